@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softcm: an RDMA connection manager for hosts without RDMA hardware.
+ *
+ * This file only sequences module init and exit; each subsystem owns its
+ * own init/uninit pair.
+ */
+
+#include <linux/module.h>
+
+#include "chardev.h"
+#include "netns.h"
+#include "version.h"
+
+static int __init softcm_mod_init(void)
+{
+	int ret;
+
+	ret = softcm_netns_init();
+	if (ret)
+		return ret;
+
+	/* Last: once the device exists userspace can open it. */
+	ret = softcm_chardev_init();
+	if (ret)
+		goto err_uninit_netns;
+
+	pr_info("softcm " SOFTCM_VERSION " loaded\n");
+	return 0;
+
+err_uninit_netns:
+	softcm_netns_uninit();
+	return ret;
+}
+
+static void __exit softcm_mod_exit(void)
+{
+	softcm_chardev_uninit();
+	softcm_netns_uninit();
+	pr_debug("softcm unloaded\n");
+}
+
+module_init(softcm_mod_init);
+module_exit(softcm_mod_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("RDMA connection manager over RoCEv2 for hosts without RDMA hardware");
+MODULE_AUTHOR("The softcm developers");
+MODULE_VERSION(SOFTCM_VERSION);

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-network-namespace state and its sysctl directory, net/softcm.
+ *
+ * Each namespace gets its own copy of the sysctl table whose .data pointers
+ * point into that namespace's struct softcm_net, so that a write in one
+ * namespace never changes another.
+ */
+
+#include <linux/slab.h>
+#include <linux/sysctl.h>
+#include <net/netns/generic.h>
+#include <uapi/linux/softcm.h>
+
+#include "netns.h"
+
+static unsigned int softcm_net_id __read_mostly;
+
+static int backlog_min = 1;
+static int backlog_max = SOFTCM_MAX_BACKLOG_LIMIT;
+
+static const struct ctl_table sysctl_template[] = {
+	{
+		.procname	= "max_backlog",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &backlog_min,
+		.extra2		= &backlog_max,
+	},
+	{ }
+};
+
+struct softcm_net *softcm_net(const struct net *net)
+{
+	return net_generic(net, softcm_net_id);
+}
+
+static int sysctl_register(struct softcm_net *sn)
+{
+	struct ctl_table *table;
+
+	table = kmemdup(sysctl_template, sizeof(sysctl_template), GFP_KERNEL);
+	if (!table)
+		return -ENOMEM;
+	table[0].data = &sn->max_backlog;
+
+	sn->sysctl = register_net_sysctl(sn->net, "net/softcm", table);
+	if (!sn->sysctl) {
+		kfree(table);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sysctl_unregister(struct softcm_net *sn)
+{
+	const struct ctl_table *table = sn->sysctl->ctl_table_arg;
+
+	unregister_net_sysctl_table(sn->sysctl);
+	kfree(table);
+}
+
+static int __net_init softcm_net_init(struct net *net)
+{
+	struct softcm_net *sn = softcm_net(net);
+	int ret;
+
+	sn->net = net;
+	sn->max_backlog = SOFTCM_MAX_BACKLOG_DEFAULT;
+
+	ret = sysctl_register(sn);
+	if (ret)
+		return ret;
+
+	pr_debug("netns %u created\n", net->ns.inum);
+	return 0;
+}
+
+static void __net_exit softcm_net_exit(struct net *net)
+{
+	struct softcm_net *sn = softcm_net(net);
+
+	sysctl_unregister(sn);
+	pr_debug("netns %u destroyed\n", net->ns.inum);
+}
+
+static struct pernet_operations softcm_pernet_ops = {
+	.init	= softcm_net_init,
+	.exit	= softcm_net_exit,
+	.id	= &softcm_net_id,
+	.size	= sizeof(struct softcm_net),
+};
+
+int softcm_netns_init(void)
+{
+	return register_pernet_subsys(&softcm_pernet_ops);
+}
+
+void softcm_netns_uninit(void)
+{
+	unregister_pernet_subsys(&softcm_pernet_ops);
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SOFTCM_NETNS_H
+#define _SOFTCM_NETNS_H
+
+#include <net/net_namespace.h>
+
+struct ctl_table_header;
+
+/*
+ * Everything softcm keeps per network namespace.  It lives exactly as long
+ * as the namespace: created by softcm_pernet_ops.init, freed after .exit.
+ */
+struct softcm_net {
+	struct net *net;
+	struct ctl_table_header *sysctl;
+	/* sysctls: written through procfs, read locklessly with READ_ONCE */
+	int max_backlog;
+};
+
+struct softcm_net *softcm_net(const struct net *net);
+
+int softcm_netns_init(void);
+void softcm_netns_uninit(void);
+
+#endif /* _SOFTCM_NETNS_H */

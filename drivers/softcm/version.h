@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#define SOFTCM_VERSION "0.1.0"

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading and unloading softcm.ko: repeated cycles, refusal while a file is
+ * open, module parameter validation and the created/destroyed balance of
+ * every object the module logs.
+ */
+#include <sched.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "vm_helpers.h"
+
+TEST(load_unload_100)
+{
+	struct stat st;
+	int i;
+
+	ASSERT_EQ(0, softcm_ensure_unloaded());
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, softcm_load(NULL)) TH_LOG("load %d", i);
+		ASSERT_EQ(0, stat("/dev/softcm", &st)) TH_LOG("load %d", i);
+		ASSERT_EQ(0, softcm_unload()) TH_LOG("unload %d", i);
+		ASSERT_EQ(-1, stat("/dev/softcm", &st));
+		ASSERT_EQ(ENOENT, errno);
+	}
+	ASSERT_EQ(0, softcm_load(NULL));
+}
+
+TEST(unload_refused_while_open)
+{
+	int fd;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EWOULDBLOCK, softcm_unload());
+	EXPECT_TRUE(softcm_loaded());
+	close(fd);
+	EXPECT_EQ(0, softcm_unload());
+	EXPECT_FALSE(softcm_loaded());
+	ASSERT_EQ(0, softcm_load(NULL));
+}
+
+TEST(udp_port_param)
+{
+	static const char *const bad[] = {
+		"udp_port=0", "udp_port=65536", "udp_port=-1", "udp_port=abc",
+		"udp_port=",
+	};
+	char buf[32];
+	size_t i;
+
+	ASSERT_EQ(0, softcm_ensure_unloaded());
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, softcm_load(bad[i])) TH_LOG("%s", bad[i]);
+		EXPECT_FALSE(softcm_loaded()) TH_LOG("%s", bad[i]);
+	}
+
+	ASSERT_EQ(0, softcm_load("udp_port=5000"));
+	ASSERT_LT(0, read_text("/sys/module/softcm/parameters/udp_port", buf, sizeof(buf)));
+	EXPECT_STREQ("5000\n", buf);
+	/* Read-only after load: the transport binds it once per namespace. */
+	EXPECT_NE(0, write_text("/sys/module/softcm/parameters/udp_port", "6000"));
+	ASSERT_EQ(0, softcm_unload());
+
+	ASSERT_EQ(0, softcm_load(NULL));
+	ASSERT_LT(0, read_text("/sys/module/softcm/parameters/udp_port", buf, sizeof(buf)));
+	EXPECT_STREQ("4791\n", buf);
+}
+
+/*
+ * Count "<what> ... created" and "<what> ... destroyed" lines logged by
+ * softcm after the marker; returns created - destroyed and stores the
+ * number created.
+ */
+static int kmsg_balance(const char *marker, const char *what, int *created)
+{
+	char rec[1024], pat[64];
+	bool seen = false;
+	int fd, bal = 0;
+	ssize_t len;
+
+	*created = 0;
+	snprintf(pat, sizeof(pat), "softcm: %s ", what);
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return INT32_MIN;
+	while ((len = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		if (len < 0) {
+			if (errno == EPIPE)
+				continue;	/* overwritten records */
+			break;
+		}
+		rec[len] = '\0';
+		if (strstr(rec, marker))
+			seen = true;
+		if (!seen || !strstr(rec, pat))
+			continue;
+		if (strstr(rec, " created")) {
+			bal++;
+			(*created)++;
+		} else if (strstr(rec, " destroyed")) {
+			bal--;
+		}
+	}
+	close(fd);
+	return seen ? bal : INT32_MIN;
+}
+
+TEST(created_destroyed_balance)
+{
+	char marker[64];
+	int i, fd, created;
+	pid_t pid;
+
+	if (access("/proc/dynamic_debug/control", F_OK) &&
+	    access("/sys/kernel/debug/dynamic_debug/control", F_OK))
+		SKIP(return, "kernel without dynamic debug");
+
+	ASSERT_EQ(0, softcm_ensure_unloaded());
+	snprintf(marker, sizeof(marker), "softcm-balance-marker-%d", getpid());
+	ASSERT_EQ(0, write_text("/dev/kmsg", marker));
+	ASSERT_EQ(0, softcm_load("dyndbg=+p"));
+
+	for (i = 0; i < 10; i++) {
+		fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		close(fd);
+	}
+	for (i = 0; i < 5; i++) {
+		int status;
+
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			if (unshare(CLONE_NEWNET))
+				_exit(1);
+			fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+			_exit(fd < 0 ? 2 : 0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, status);
+	}
+	ASSERT_EQ(0, softcm_unload());
+
+	EXPECT_EQ(0, kmsg_balance(marker, "file", &created));
+	EXPECT_EQ(15, created);
+	EXPECT_EQ(0, kmsg_balance(marker, "netns", &created));
+	EXPECT_LE(6, created);
+	ASSERT_EQ(0, softcm_load(NULL));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the selftests that run inside the test VM: loading and
+ * unloading softcm.ko with the raw syscalls, so that every failure comes
+ * back as an errno we can assert on.  The module's path is $SOFTCM_KO.
+ */
+#ifndef _SOFTCM_VM_HELPERS_H
+#define _SOFTCM_VM_HELPERS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static inline const char *softcm_ko(void)
+{
+	const char *p = getenv("SOFTCM_KO");
+
+	return p ? p : "/lib/softcm/softcm.ko";
+}
+
+static inline bool softcm_loaded(void)
+{
+	return access("/sys/module/softcm", F_OK) == 0;
+}
+
+/* Returns 0 or -errno. */
+static inline int softcm_load(const char *params)
+{
+	int fd, ret;
+
+	fd = open(softcm_ko(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params ? params : "", 0);
+	ret = ret ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* Returns 0 or -errno; never waits for the module to become unused. */
+static inline int softcm_unload(void)
+{
+	return syscall(SYS_delete_module, "softcm", O_NONBLOCK) ? -errno : 0;
+}
+
+static inline int softcm_ensure_loaded(void)
+{
+	int ret;
+
+	if (softcm_loaded())
+		return 0;
+	ret = softcm_load(NULL);
+	return ret == -EEXIST ? 0 : ret;
+}
+
+static inline int softcm_ensure_unloaded(void)
+{
+	if (!softcm_loaded())
+		return 0;
+	return softcm_unload();
+}
+
+/* Read a small text file into buf; returns its length or -errno. */
+static inline int read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	if (len < 0)
+		len = -errno;
+	close(fd);
+	if (len >= 0)
+		buf[len] = '\0';
+	return len;
+}
+
+/* Write a string to a file (sysctl, sysfs); returns 0 or -errno. */
+static inline int write_text(const char *path, const char *text)
+{
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = write(fd, text, strlen(text));
+	if (len < 0)
+		len = -errno;
+	close(fd);
+	return len < 0 ? len : 0;
+}
+
+#endif /* _SOFTCM_VM_HELPERS_H */

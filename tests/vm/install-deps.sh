@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything softcm needs to build and test, from Debian's archive
+# only.  Idempotent: when every package is present this costs one dpkg-query.
+
+set -eu
+
+packages=(
+	# build: module, library, tool, tests
+	make gcc libc6-dev pkg-config bc flex bison libelf-dev libssl-dev dwarves
+	linux-image-amd64 linux-headers-amd64 linux-source-6.1 librdmacm-dev
+	# static checks (checkpatch.pl comes from linux-source-6.1)
+	sparse perl python3
+	# the VM: kernel, initramfs contents
+	qemu-system-x86 busybox-static bash iproute2 kmod cpio xz-utils
+	rdma-core rdmacm-utils ibverbs-utils
+	# debug kernel build cache; packet dissection for interop
+	ccache tshark
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$status" = "install ok installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "softcm: missing packages: ${missing[*]}; run this as root" >&2
+	exit 1
+fi
+echo "softcm: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# INITRD=No: the host never boots these kernels, so skip update-initramfs.
+export INITRD=No
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

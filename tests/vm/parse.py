@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn one VM run into test results.
+
+parse.py LABEL RESULTS CONSOLE [--counts FILE] [--debug-kernel]
+
+RESULTS is what the guest's init wrote to its second serial port: each
+program's TAP output framed by SOFTCM-BEGIN/SOFTCM-END lines, then
+SOFTCM-DONE.  CONSOLE is the kernel console.  We print one line per test
+case ("ok - LABEL/prog/case" or "not ok - ..."), then a summary, and exit 1
+when anything failed.  A pass needs positive evidence: a program that
+crashed, stopped short of its plan or never ended, a guest that never said
+SOFTCM-DONE, and any kernel report on the console are all failures.
+"""
+
+import argparse
+import re
+import sys
+
+# Kernel console lines that fail a run whatever the tests said.
+KERNEL_REPORTS = [
+    r"BUG: ",                                   # KASAN, sleeping in atomic, ...
+    r"WARNING: ",                               # WARN(), lockdep splats
+    r"\[ BUG: ",                                # lockdep: invalid wait context
+    r"UBSAN: ",
+    r"Kernel panic",
+    r"Oops",
+    r"general protection fault",
+    r"unreferenced object 0x",                  # kmemleak
+    r"INFO: task .* blocked for more than",     # hung task
+    r"watchdog: BUG: soft lockup",
+    r"rcu: INFO: rcu_.* detected stalls",
+    r"Call Trace:",
+    r"refcount_t: ",
+    r"list_(add|del) corruption",
+    r"ODEBUG: ",                                # debug objects
+]
+REPORT_RE = re.compile("|".join(KERNEL_REPORTS))
+
+# Taint bits a clean run may show: O (out-of-tree module, 12) and E
+# (unsigned module, 13).  Anything else (W for a warning, B for bad page,
+# D for an oops, ...) is a failure.
+ALLOWED_TAINT = (1 << 12) | (1 << 13)
+
+
+class Run:
+    def __init__(self, label):
+        self.label = label
+        self.passed = 0
+        self.failed = 0
+        self.skipped = 0
+
+    def ok(self, name, note=""):
+        self.passed += 1
+        print(f"ok - {self.label}/{name}{note}")
+
+    def skip(self, name, why):
+        self.skipped += 1
+        print(f"ok - {self.label}/{name} # SKIP {why}")
+
+    def fail(self, name, why=""):
+        self.failed += 1
+        print(f"not ok - {self.label}/{name}" + (f" # {why}" if why else ""))
+
+
+def parse_program(run, prog, lines, rc):
+    """Count one program's TAP; return the lines to show if it failed."""
+    plan = None
+    seen = 0
+    failed_before = run.failed
+    for line in lines:
+        m = re.match(r"^1\.\.(\d+)", line)
+        if m:
+            plan = int(m.group(1))
+            continue
+        m = re.match(r"^(not ok|ok) \d+ (.*)$", line)
+        if not m:
+            continue
+        seen += 1
+        name, _, directive = m.group(2).partition(" # ")
+        name = f"{prog}/{name.strip()}"
+        if directive.upper().startswith("SKIP"):
+            run.skip(name, directive[4:].strip() or "skipped")
+        elif m.group(1) == "ok":
+            run.ok(name)
+        else:
+            run.fail(name)
+    if rc is None:
+        run.fail(prog, "did not finish (guest crashed or hung)")
+    elif plan is None:
+        run.fail(prog, f"printed no TAP plan (exit {rc})")
+    elif seen < plan:
+        run.fail(prog, f"{seen} of {plan} results, exit {rc} (crashed?)")
+    elif rc != 0 and run.failed == failed_before:
+        run.fail(prog, f"exit status {rc} with no failing case")
+    return run.failed != failed_before
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("label")
+    ap.add_argument("results")
+    ap.add_argument("console")
+    ap.add_argument("--counts")
+    args = ap.parse_args()
+
+    run = Run(args.label)
+    try:
+        # splitlines() also drops the CR a cooked serial line adds
+        results = open(args.results, errors="replace").read().splitlines()
+    except OSError:
+        results = []
+    try:
+        console = open(args.console, errors="replace").read().splitlines()
+    except OSError:
+        console = []
+
+    booted = any(l.startswith("SOFTCM-BOOT") for l in results)
+    done = any(l == "SOFTCM-DONE" for l in results)
+    prog, body = None, []
+    for line in results:
+        if line.startswith("SOFTCM-BEGIN "):
+            prog, body = line.split(" ", 1)[1], []
+        elif line.startswith("SOFTCM-END ") and prog:
+            rc = int(line.split()[2])
+            if parse_program(run, prog, body, rc):
+                for l in body:
+                    print(f"#   {prog}: {l}")
+            prog = None
+        elif line.startswith("SOFTCM-TAINT "):
+            taint = int(line.split()[1])
+            if taint & ~ALLOWED_TAINT:
+                run.fail("kernel-taint", f"tainted {taint:#x}")
+            else:
+                run.ok("kernel-taint")
+        elif prog:
+            body.append(line)
+    if prog:  # the guest died inside a program
+        parse_program(run, prog, body, None)
+        for l in body[-20:]:
+            print(f"#   {prog}: {l}")
+
+    if not booted:
+        run.fail("guest", "never reached init")
+    elif not done:
+        run.fail("guest", "did not finish: panic, hang or timeout")
+
+    reports = [l for l in console if REPORT_RE.search(l)]
+    if reports:
+        run.fail("kernel-log", f"{len(reports)} report line(s)")
+        for l in reports[:20]:
+            print(f"#   console: {l}")
+    elif booted:
+        run.ok("kernel-log")
+
+    if run.passed + run.failed == 0:
+        run.fail("guest", "no test ran")
+
+    print(f"# {args.label}: {run.passed} passed, {run.failed} failed, "
+          f"{run.skipped} skipped")
+    if args.counts:
+        with open(args.counts, "a") as f:
+            f.write(f"{run.passed} {run.failed} {run.skipped}\n")
+    return 1 if run.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a test kernel under QEMU with our module, library and test programs,
+# run the programs, and report one line per test case.
+#
+#   tests/vm/run.sh [options] [PROGRAM...]
+#
+#   PROGRAM            test programs from build/tests (default: all *_test)
+#   --kernel K         stock (Debian's kernel, default) or debug (ours, with
+#                      KASAN, lockdep, kmemleak; built on first use)
+#   --tests-dir DIR    where the programs are (default build/tests)
+#   --timeout S        whole-guest limit in seconds (default 900)
+#   --test-timeout S   per-program limit inside the guest, 0 = none (300)
+#   --counts FILE      append "passed failed skipped" to FILE
+#   --demo             run tests/vm/demo.sh instead of tests (make run)
+#   --keep             keep the run directory (console log, results)
+#
+# Exit status 0 only when every case passed, the guest finished, and the
+# kernel console shows no report.  Runs `make` first if the build is
+# missing.
+
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$here/lib.sh"
+
+kernel=stock tests_dir=$top/build/tests timeout=900 test_timeout=300
+counts= demo=0 keep=0 programs=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift ;;
+	--tests-dir) tests_dir=$(cd "$2" && pwd); shift ;;
+	--timeout) timeout=$2; shift ;;
+	--test-timeout) test_timeout=$2; shift ;;
+	--counts) counts=$2; shift ;;
+	--demo) demo=1 ;;
+	--keep) keep=1 ;;
+	-h | --help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) die "unknown option $1" ;;
+	*) programs+=("$1") ;;
+	esac
+	shift
+done
+
+extra_cmdline=
+case "$kernel" in
+stock)
+	kver=$(stock_kver) || die "no Debian kernel with headers installed (tests/vm/install-deps.sh)"
+	image="$SOFTCM_CACHE/kernels/vmlinux-$kver"
+	if [ ! -e "$image" ]; then
+		# The uncompressed ELF boots through PVH and saves the ~3 s
+		# of XZ decompression that TCG charges on every boot.
+		mkdir -p "$(dirname "$image")"
+		"$(source_tree)/scripts/extract-vmlinux" "/boot/vmlinuz-$kver" >"$image.tmp"
+		mv "$image.tmp" "$image"
+	fi
+	modroot=/
+	kdir=/lib/modules/$kver/build
+	;;
+debug)
+	kbuild=$("$here/build-debug-kernel.sh")
+	kver=$(cat "$kbuild/include/config/kernel.release")
+	image=$kbuild/arch/x86/boot/bzImage
+	modroot=$kbuild/mods
+	kdir=$kbuild
+	# Warnings are bugs; kmemleak scans are triggered by init.
+	extra_cmdline="panic_on_warn=1 kasan_multi_shot kmemleak=on"
+	;;
+*) die "unknown kernel '$kernel' (stock or debug)" ;;
+esac
+
+ko=$top/build/kmod/$kernel/drivers/softcm/softcm.ko
+if [ ! -e "$top/build/lib/libsoftcm.so.1" ] || [ ! -d "$tests_dir" ]; then
+	make -C "$top" --no-print-directory userspace tests >&2
+fi
+mkdir -p "$top/build/vm"
+if ! make -C "$top" --no-print-directory module KDIR="$kdir" KTAG="$kernel" \
+	>"$top/build/vm/module-$kernel.log" 2>&1; then
+	cat "$top/build/vm/module-$kernel.log" >&2
+	die "module build for the $kernel kernel failed"
+fi
+
+if [ ${#programs[@]} -eq 0 ] && [ "$demo" = 0 ]; then
+	for p in "$tests_dir"/*_test "$tests_dir"/*_test.sh; do
+		[ -x "$p" ] && programs+=("$(basename "$p")")
+	done
+fi
+
+base=$("$here/initramfs.sh" "$kernel" "$kver" "$modroot")
+
+run=$(mktemp -d "$top/build/vm/$kernel.XXXXXX")
+stage=$run/overlay
+mkdir -p "$stage/softcm"/{bin,lib,tests}
+install -m 0755 "$here/init.sh" "$stage/init"
+install -m 0755 "$here/demo.sh" "$stage/softcm/demo.sh"
+cp "$ko" "$stage/softcm/softcm.ko"
+cp -P "$top"/build/lib/libsoftcm.so* "$stage/softcm/lib/"
+cp "$top/build/bin/softcm" "$stage/softcm/bin/"
+for p in "${programs[@]}"; do
+	[ -x "$tests_dir/$p" ] || die "no test program $tests_dir/$p"
+	cp "$tests_dir/$p" "$stage/softcm/tests/"
+done
+# Helpers the programs may source or run (netns scripts, fixtures).
+[ -d "$tests_dir/lib" ] && cp -r "$tests_dir/lib" "$stage/softcm/tests/"
+cat >"$stage/softcm/run.conf" <<EOF
+SOFTCM_TESTS="${programs[*]}"
+SOFTCM_TEST_TIMEOUT=$test_timeout
+SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
+EOF
+(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet -R 0:0) >"$run/overlay.cpio"
+# The kernel unpacks concatenated newc archives in order; ours overrides.
+cat "$base" "$run/overlay.cpio" >"$run/initrd.cpio"
+
+status=0
+timeout -k 5 "$timeout" qemu-system-x86_64 \
+	-nodefaults -display none -no-reboot \
+	-machine pc -cpu max -smp 2 -m 2G \
+	-kernel "$image" -initrd "$run/initrd.cpio" \
+	-append "console=ttyS0 panic=-1 oops=panic no_hash_pointers $extra_cmdline" \
+	-serial "file:$run/console.log" -serial "file:$run/results.log" \
+	</dev/null || status=$?
+[ "$status" = 124 ] && echo "# guest killed after ${timeout}s" >&2
+
+if [ "$demo" = 1 ]; then
+	tr -d '\r' <"$run/results.log" >"$run/demo.log"
+	sed -n '/^SOFTCM-BOOT/,/^SOFTCM-DEMO-EXIT/p' "$run/demo.log" | grep -v '^SOFTCM-'
+	rc=$(sed -n 's/^SOFTCM-DEMO-EXIT //p' "$run/demo.log")
+	if [ "$rc" != 0 ] || grep -qE 'BUG: |WARNING: |Oops|Kernel panic' "$run/console.log"; then
+		echo "softcm: demo failed; console: $run/console.log" >&2
+		exit 1
+	fi
+	[ "$keep" = 1 ] || rm -rf "$run"
+	exit 0
+fi
+
+rc=0
+python3 "$here/parse.py" "$kernel" "$run/results.log" "$run/console.log" \
+	${counts:+--counts "$counts"} || rc=$?
+if [ "$rc" != 0 ]; then
+	echo "# console log: $run/console.log (last lines below)"
+	tail -n 30 "$run/console.log" | sed 's/^/#   /'
+elif [ "$keep" = 0 ]; then
+	rm -rf "$run"
+fi
+exit "$rc"

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * Discovering the module and agreeing on the ABI, as librdmacm does with
+ * rdma_cm's abi_version: we read the version from sysfs, which exists
+ * exactly while the module is loaded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/softcm.h>
+
+#include "internal.h"
+#include "softcm.h"
+
+#ifndef SOFTCM_LIB_VERSION
+#error "the Makefile passes SOFTCM_LIB_VERSION"
+#endif
+
+SOFTCM_EXPORT int softcm_get_abi_version(void)
+{
+	char buf[16], *end;
+	ssize_t len;
+	long ver;
+	int fd;
+
+	fd = open(SOFTCM_ABI_VERSION_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return softcm_err(errno == ENOENT ? ENODEV : errno);
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return softcm_err(EPROTO);
+	buf[len] = '\0';
+
+	errno = 0;
+	ver = strtol(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || ver < 0 ||
+	    ver > 0xffff)
+		return softcm_err(EPROTO);
+	return ver;
+}
+
+SOFTCM_EXPORT int softcm_check_abi(void)
+{
+	int ver = softcm_get_abi_version();
+
+	if (ver < 0)
+		return -1;
+	if (ver != SOFTCM_ABI_VERSION)
+		return softcm_err(EPROTONOSUPPORT);
+	return 0;
+}
+
+SOFTCM_EXPORT const char *softcm_version(void)
+{
+	return SOFTCM_LIB_VERSION;
+}
