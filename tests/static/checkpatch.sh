@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# checkpatch.pl --strict, from the installed kernel source package, over
+# every kernel-side file: one result per file.
+
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/vm/lib.sh"
+. "$top/tests/static/tap.sh"
+
+checkpatch="$(source_tree)/scripts/checkpatch.pl"
+[ -x "$checkpatch" ] || die "no checkpatch.pl (linux-source-6.1 missing?)"
+
+cd "$top"
+for f in $(git ls-files 'drivers/*.[ch]' 'include/*.h' 'uapi/*.h' 'tests/kunit/*.[ch]'); do
+	tap_check "static/checkpatch/$f" "$checkpatch" --strict --no-tree --quiet \
+		--ignore FILE_PATH_CHANGES -f "$f"
+done
+tap_finish checkpatch
