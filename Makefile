@@ -50,8 +50,8 @@ deps:
 module:
 	@[ -d "$(KDIR)" ] || { echo "softcm: no kernel headers at '$(KDIR)'; run 'make check' or tests/vm/install-deps.sh first, or set KDIR=" >&2; exit 1; }
 	@mkdir -p $(KMOD)
-	@cp -a -u Kbuild drivers include uapi $(KMOD)/
-	$(MAKE) -C $(KDIR) M=$(KMOD) modules
+	@cp -a -u --parents Kbuild drivers include uapi tests/kunit tests/vm/bugs $(KMOD)/
+	$(MAKE) -C $(KDIR) M=$(KMOD) $(if $(W),W=$(W)) modules
 
 userspace: $(LIB_SO) $(LIB_A) $(LIB_PC) $(TOOL)
 

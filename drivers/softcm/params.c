@@ -6,23 +6,30 @@
  * change another namespace's behaviour.
  */
 
-#include <linux/moduleparam.h>
 #include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
 
 #include "params.h"
 
 /* IANA's RoCEv2 port; another value only makes sense between softcm hosts. */
 unsigned short softcm_udp_port = 4791;
 
+/* Out of range is as invalid as not a number: one errno for both. */
+VISIBLE_IF_KUNIT int softcm_parse_port(const char *val, u16 *port)
+{
+	u16 p;
+
+	if (kstrtou16(val, 0, &p) || !p)
+		return -EINVAL;
+	*port = p;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_parse_port);
+
 static int port_set(const char *val, const struct kernel_param *kp)
 {
-	u16 port;
-
-	/* Out of range is as invalid as not a number: one errno for both. */
-	if (kstrtou16(val, 0, &port) || !port)
-		return -EINVAL;
-	*(unsigned short *)kp->arg = port;
-	return 0;
+	return softcm_parse_port(val, kp->arg);
 }
 
 static const struct kernel_param_ops port_ops = {

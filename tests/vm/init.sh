@@ -29,6 +29,7 @@ out() { echo "$*" >&3; }
 # SOFTCM_TESTS (programs, in order), SOFTCM_TEST_TIMEOUT, SOFTCM_MODE
 . /softcm/run.conf
 export SOFTCM_KO=/softcm/softcm.ko SOFTCM_TOOL=/softcm/bin/softcm
+export SOFTCM_BUGS_KO=/softcm/softcm_bugs.ko
 
 finish() {
 	out "SOFTCM-DONE"
@@ -46,7 +47,32 @@ if [ "$SOFTCM_MODE" = demo ]; then
 	finish
 fi
 
+# KUnit suites run when softcm_kunit.ko loads; each suite's KTAP results
+# are read back from debugfs and parsed on the host.
+run_kunit() {
+	local d rc
+	insmod "$SOFTCM_KO"
+	insmod /softcm/softcm_kunit.ko
+	rc=$?
+	out "SOFTCM-KUNIT-LOAD $rc"
+	for d in /sys/kernel/debug/kunit/softcm_*; do
+		[ -e "$d/results" ] || continue
+		out "SOFTCM-KUNIT-BEGIN ${d##*/}"
+		cat "$d/results" >&3
+		out "SOFTCM-KUNIT-END ${d##*/}"
+	done
+	rmmod softcm_kunit
+	rmmod softcm
+}
+
+# Objects allocated while booting are not ours to report.
+[ -e /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
+
 for t in $SOFTCM_TESTS; do
+	if [ "$t" = kunit ]; then
+		run_kunit
+		continue
+	fi
 	out "SOFTCM-BEGIN $t"
 	if [ "$SOFTCM_TEST_TIMEOUT" = 0 ]; then
 		(cd /softcm/tests && "./$t") >&3 2>&1
@@ -55,6 +81,29 @@ for t in $SOFTCM_TESTS; do
 	fi
 	out "SOFTCM-END $t $?"
 done
+
+# The module must still unload after whatever the tests did.
+if [ -e /sys/module/softcm ]; then
+	rmmod softcm
+	out "SOFTCM-UNLOAD $?"
+fi
+
+# lockdep switches itself off after its first report (and KASAN turns it
+# off too): if it is off now, something was reported.
+if [ -e /proc/lockdep_stats ]; then
+	out "SOFTCM-DEBUG-LOCKS $(awk '/debug_locks:/ {print $2}' /proc/lockdep_stats)"
+fi
+
+# kmemleak reports only objects older than 5 s: wait that long after the
+# last test, then scan twice (transient references hide leaks once).
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >/tmp/kmemleak
+	out "SOFTCM-KMEMLEAK $(grep -c 'unreferenced object' /tmp/kmemleak)"
+	sed 's/^/# kmemleak: /' /tmp/kmemleak >&3
+fi
 
 # Whatever the tests did, the kernel must not be tainted by it (we allow O
 # for our own out-of-tree module and E for its missing signature).

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn one VM run into test results.
 
-parse.py LABEL RESULTS CONSOLE [--counts FILE] [--debug-kernel]
+parse.py LABEL RESULTS CONSOLE [--counts FILE] [--kunit-py PATH]
+         [--kunit-suites S,...] [--debug-kernel]
 
 RESULTS is what the guest's init wrote to its second serial port: each
 program's TAP output framed by SOFTCM-BEGIN/SOFTCM-END lines, then
@@ -14,8 +15,12 @@ SOFTCM-DONE, and any kernel report on the console are all failures.
 """
 
 import argparse
+import json
+import os
 import re
+import subprocess
 import sys
+import tempfile
 
 # Kernel console lines that fail a run whatever the tests said.
 KERNEL_REPORTS = [
@@ -96,12 +101,44 @@ def parse_program(run, prog, lines, rc):
     return run.failed != failed_before
 
 
+def parse_kunit(run, suite, lines, kunit_py):
+    """One suite's debugfs KTAP, parsed by the kernel's own kunit.py."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ktap = os.path.join(tmp, "results")
+        out = os.path.join(tmp, "results.json")
+        with open(ktap, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        subprocess.run([sys.executable, kunit_py, "parse", "--json=" + out, ktap],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            groups = json.load(open(out))["sub_groups"]
+        except (OSError, ValueError, KeyError):
+            groups = []
+    cases = [c for g in groups if g["name"] == suite for c in g["test_cases"]]
+    if not cases:
+        run.fail(f"kunit/{suite}", "no parsable results")
+    for c in cases:
+        name = f"kunit/{suite}/{c['name']}"
+        if c["status"] == "PASS":
+            run.ok(name)
+        elif c["status"] == "SKIP":
+            run.skip(name, "skipped")
+        else:
+            run.fail(name, c["status"])
+    if any(c["status"] not in ("PASS", "SKIP") for c in cases):
+        for l in lines:
+            print(f"#   kunit: {l}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("label")
     ap.add_argument("results")
     ap.add_argument("console")
     ap.add_argument("--counts")
+    ap.add_argument("--kunit-py")
+    ap.add_argument("--kunit-suites", default="")
+    ap.add_argument("--debug-kernel", action="store_true")
     args = ap.parse_args()
 
     run = Run(args.label)
@@ -118,8 +155,36 @@ def main():
     booted = any(l.startswith("SOFTCM-BOOT") for l in results)
     done = any(l == "SOFTCM-DONE" for l in results)
     prog, body = None, []
+    suite, kunit_seen = None, set()
+    debug_markers = set()
     for line in results:
-        if line.startswith("SOFTCM-BEGIN "):
+        if line.startswith("SOFTCM-KUNIT-LOAD "):
+            rc = int(line.split()[1])
+            (run.ok if rc == 0 else run.fail)("kunit/module-load")
+        elif line.startswith("SOFTCM-KUNIT-BEGIN "):
+            suite, body = line.split(" ", 1)[1], []
+        elif line.startswith("SOFTCM-KUNIT-END ") and suite:
+            parse_kunit(run, suite, body, args.kunit_py)
+            kunit_seen.add(suite)
+            suite = None
+        elif suite:
+            body.append(line)
+        elif line.startswith("SOFTCM-UNLOAD "):
+            rc = int(line.split()[1])
+            (run.ok if rc == 0 else run.fail)("module-unload-after-tests")
+        elif line.startswith("SOFTCM-DEBUG-LOCKS "):
+            debug_markers.add("locks")
+            if line.split()[1] == "1":
+                run.ok("lockdep-still-on")
+            else:
+                run.fail("lockdep-still-on", "debug_locks dropped to 0")
+        elif line.startswith("SOFTCM-KMEMLEAK "):
+            debug_markers.add("kmemleak")
+            n = int(line.split()[1])
+            (run.ok if n == 0 else run.fail)("kmemleak", f"{n} leak(s)" if n else "")
+        elif line.startswith("# kmemleak: "):
+            print(line)
+        elif line.startswith("SOFTCM-BEGIN "):
             prog, body = line.split(" ", 1)[1], []
         elif line.startswith("SOFTCM-END ") and prog:
             rc = int(line.split()[2])
@@ -139,6 +204,14 @@ def main():
         parse_program(run, prog, body, None)
         for l in body[-20:]:
             print(f"#   {prog}: {l}")
+
+    for suite in filter(None, args.kunit_suites.split(",")):
+        if suite not in kunit_seen:
+            run.fail(f"kunit/{suite}", "suite did not report")
+    if args.debug_kernel and done:
+        for m in ("locks", "kmemleak"):
+            if m not in debug_markers:
+                run.fail(f"debug-check-{m}", "the guest did not report it")
 
     if not booted:
         run.fail("guest", "never reached init")

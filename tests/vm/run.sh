@@ -15,6 +15,7 @@
 #   --counts FILE      append "passed failed skipped" to FILE
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
 #   --keep             keep the run directory (console log, results)
+#   --discard          remove it even when the run is red
 #
 # Exit status 0 only when every case passed, the guest finished, and the
 # kernel console shows no report.  Runs `make` first if the build is
@@ -36,14 +37,15 @@ while [ $# -gt 0 ]; do
 	--counts) counts=$2; shift ;;
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
-	-h | --help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--discard) keep=-1 ;;
+	-h | --help) sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) programs+=("$1") ;;
 	esac
 	shift
 done
 
-extra_cmdline=
+extra_cmdline= wflag=
 case "$kernel" in
 stock)
 	kver=$(stock_kver) || die "no Debian kernel with headers installed (tests/vm/install-deps.sh)"
@@ -64,6 +66,7 @@ debug)
 	image=$kbuild/arch/x86/boot/bzImage
 	modroot=$kbuild/mods
 	kdir=$kbuild
+	wflag=W=1
 	# Warnings are bugs; kmemleak scans are triggered by init.
 	extra_cmdline="panic_on_warn=1 kasan_multi_shot kmemleak=on"
 	;;
@@ -75,13 +78,20 @@ if [ ! -e "$top/build/lib/libsoftcm.so.1" ] || [ ! -d "$tests_dir" ]; then
 	make -C "$top" --no-print-directory userspace tests >&2
 fi
 mkdir -p "$top/build/vm"
-if ! make -C "$top" --no-print-directory module KDIR="$kdir" KTAG="$kernel" \
+if ! make -C "$top" --no-print-directory module KDIR="$kdir" KTAG="$kernel" $wflag \
 	>"$top/build/vm/module-$kernel.log" 2>&1; then
 	cat "$top/build/vm/module-$kernel.log" >&2
 	die "module build for the $kernel kernel failed"
 fi
 
+kunit_ko=$top/build/kmod/$kernel/tests/kunit/softcm_kunit.ko
+bugs_ko=$top/build/kmod/$kernel/tests/vm/bugs/softcm_bugs.ko
+kunit_suites=$(sed -n 's/^[[:space:]]*\.name = "\(softcm_[a-z0-9_]*\)",$/\1/p' \
+	"$top"/tests/kunit/*_test.c | paste -sd, -)
+
 if [ ${#programs[@]} -eq 0 ] && [ "$demo" = 0 ]; then
+	# KUnit first, on kernels that have it.
+	[ -e "$kunit_ko" ] && programs+=(kunit)
 	for p in "$tests_dir"/*_test "$tests_dir"/*_test.sh; do
 		[ -x "$p" ] && programs+=("$(basename "$p")")
 	done
@@ -97,7 +107,10 @@ install -m 0755 "$here/demo.sh" "$stage/softcm/demo.sh"
 cp "$ko" "$stage/softcm/softcm.ko"
 cp -P "$top"/build/lib/libsoftcm.so* "$stage/softcm/lib/"
 cp "$top/build/bin/softcm" "$stage/softcm/bin/"
+[ -e "$kunit_ko" ] && cp "$kunit_ko" "$stage/softcm/"
+[ -e "$bugs_ko" ] && cp "$bugs_ko" "$stage/softcm/"
 for p in "${programs[@]}"; do
+	[ "$p" = kunit ] && continue
 	[ -x "$tests_dir/$p" ] || die "no test program $tests_dir/$p"
 	cp "$tests_dir/$p" "$stage/softcm/tests/"
 done
@@ -136,11 +149,14 @@ fi
 
 rc=0
 python3 "$here/parse.py" "$kernel" "$run/results.log" "$run/console.log" \
-	${counts:+--counts "$counts"} || rc=$?
-if [ "$rc" != 0 ]; then
+	${counts:+--counts "$counts"} \
+	--kunit-py "$(source_tree)/tools/testing/kunit/kunit.py" \
+	$(for p in "${programs[@]}"; do [ "$p" = kunit ] && echo --kunit-suites "$kunit_suites"; done) \
+	$([ "$kernel" = debug ] && echo --debug-kernel) || rc=$?
+if [ "$rc" != 0 ] && [ "$keep" != -1 ]; then
 	echo "# console log: $run/console.log (last lines below)"
 	tail -n 30 "$run/console.log" | sed 's/^/#   /'
-elif [ "$keep" = 0 ]; then
+elif [ "$keep" != 1 ]; then
 	rm -rf "$run"
 fi
 exit "$rc"
