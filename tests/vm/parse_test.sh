@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The verdict logic of parse.py, offline: fabricated guest outputs, each
+# of which must come out red (or, for the control, green).  Runs on the
+# host in a second; the VM self-check proves the same end to end.
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/tests/vm/lib.sh"
+. "$top/tests/static/tap.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+kunit_py="$(source_tree)/tools/testing/kunit/kunit.py"
+
+good_kunit() {
+	cat <<'K'
+SOFTCM-KUNIT-LOAD 0
+SOFTCM-KUNIT-BEGIN softcm_params
+KTAP version 1
+1..1
+    KTAP version 1
+    # Subtest: softcm_params
+    1..2
+    ok 1 first_case
+    ok 2 second_case
+ok 1 softcm_params
+SOFTCM-KUNIT-END softcm_params
+K
+}
+prog() {
+	printf 'SOFTCM-BEGIN prog_test\nTAP version 13\n1..1\nok 1 global.case\nSOFTCM-END prog_test 0\n'
+}
+tail_ok() {
+	printf 'SOFTCM-UNLOAD 0\nSOFTCM-DEBUG-LOCKS 1\nSOFTCM-KMEMLEAK 0\nSOFTCM-TAINT 4096\nSOFTCM-DONE\n'
+}
+
+# verdict NAME WANT-EXIT PATTERN: results on stdin, console in $console
+# (fed by redirection, never a pipe: the counters must stay in this shell)
+verdict() {
+	local name=$1 want=$2 pattern=$3 out rc
+	cat >"$tmp/results"
+	printf '%s\n' "${console:-[    0.0] Linux version x}" >"$tmp/console"
+	out=$(python3 "$here/parse.py" debug "$tmp/results" "$tmp/console" \
+	      --kunit-py "$kunit_py" --kunit-suites softcm_params --debug-kernel)
+	rc=$?
+	if [ "$rc" = "$want" ] && { [ -z "$pattern" ] || echo "$out" | grep -qE "$pattern"; }; then
+		tap_ok "parser/$name"
+	else
+		tap_fail "parser/$name (exit $rc, wanted $want and /$pattern/)"
+		echo "$out" | sed 's/^/#   /'
+	fi
+}
+
+verdict good-run-is-green 0 "^# debug: 9 passed, 0 failed" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+verdict failing-kunit-case-is-red 1 "^not ok - debug/kunit/softcm_params/second_case" < <(
+	echo "SOFTCM-BOOT x"; good_kunit | sed 's/    ok 2 second_case/    not ok 2 second_case/'; prog; tail_ok)
+verdict missing-kunit-suite-is-red 1 "^not ok - debug/kunit/softcm_params # suite did not report" < <(
+	echo "SOFTCM-BOOT x"; prog; tail_ok)
+verdict kunit-load-failure-is-red 1 "^not ok - debug/kunit/module-load" < <(
+	echo "SOFTCM-BOOT x"; good_kunit | sed 's/KUNIT-LOAD 0/KUNIT-LOAD 1/'; prog; tail_ok)
+verdict lockdep-off-is-red 1 "^not ok - debug/lockdep-still-on" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/DEBUG-LOCKS 1/DEBUG-LOCKS 0/')
+verdict leak-is-red 1 "^not ok - debug/kmemleak" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/KMEMLEAK 0/KMEMLEAK 2/')
+verdict missing-leak-scan-is-red 1 "^not ok - debug/debug-check-kmemleak" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | grep -v KMEMLEAK)
+verdict warning-taint-is-red 1 "^not ok - debug/kernel-taint" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/TAINT 4096/TAINT 4608/')
+verdict unload-failure-is-red 1 "^not ok - debug/module-unload-after-tests" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/UNLOAD 0/UNLOAD 1/')
+verdict nonzero-exit-is-red 1 "^not ok - debug/prog_test # exit status 1" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog | sed 's/END prog_test 0/END prog_test 1/'; tail_ok)
+console="[    5.1] BUG: KASAN: slab-use-after-free in foo+0x1/0x2" \
+	verdict kasan-report-is-red 1 "^not ok - debug/kernel-log" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+console="[    5.1] UBSAN: shift-out-of-bounds in net/x.c:1:2" \
+	verdict ubsan-report-is-red 1 "^not ok - debug/kernel-log" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+verdict empty-output-is-red 1 "^not ok - debug/guest # never reached init" </dev/null
+tap_finish parser
