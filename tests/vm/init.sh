@@ -106,7 +106,8 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 fi
 
 # Whatever the tests did, the kernel must not be tainted by it (we allow O
-# for our own out-of-tree module and E for its missing signature).
+# for our out-of-tree modules, E for their missing signature and N for
+# the KUnit test module).
 taint=$(cat /proc/sys/kernel/tainted)
 out "SOFTCM-TAINT $taint"
 finish

@@ -8,7 +8,7 @@ set -eu
 
 packages=(
 	# build: module, library, tool, tests
-	make gcc libc6-dev pkg-config bc flex bison libelf-dev libssl-dev dwarves
+	make gcc g++ libc6-dev pkg-config bc flex bison libelf-dev libssl-dev dwarves
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 librdmacm-dev
 	# static checks (checkpatch.pl comes from linux-source-6.1)
 	sparse perl python3

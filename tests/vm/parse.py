@@ -42,10 +42,11 @@ KERNEL_REPORTS = [
 ]
 REPORT_RE = re.compile("|".join(KERNEL_REPORTS))
 
-# Taint bits a clean run may show: O (out-of-tree module, 12) and E
-# (unsigned module, 13).  Anything else (W for a warning, B for bad page,
+# Taint bits a clean run may show: O (out-of-tree module, 12), E
+# (unsigned module, 13) and N (a KUnit test module was loaded, 18).
+# Anything else (W for a warning, B for bad page,
 # D for an oops, ...) is a failure.
-ALLOWED_TAINT = (1 << 12) | (1 << 13)
+ALLOWED_TAINT = (1 << 12) | (1 << 13) | (1 << 18)
 
 
 class Run:
