@@ -50,7 +50,7 @@ deps:
 module:
 	@[ -d "$(KDIR)" ] || { echo "softcm: no kernel headers at '$(KDIR)'; run 'make check' or tests/vm/install-deps.sh first, or set KDIR=" >&2; exit 1; }
 	@mkdir -p $(KMOD)
-	@cp -a -u --parents Kbuild drivers include uapi tests/kunit tests/vm/bugs $(KMOD)/
+	@cp -a -u --parents $(wildcard Kbuild drivers include uapi tests/kunit tests/vm/bugs) $(KMOD)/
 	$(MAKE) -C $(KDIR) M=$(KMOD) $(if $(W),W=$(W)) modules
 
 userspace: $(LIB_SO) $(LIB_A) $(LIB_PC) $(TOOL)

@@ -53,4 +53,5 @@ static struct kunit_suite params_suite = {
 	.name = "softcm_params",
 	.test_cases = params_cases,
 };
+
 kunit_test_suite(params_suite);

@@ -13,7 +13,7 @@ command -v sparse >/dev/null || die "sparse is not installed"
 kdir=/lib/modules/$(stock_kver)/build
 kmod=$top/build/kmod/sparse
 mkdir -p "$kmod"
-cd "$top" && cp -a -u Kbuild drivers include uapi "$kmod/"
+cd "$top" && cp -a -u --parents $(ls -d Kbuild drivers include uapi 2>/dev/null) "$kmod/"
 
 log=$(make -C "$kdir" M="$kmod" C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1)
 rc=$?
