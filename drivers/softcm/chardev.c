@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The character device /dev/softcm and its per-open context.
+ * The character device /dev/softcm.
  *
- * Each open is a context of its own, bound to the network namespace of the
- * process that opened it, as a socket is bound to the namespace it was
- * created in: passing the file to a process in another namespace does not
- * move the context.  The context pins its namespace for the same reason a
- * socket does.
+ * Each open is a context of its own (file.c), bound to the network
+ * namespace of the process that opened it, as a socket is bound to the
+ * namespace it was created in: passing the file to a process in another
+ * namespace does not move the context.
  *
- * The misc device's file operations carry THIS_MODULE as owner, so every
- * open file holds a reference on the module and rmmod fails with EBUSY
- * until the last one is closed; exit therefore never meets a live context.
+ * The file operations carry THIS_MODULE as owner, so every open file holds
+ * a reference on the module and rmmod fails until the last one is closed;
+ * module exit therefore never meets a live context.
  */
 
 #include <linux/device.h>
@@ -19,45 +18,65 @@
 #include <linux/module.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
-#include <linux/slab.h>
-#include <net/net_namespace.h>
 #include <uapi/linux/softcm.h>
 
 #include "chardev.h"
+#include "event.h"
+#include "file.h"
+#include "ucmd.h"
 
-struct softcm_file {
-	struct net *net;
-};
+static const struct file_operations softcm_fops;
 
 static int softcm_open(struct inode *inode, struct file *filp)
 {
 	struct softcm_file *sf;
 
-	sf = kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
+	sf = softcm_file_create(current->nsproxy->net_ns);
 	if (!sf)
 		return -ENOMEM;
-	sf->net = get_net(current->nsproxy->net_ns);
 	filp->private_data = sf;
-	pr_debug("file %p created in netns %u\n", sf, sf->net->ns.inum);
 	return stream_open(inode, filp);
 }
 
 static int softcm_release(struct inode *inode, struct file *filp)
 {
-	struct softcm_file *sf = filp->private_data;
-
-	pr_debug("file %p destroyed\n", sf);
-	put_net(sf->net);
-	kfree(sf);
+	softcm_file_release(filp->private_data);
 	return 0;
+}
+
+static ssize_t softcm_read(struct file *filp, char __user *buf, size_t count,
+			   loff_t *pos)
+{
+	return softcm_event_read(filp->private_data, buf, count,
+				 filp->f_flags & O_NONBLOCK);
+}
+
+static __poll_t softcm_poll(struct file *filp, poll_table *wait)
+{
+	return softcm_event_poll(filp->private_data, filp, wait);
+}
+
+static long softcm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	return softcm_ucmd_ioctl(filp->private_data, cmd, arg);
 }
 
 static const struct file_operations softcm_fops = {
 	.owner		= THIS_MODULE,
 	.open		= softcm_open,
 	.release	= softcm_release,
+	.read		= softcm_read,
+	.poll		= softcm_poll,
+	.unlocked_ioctl	= softcm_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= no_llseek,
 };
+
+/* The context behind @filp if it is an open /dev/softcm, else NULL. */
+struct softcm_file *softcm_chardev_file(struct file *filp)
+{
+	return filp->f_op == &softcm_fops ? filp->private_data : NULL;
+}
 
 static ssize_t abi_version_show(struct device *dev,
 				struct device_attribute *attr, char *buf)

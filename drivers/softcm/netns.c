@@ -16,8 +16,10 @@
 
 static unsigned int softcm_net_id __read_mostly;
 
-static int backlog_min = 1;
 static int backlog_max = SOFTCM_MAX_BACKLOG_LIMIT;
+static int ids_max = SOFTCM_MAX_IDS_LIMIT;
+
+enum { SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS };
 
 static const struct ctl_table sysctl_template[] = {
 	{
@@ -25,8 +27,16 @@ static const struct ctl_table sysctl_template[] = {
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
 		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= &backlog_min,
+		.extra1		= SYSCTL_ONE,
 		.extra2		= &backlog_max,
+	},
+	{
+		.procname	= "max_ids_per_file",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+		.extra2		= &ids_max,
 	},
 	{ }
 };
@@ -43,7 +53,8 @@ static int sysctl_register(struct softcm_net *sn)
 	table = kmemdup(sysctl_template, sizeof(sysctl_template), GFP_KERNEL);
 	if (!table)
 		return -ENOMEM;
-	table[0].data = &sn->max_backlog;
+	table[SYSCTL_MAX_BACKLOG].data = &sn->max_backlog;
+	table[SYSCTL_MAX_IDS].data = &sn->max_ids_per_file;
 
 	sn->sysctl = register_net_sysctl(sn->net, "net/softcm", table);
 	if (!sn->sysctl) {
@@ -68,13 +79,19 @@ static int __net_init softcm_net_init(struct net *net)
 
 	sn->net = net;
 	sn->max_backlog = SOFTCM_MAX_BACKLOG_DEFAULT;
+	sn->max_ids_per_file = SOFTCM_MAX_IDS_DEFAULT;
+	softcm_ports_init(&sn->ports);
 
 	ret = sysctl_register(sn);
 	if (ret)
-		return ret;
+		goto err_uninit_ports;
 
 	pr_debug("netns %u created\n", net->ns.inum);
 	return 0;
+
+err_uninit_ports:
+	softcm_ports_uninit(&sn->ports);
+	return ret;
 }
 
 static void __net_exit softcm_net_exit(struct net *net)
@@ -82,6 +99,7 @@ static void __net_exit softcm_net_exit(struct net *net)
 	struct softcm_net *sn = softcm_net(net);
 
 	sysctl_unregister(sn);
+	softcm_ports_uninit(&sn->ports);
 	pr_debug("netns %u destroyed\n", net->ns.inum);
 }
 

@@ -4,6 +4,8 @@
 
 #include <net/net_namespace.h>
 
+#include "port.h"
+
 struct ctl_table_header;
 
 /*
@@ -13,8 +15,10 @@ struct ctl_table_header;
 struct softcm_net {
 	struct net *net;
 	struct ctl_table_header *sysctl;
+	struct softcm_ports ports;
 	/* sysctls: written through procfs, read locklessly with READ_ONCE */
 	int max_backlog;
+	int max_ids_per_file;
 };
 
 struct softcm_net *softcm_net(const struct net *net);

@@ -7,8 +7,10 @@
  *
  * The module registers one misc character device, /dev/softcm (mode 0666).
  * Every open of it is a context of its own: the ids it creates, its event
- * queue and the network namespace of the opener.  A context never sees
- * another context's objects; closing the file destroys everything it owns.
+ * queue, and the network namespace of the process that opened it, in which
+ * all its ids live (as a socket lives in the namespace it was created in).
+ * A context never sees another context's ids; closing the file destroys
+ * every id it owns.
  *
  * The ABI version is published, as for the uverbs and rdma_cm devices, in
  * sysfs:
@@ -16,29 +18,92 @@
  *     /sys/class/misc/softcm/abi_version      decimal, newline-terminated
  *
  * and userspace must refuse to run on a version it does not know.
- * SOFTCM_ABI_VERSION changes only when an existing command changes in an
- * incompatible way; commands and struct members are added compatibly:
  *
- *   - every struct has fixed-width members, explicit padding to a multiple
- *     of 8 bytes and the same layout for 32- and 64-bit userspace;
- *   - user pointers are carried as __aligned_u64;
- *   - reserved members must be zero and are refused otherwise (EINVAL);
- *   - structs may grow at their end: the kernel accepts a shorter struct
- *     from older userspace (missing members read as zero) and a longer one
- *     from newer userspace as long as the bytes it does not know are zero
- *     (otherwise E2BIG), as copy_struct_from_user() does.
+ * Commands
+ * --------
+ * Commands are ioctl()s on the file, SOFTCM_IOCTL_<NAME>, each carrying a
+ * pointer to its struct softcm_<name>, which is read and then written back.
+ * The size encoded in the ioctl number is the size of the caller's struct,
+ * so structs grow at their end without a new number:
  *
- * Commands are ioctl()s on the file, never write()s carrying pointers.
+ *   - a shorter struct (older userspace) is accepted down to the size the
+ *     command had in its first ABI version; missing members read as zero;
+ *   - a longer struct (newer userspace) is accepted when the bytes the
+ *     kernel does not know are zero, and refused with E2BIG otherwise;
+ *   - members marked "in" are read, "out" are written, "in/out" both;
+ *     the kernel writes back at most the caller's size.
+ *
+ * All structs have fixed-width members, explicit padding to a multiple of
+ * 8 bytes and one layout for 32- and 64-bit userspace; user pointers are
+ * __aligned_u64.  Reserved members must be zero (EINVAL otherwise).  An
+ * unknown command number is ENOTTY.  A failing command changes nothing.
+ *
+ * Ids are named by handles, small positive integers private to the file
+ * that owns the id.  A handle that this file does not own is ENOENT.
+ *
+ *   CREATE_ID    new id in state IDLE.  ps: SOFTCM_PS_TCP (reliable
+ *                connections) or SOFTCM_PS_UDP (datagrams); other values
+ *                EINVAL.  EMFILE when the file already has
+ *                net.softcm.max_ids_per_file ids.
+ *   DESTROY_ID   destroy an id and discard its unread events.  Returns how
+ *                many of its events were read, so that a library can wait
+ *                until the application has acknowledged that many.
+ *   BIND         bind a local address, as rdma_bind_addr(): only in IDLE
+ *                (else EINVAL); AF_INET or AF_INET6 (else EAFNOSUPPORT);
+ *                addr_len at least the family's sockaddr size (else
+ *                EINVAL); a specific address must belong to the id's
+ *                namespace (else EADDRNOTAVAIL); an IPv6 link-local address
+ *                needs a scope id naming a device there (EINVAL without,
+ *                ENODEV for an unknown one) and binds the id to it.  Port 0
+ *                picks a free port in net.ipv4.ip_local_port_range
+ *                (EADDRNOTAVAIL when none is left); a port below 1024 needs
+ *                CAP_NET_BIND_SERVICE in the namespace's user namespace
+ *                (EACCES).  Conflicts with ids of the same port space and
+ *                port, unless both set REUSEADDR, or both set AFONLY with
+ *                different families: EADDRINUSE for the same address,
+ *                EADDRNOTAVAIL when either address is a wildcard.
+ *   LISTEN       ADDR_BOUND -> LISTEN (from IDLE the id is first bound to
+ *                0.0.0.0 and a free port).  A backlog <= 0 or above
+ *                net.softcm.max_backlog means max_backlog.  EADDRINUSE if
+ *                another id shares the port through REUSEADDR.  EINVAL in
+ *                any other state, including LISTEN.
+ *   QUERY_ADDR   the local or the peer address, with getpeername(2)
+ *                semantics: addr_len is the size of the caller's buffer on
+ *                input and the address's full size on output, which is
+ *                larger when the address was truncated.  ENOTCONN for the
+ *                peer of an id that has none.  An unbound id's local
+ *                address is AF_UNSPEC, all zero.
+ *   QUERY_ID     state, port space, bound device and backlog of an id.
+ *   SET_OPTION   level SOFTCM_OPTION_ID: TOS (0..255, any state),
+ *                REUSEADDR (0/1: in IDLE, or 1 in any state but LISTEN),
+ *                AFONLY (0/1: IDLE or ADDR_BOUND), ACK_TIMEOUT (0..31,
+ *                SOFTCM_PS_TCP only).  Anything else EINVAL or ENOPROTOOPT
+ *                (unknown level or name).
+ *   MIGRATE_ID   issued on the file the id moves to: fd and handle name it
+ *                in its current file; it gets a new handle here, and its
+ *                unread events move along, in order.  Returns the number
+ *                of its events read so far.  EBADF for an fd that is not
+ *                open, EINVAL for one that is not /dev/softcm or is in
+ *                another network namespace.
+ *
+ * Events
+ * ------
+ * read() returns whole struct softcm_event records, as many as fit (a
+ * buffer smaller than one record is EINVAL), oldest first; it blocks while
+ * there are none, unless O_NONBLOCK (EAGAIN).  poll() reports EPOLLIN while
+ * events are queued.  An event whose copy to userspace faults stays queued.
  *
  * Per-network-namespace tunables live under /proc/sys/net/softcm/:
  *
- *   max_backlog    upper bound of a listener's backlog (1..65535, default
- *                  1024); a listen() asking for more, or for <= 0, gets
- *                  this value.
+ *   max_backlog        upper bound of a listener's backlog (1..65535,
+ *                      default 1024).
+ *   max_ids_per_file   ids one open file may hold (1..16777216, default
+ *                      65536).
  */
 #ifndef _SOFTCM_UAPI_SOFTCM_H
 #define _SOFTCM_UAPI_SOFTCM_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define SOFTCM_ABI_VERSION	1
@@ -48,5 +113,165 @@
 
 #define SOFTCM_MAX_BACKLOG_DEFAULT	1024
 #define SOFTCM_MAX_BACKLOG_LIMIT	65535
+#define SOFTCM_MAX_IDS_DEFAULT		65536
+#define SOFTCM_MAX_IDS_LIMIT		16777216
+
+/* Port spaces, numbered as rdma_cm's enum rdma_port_space. */
+#define SOFTCM_PS_TCP		0x0106
+#define SOFTCM_PS_UDP		0x0111
+
+/* Id states, numbered as rdma_cm's enum rdma_cm_state. */
+enum softcm_state {
+	SOFTCM_STATE_IDLE,
+	SOFTCM_STATE_ADDR_QUERY,
+	SOFTCM_STATE_ADDR_RESOLVED,
+	SOFTCM_STATE_ROUTE_QUERY,
+	SOFTCM_STATE_ROUTE_RESOLVED,
+	SOFTCM_STATE_CONNECT,
+	SOFTCM_STATE_DISCONNECT,
+	SOFTCM_STATE_ADDR_BOUND,
+	SOFTCM_STATE_LISTEN,
+	SOFTCM_STATE_DEVICE_REMOVAL,
+	SOFTCM_STATE_DESTROYING,
+	SOFTCM_STATE_COUNT
+};
+
+/* Event types, numbered as rdma_cm's enum rdma_cm_event_type. */
+enum softcm_event_type {
+	SOFTCM_EVENT_ADDR_RESOLVED,
+	SOFTCM_EVENT_ADDR_ERROR,
+	SOFTCM_EVENT_ROUTE_RESOLVED,
+	SOFTCM_EVENT_ROUTE_ERROR,
+	SOFTCM_EVENT_CONNECT_REQUEST,
+	SOFTCM_EVENT_CONNECT_RESPONSE,
+	SOFTCM_EVENT_CONNECT_ERROR,
+	SOFTCM_EVENT_UNREACHABLE,
+	SOFTCM_EVENT_REJECTED,
+	SOFTCM_EVENT_ESTABLISHED,
+	SOFTCM_EVENT_DISCONNECTED,
+	SOFTCM_EVENT_DEVICE_REMOVAL,
+	SOFTCM_EVENT_MULTICAST_JOIN,
+	SOFTCM_EVENT_MULTICAST_ERROR,
+	SOFTCM_EVENT_ADDR_CHANGE,
+	SOFTCM_EVENT_TIMEWAIT_EXIT,
+};
+
+#define SOFTCM_ADDR_SIZE	128	/* a struct sockaddr_storage */
+#define SOFTCM_PRIVATE_DATA_MAX	256
+
+struct softcm_create_id {
+	__aligned_u64	uid;		/* in: echoed in this id's events */
+	__u16		ps;		/* in: SOFTCM_PS_* */
+	__u16		reserved0;
+	__u32		handle;		/* out */
+};
+
+struct softcm_destroy_id {
+	__u32		handle;		/* in */
+	__u32		events_reported;	/* out */
+};
+
+struct softcm_bind {
+	__u32		handle;		/* in */
+	__u32		addr_len;	/* in: bytes of addr used */
+	__u8		addr[SOFTCM_ADDR_SIZE];	/* in: sockaddr_in or sockaddr_in6 */
+};
+
+struct softcm_listen {
+	__u32		handle;		/* in */
+	__s32		backlog;	/* in */
+};
+
+enum softcm_query_which {
+	SOFTCM_QUERY_LOCAL,
+	SOFTCM_QUERY_PEER,
+};
+
+struct softcm_query_addr {
+	__u32		handle;		/* in */
+	__u32		which;		/* in: enum softcm_query_which */
+	__u32		addr_len;	/* in: buffer size; out: full size */
+	__u32		reserved0;
+	__aligned_u64	addr;		/* in: user pointer to the buffer */
+};
+
+struct softcm_query_id {
+	__u32		handle;		/* in */
+	__u32		state;		/* out: enum softcm_state */
+	__u16		ps;		/* out */
+	__u16		reserved0;
+	__u32		bound_ifindex;	/* out: 0 when not bound to a device */
+	__s32		backlog;	/* out: listeners only, else 0 */
+	__u32		reserved1;
+};
+
+#define SOFTCM_OPTION_ID		0
+#define SOFTCM_OPTION_ID_TOS		0
+#define SOFTCM_OPTION_ID_REUSEADDR	1
+#define SOFTCM_OPTION_ID_AFONLY		2
+#define SOFTCM_OPTION_ID_ACK_TIMEOUT	3
+
+struct softcm_set_option {
+	__u32		handle;		/* in */
+	__u32		level;		/* in: SOFTCM_OPTION_ID */
+	__u32		optname;	/* in: SOFTCM_OPTION_ID_* */
+	__u32		value;		/* in */
+};
+
+struct softcm_migrate_id {
+	__s32		fd;		/* in: the file the id is in now */
+	__u32		handle;		/* in: handle there; out: handle here */
+	__u32		events_reported;	/* out */
+	__u32		reserved0;
+};
+
+/* Connection parameters, as carried by events and (later) commands. */
+struct softcm_conn_param {
+	__u32		qp_num;
+	__u32		qkey;
+	__u8		private_data_len;
+	__u8		responder_resources;
+	__u8		initiator_depth;
+	__u8		flow_control;
+	__u8		retry_count;
+	__u8		rnr_retry_count;
+	__u8		srq;
+	__u8		reserved0;
+	__u8		private_data[SOFTCM_PRIVATE_DATA_MAX];
+};
+
+/* One record of read(). */
+struct softcm_event {
+	__aligned_u64	uid;		/* of the id; CONNECT_REQUEST: the listener's */
+	__u32		handle;		/* the id; CONNECT_REQUEST: the new id */
+	__u32		event;		/* enum softcm_event_type */
+	__s32		status;		/* 0, -errno, or a positive IB reason */
+	__u32		reserved0;
+	struct softcm_conn_param param;
+};
+
+#define SOFTCM_IOCTL_TYPE	0xC5
+#define _SOFTCM_IOWR(cmd, type) _IOWR(SOFTCM_IOCTL_TYPE, SOFTCM_CMD_##cmd, struct type)
+
+enum softcm_cmd {
+	SOFTCM_CMD_CREATE_ID,
+	SOFTCM_CMD_DESTROY_ID,
+	SOFTCM_CMD_BIND,
+	SOFTCM_CMD_LISTEN,
+	SOFTCM_CMD_QUERY_ADDR,
+	SOFTCM_CMD_QUERY_ID,
+	SOFTCM_CMD_SET_OPTION,
+	SOFTCM_CMD_MIGRATE_ID,
+	SOFTCM_CMD_COUNT
+};
+
+#define SOFTCM_IOCTL_CREATE_ID	_SOFTCM_IOWR(CREATE_ID, softcm_create_id)
+#define SOFTCM_IOCTL_DESTROY_ID	_SOFTCM_IOWR(DESTROY_ID, softcm_destroy_id)
+#define SOFTCM_IOCTL_BIND	_SOFTCM_IOWR(BIND, softcm_bind)
+#define SOFTCM_IOCTL_LISTEN	_SOFTCM_IOWR(LISTEN, softcm_listen)
+#define SOFTCM_IOCTL_QUERY_ADDR	_SOFTCM_IOWR(QUERY_ADDR, softcm_query_addr)
+#define SOFTCM_IOCTL_QUERY_ID	_SOFTCM_IOWR(QUERY_ID, softcm_query_id)
+#define SOFTCM_IOCTL_SET_OPTION	_SOFTCM_IOWR(SET_OPTION, softcm_set_option)
+#define SOFTCM_IOCTL_MIGRATE_ID	_SOFTCM_IOWR(MIGRATE_ID, softcm_migrate_id)
 
 #endif /* _SOFTCM_UAPI_SOFTCM_H */

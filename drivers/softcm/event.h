@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SOFTCM_EVENT_H
+#define _SOFTCM_EVENT_H
+
+#include <linux/poll.h>
+#include <linux/types.h>
+#include <uapi/linux/softcm.h>
+
+struct file;
+struct softcm_file;
+struct softcm_id;
+
+/* A queued event: its record and a reference on the id it is about. */
+struct softcm_event_entry {
+	struct list_head node;
+	struct softcm_id *id;
+	struct softcm_event ev;
+};
+
+struct softcm_event_entry *softcm_event_alloc(enum softcm_event_type type,
+					      int status, gfp_t gfp);
+void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e);
+void softcm_event_purge(struct softcm_id *id);
+void softcm_event_move(struct softcm_id *id, struct softcm_file *from,
+		       struct softcm_file *to);
+
+ssize_t softcm_event_read(struct softcm_file *sf, char __user *buf,
+			  size_t count, bool nonblock);
+__poll_t softcm_event_poll(struct softcm_file *sf, struct file *filp,
+			   poll_table *wait);
+
+#endif /* _SOFTCM_EVENT_H */

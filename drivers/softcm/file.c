@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-open contexts and their handle tables.
+ *
+ * Handles are allocated per file (xa_alloc, from 1), so a file can only
+ * ever name its own ids.  The table holds a reference on each id it
+ * publishes; unpublishing is a compare-and-exchange, so that exactly one
+ * of destroy, close and migration takes an id out and owns that reference.
+ */
+
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "event.h"
+#include "file.h"
+#include "id.h"
+#include "netns.h"
+
+struct softcm_file *softcm_file_create(struct net *net)
+{
+	struct softcm_file *sf;
+
+	sf = kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
+	if (!sf)
+		return NULL;
+	sf->net = get_net(net);
+	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	atomic_set(&sf->nr_ids, 0);
+	mutex_init(&sf->read_mutex);
+	spin_lock_init(&sf->events_lock);
+	INIT_LIST_HEAD(&sf->events);
+	init_waitqueue_head(&sf->wait);
+	pr_debug("file %p created in netns %u\n", sf, net->ns.inum);
+	return sf;
+}
+
+/*
+ * Last close: nobody else can reach this file any more, but a concurrent
+ * MIGRATE_ID issued on another file may still be taking an id out of it;
+ * the compare-and-exchange decides which of us destroys or keeps it.
+ */
+void softcm_file_release(struct softcm_file *sf)
+{
+	struct softcm_id *id;
+	unsigned long handle;
+
+	xa_for_each(&sf->ids, handle, id) {
+		if (softcm_file_unpublish(sf, handle, id) == id)
+			softcm_id_destroy(id, NULL);
+	}
+	WARN_ON(!list_empty(&sf->events));
+	xa_destroy(&sf->ids);
+	pr_debug("file %p destroyed\n", sf);
+	put_net(sf->net);
+	mutex_destroy(&sf->read_mutex);
+	kfree(sf);
+}
+
+/* Reserve a handle in @sf, counted against the namespace's limit. */
+int softcm_file_reserve(struct softcm_file *sf, u32 *handle)
+{
+	int max = READ_ONCE(softcm_net(sf->net)->max_ids_per_file);
+	int ret;
+
+	if (atomic_inc_return(&sf->nr_ids) > max) {
+		atomic_dec(&sf->nr_ids);
+		return -EMFILE;
+	}
+	ret = xa_alloc(&sf->ids, handle, NULL, xa_limit_31b, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		atomic_dec(&sf->nr_ids);
+		return ret == -EBUSY ? -EMFILE : ret;
+	}
+	return 0;
+}
+
+void softcm_file_cancel(struct softcm_file *sf, u32 handle)
+{
+	xa_release(&sf->ids, handle);
+	atomic_dec(&sf->nr_ids);
+}
+
+/*
+ * Publish @id under its reserved @handle; the table takes over the
+ * caller's reference.  id->handle is set first: from the store on, another
+ * thread may find the id by guessing its handle, and even destroy it.
+ */
+void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle)
+{
+	WRITE_ONCE(id->handle, handle);
+	xa_store(&sf->ids, handle, id, 0);
+}
+
+/*
+ * Take @expected out of the table if it is still there under @handle; the
+ * caller then owns the table's reference.  Returns what was there.
+ */
+struct softcm_id *softcm_file_unpublish(struct softcm_file *sf, u32 handle,
+					struct softcm_id *expected)
+{
+	return xa_cmpxchg(&sf->ids, handle, expected, NULL, 0);
+}
+
+/* A new reference on this file's id @handle, or ERR_PTR(-ENOENT). */
+struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle)
+{
+	struct softcm_id *id;
+
+	xa_lock(&sf->ids);
+	id = xa_load(&sf->ids, handle);
+	if (id)
+		softcm_id_get(id);
+	xa_unlock(&sf->ids);
+	return id ?: ERR_PTR(-ENOENT);
+}

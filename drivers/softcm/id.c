@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Id objects: creation, lifetime and state transitions.
+ *
+ * An id is published in its file's handle table by file.c and unpublished
+ * exactly once, by whoever wins the xarray compare-and-exchange (destroy,
+ * close or migration away); the winner alone calls softcm_id_destroy(),
+ * which drops the table's reference.  Commands that found the id before
+ * it was unpublished still hold their own reference and see DESTROYING
+ * once they take the mutex.
+ */
+
+#include <linux/lockdep.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "event.h"
+#include "file.h"
+#include "id.h"
+#include "port.h"
+#include "state.h"
+
+struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
+{
+	struct softcm_id *id;
+
+	if (ps != SOFTCM_PS_TCP && ps != SOFTCM_PS_UDP)
+		return ERR_PTR(-EINVAL);
+
+	id = kzalloc(sizeof(*id), GFP_KERNEL_ACCOUNT);
+	if (!id)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&id->ref);
+	mutex_init(&id->mutex);
+	id->file = file;
+	id->uid = uid;
+	id->ps = ps;
+	id->state = SOFTCM_STATE_IDLE;
+	id->net = get_net(file->net);
+	id->afonly = true;
+	INIT_HLIST_NODE(&id->bind_node);
+	pr_debug("id %p created\n", id);
+	return id;
+}
+
+static void id_release(struct kref *ref)
+{
+	struct softcm_id *id = container_of(ref, struct softcm_id, ref);
+
+	WARN_ON(id->bind_list);
+	pr_debug("id %p destroyed\n", id);
+	put_net(id->net);
+	mutex_destroy(&id->mutex);
+	kfree(id);
+}
+
+void softcm_id_put(struct softcm_id *id)
+{
+	if (id)
+		kref_put(&id->ref, id_release);
+}
+
+/*
+ * Compare-and-exchange of the state, as rdma_cm's cma_comp_exch().  A
+ * transition the table forbids is a bug in the caller, not bad input:
+ * every command checks the state it expects through this same call.
+ */
+bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
+			 enum softcm_state to)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (id->state != from)
+		return false;
+	if (WARN_ONCE(!softcm_state_allowed(from, to), "softcm: %s -> %s\n",
+		      softcm_state_name(from), softcm_state_name(to)))
+		return false;
+	WRITE_ONCE(id->state, to);
+	return true;
+}
+
+/*
+ * Called once, by the context that unpublished the id.  Returns through
+ * @events_reported how many of the id's events userspace has read, for
+ * the library's wait for their acknowledgment.
+ */
+void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
+{
+	mutex_lock(&id->mutex);
+	softcm_id_set_state(id, id->state, SOFTCM_STATE_DESTROYING);
+	softcm_port_release(id);
+	softcm_event_purge(id);
+	if (events_reported)
+		*events_reported = id->events_reported;
+	atomic_dec(&id->file->nr_ids);
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SOFTCM_ID_H
+#define _SOFTCM_ID_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
+#include <linux/types.h>
+#include <uapi/linux/softcm.h>
+
+struct net;
+struct softcm_file;
+struct softcm_bind_list;
+
+/*
+ * One connection-manager id, what rdma_cm calls an rdma_cm_id.
+ *
+ * References: the owning file's handle table holds one for as long as the
+ * id is published there, every queued event holds one, and so does every
+ * command in flight.  @mutex serialises user commands and protocol
+ * handlers on the id; it protects everything below it unless noted.
+ */
+struct softcm_id {
+	struct kref ref;
+	struct mutex mutex;		/* commands and handlers on this id */
+
+	/* Owner and handle there; both change only on migration. */
+	struct softcm_file *file;
+	u32 handle;
+	u64 uid;
+
+	struct net *net;		/* immutable, referenced */
+	u16 ps;				/* immutable */
+	enum softcm_state state;	/* written under @mutex, read with READ_ONCE */
+
+	struct sockaddr_storage src;
+	struct sockaddr_storage dst;
+	int bound_ifindex;
+	int backlog;
+
+	u8 tos;
+	u8 ack_timeout;
+	bool reuseaddr;
+	bool afonly;
+	bool afonly_set;
+
+	/* Port table membership: protected by the namespace's port lock. */
+	struct softcm_bind_list *bind_list;
+	struct hlist_node bind_node;
+
+	/* Events of this id read by userspace: under the file's event lock. */
+	u32 events_reported;
+};
+
+struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid);
+void softcm_id_destroy(struct softcm_id *id, u32 *events_reported);
+
+static inline void softcm_id_get(struct softcm_id *id)
+{
+	kref_get(&id->ref);
+}
+
+void softcm_id_put(struct softcm_id *id);
+
+bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
+			 enum softcm_state to);
+
+#endif /* _SOFTCM_ID_H */

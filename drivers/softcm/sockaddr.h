@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers on the IPv4/IPv6 socket addresses ids carry.  An id's
+ * addresses are always either AF_UNSPEC (all zero), a sockaddr_in or a
+ * sockaddr_in6, stored in a sockaddr_storage.
+ */
+#ifndef _SOFTCM_SOCKADDR_H
+#define _SOFTCM_SOCKADDR_H
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/socket.h>
+#include <net/ipv6.h>
+
+static inline size_t softcm_addr_size(const struct sockaddr_storage *ss)
+{
+	switch (ss->ss_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return sizeof(struct sockaddr);
+	}
+}
+
+static inline bool softcm_addr_any(const struct sockaddr_storage *ss)
+{
+	switch (ss->ss_family) {
+	case AF_INET:
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+	case AF_INET6:
+		return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	default:
+		return true;
+	}
+}
+
+/* Same family and same address; ports are not compared. */
+static inline bool softcm_addr_equal(const struct sockaddr_storage *a,
+				     const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	switch (a->ss_family) {
+	case AF_INET:
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	case AF_INET6:
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				       &((const struct sockaddr_in6 *)b)->sin6_addr);
+	default:
+		return true;
+	}
+}
+
+/* Port in host order; 0 for AF_UNSPEC. */
+static inline u16 softcm_addr_port(const struct sockaddr_storage *ss)
+{
+	switch (ss->ss_family) {
+	case AF_INET:
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	case AF_INET6:
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	default:
+		return 0;
+	}
+}
+
+static inline void softcm_addr_set_port(struct sockaddr_storage *ss, u16 port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+#endif /* _SOFTCM_SOCKADDR_H */

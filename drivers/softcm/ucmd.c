@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ioctl commands of /dev/softcm (uapi/linux/softcm.h documents them).
+ *
+ * One table, indexed by the ioctl number's command field and clamped with
+ * array_index_nospec(), gives each command its handler and its argument
+ * sizes.  The size encoded in the ioctl number is the caller's struct
+ * size: copy_struct_from_user() zero-fills a shorter struct and refuses a
+ * longer one with unknown non-zero bytes, so structs can grow.
+ */
+
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/nospec.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/softcm.h>
+
+#include "bind.h"
+#include "chardev.h"
+#include "event.h"
+#include "file.h"
+#include "id.h"
+#include "sockaddr.h"
+#include "state.h"
+#include "ucmd.h"
+
+union ucmd_args {
+	struct softcm_create_id create_id;
+	struct softcm_destroy_id destroy_id;
+	struct softcm_bind bind;
+	struct softcm_listen listen;
+	struct softcm_query_addr query_addr;
+	struct softcm_query_id query_id;
+	struct softcm_set_option set_option;
+	struct softcm_migrate_id migrate_id;
+};
+
+/*
+ * The id @handle of @sf, referenced and locked, unless it is being
+ * destroyed.  Release with unlock_put().
+ */
+static struct softcm_id *get_locked(struct softcm_file *sf, u32 handle)
+{
+	struct softcm_id *id = softcm_file_get_id(sf, handle);
+
+	if (IS_ERR(id))
+		return id;
+	mutex_lock(&id->mutex);
+	if (id->state == SOFTCM_STATE_DESTROYING || id->file != sf) {
+		mutex_unlock(&id->mutex);
+		softcm_id_put(id);
+		return ERR_PTR(-ENOENT);
+	}
+	return id;
+}
+
+static void unlock_put(struct softcm_id *id)
+{
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}
+
+static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_create_id *c = &a->create_id;
+	struct softcm_id *id;
+	int ret;
+
+	if (c->reserved0)
+		return -EINVAL;
+	id = softcm_id_create(sf, c->ps, c->uid);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+
+	ret = softcm_file_reserve(sf, &c->handle);
+	if (ret) {
+		softcm_id_put(id);
+		return ret;
+	}
+	/* From here on, @id may be gone: only its handle is ours. */
+	softcm_file_commit(sf, id, c->handle);
+	return 0;
+}
+
+/* The copy-out of a new handle failed: nobody knows the id, so undo it. */
+static void undo_create_id(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_id *id = softcm_file_get_id(sf, a->create_id.handle);
+
+	if (IS_ERR(id))
+		return;
+	if (softcm_file_unpublish(sf, a->create_id.handle, id) == id)
+		softcm_id_destroy(id, NULL);
+	softcm_id_put(id);
+}
+
+static int ucmd_destroy_id(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_destroy_id *c = &a->destroy_id;
+	struct softcm_id *id;
+
+	id = softcm_file_get_id(sf, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (softcm_file_unpublish(sf, c->handle, id) != id) {
+		softcm_id_put(id);
+		return -ENOENT;
+	}
+	softcm_id_destroy(id, &c->events_reported);
+	softcm_id_put(id);
+	return 0;
+}
+
+static int ucmd_bind(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_bind *c = &a->bind;
+	struct softcm_id *id;
+	int ret;
+
+	if (c->addr_len > sizeof(c->addr))
+		return -EINVAL;
+	id = get_locked(sf, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_id_bind(id, c->addr, c->addr_len);
+	unlock_put(id);
+	return ret;
+}
+
+static int ucmd_listen(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_id *id;
+	int ret;
+
+	id = get_locked(sf, a->listen.handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_id_listen(id, a->listen.backlog);
+	unlock_put(id);
+	return ret;
+}
+
+/*
+ * getpeername(2) semantics: copy what fits, report the full size.  Only an
+ * id that has a peer (a destination) answers for it.
+ */
+static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_query_addr *c = &a->query_addr;
+	struct sockaddr_storage ss;
+	struct softcm_id *id;
+	size_t len;
+
+	if (c->reserved0 || c->which > SOFTCM_QUERY_PEER)
+		return -EINVAL;
+	id = get_locked(sf, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ss = c->which == SOFTCM_QUERY_LOCAL ? id->src : id->dst;
+	unlock_put(id);
+
+	if (c->which == SOFTCM_QUERY_PEER && ss.ss_family == AF_UNSPEC)
+		return -ENOTCONN;
+	len = softcm_addr_size(&ss);
+	if (copy_to_user(u64_to_user_ptr(c->addr), &ss, min_t(size_t, len, c->addr_len)))
+		return -EFAULT;
+	c->addr_len = len;
+	return 0;
+}
+
+static int ucmd_query_id(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_query_id *c = &a->query_id;
+	struct softcm_id *id;
+
+	if (c->reserved0 || c->reserved1)
+		return -EINVAL;
+	id = get_locked(sf, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	c->state = id->state;
+	c->ps = id->ps;
+	c->bound_ifindex = id->bound_ifindex;
+	c->backlog = id->state == SOFTCM_STATE_LISTEN ? id->backlog : 0;
+	unlock_put(id);
+	return 0;
+}
+
+static int ucmd_set_option(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_set_option *c = &a->set_option;
+	struct softcm_id *id;
+	int ret;
+
+	id = get_locked(sf, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_id_set_option(id, c->level, c->optname, c->value);
+	unlock_put(id);
+	return ret;
+}
+
+/*
+ * Issued on the destination file.  The id keeps its identity and state; it
+ * gets a handle here before it leaves the old table, so that a failure
+ * leaves it where it was.
+ */
+static int migrate(struct softcm_file *to, struct softcm_file *from,
+		   struct softcm_migrate_id *c)
+{
+	struct softcm_id *id;
+	u32 handle;
+	int ret;
+
+	id = get_locked(from, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+
+	if (from == to) {
+		ret = 0;
+		goto out;
+	}
+	/*
+	 * Reserve here, take the id out of @from, then publish it here: the
+	 * id is in exactly one table at any time, so exactly one context can
+	 * ever own a table's reference and destroy it.
+	 */
+	ret = softcm_file_reserve(to, &handle);
+	if (ret)
+		goto out;
+	if (softcm_file_unpublish(from, c->handle, id) != id) {
+		/* Destroyed or closed under us; the winner waits for us. */
+		softcm_file_cancel(to, handle);
+		ret = -ENOENT;
+		goto out;
+	}
+	atomic_dec(&from->nr_ids);
+	WRITE_ONCE(id->file, to);
+	softcm_file_commit(to, id, handle);	/* takes the old table's reference */
+	softcm_event_move(id, from, to);
+	c->handle = handle;
+out:
+	if (!ret) {
+		spin_lock_bh(&to->events_lock);
+		c->events_reported = id->events_reported;
+		spin_unlock_bh(&to->events_lock);
+	}
+	unlock_put(id);
+	return ret;
+}
+
+static int ucmd_migrate_id(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_migrate_id *c = &a->migrate_id;
+	struct softcm_file *from;
+	struct fd f;
+	int ret;
+
+	if (c->reserved0)
+		return -EINVAL;
+	f = fdget(c->fd);
+	if (!f.file)
+		return -EBADF;
+	from = softcm_chardev_file(f.file);
+	if (!from || from->net != sf->net)
+		ret = -EINVAL;
+	else
+		ret = migrate(sf, from, c);
+	fdput(f);
+	return ret;
+}
+
+struct ucmd {
+	int (*handler)(struct softcm_file *sf, union ucmd_args *a);
+	void (*undo)(struct softcm_file *sf, union ucmd_args *a);
+	u16 size;	/* the struct as this kernel knows it */
+	u16 min_size;	/* the struct in its first ABI version */
+};
+
+#define UCMD(name, fn, type, undo_fn)					\
+	[SOFTCM_CMD_##name] = {						\
+		.handler = fn, .undo = undo_fn,				\
+		.size = sizeof(struct type), .min_size = sizeof(struct type) \
+	}
+
+static const struct ucmd ucmds[] = {
+	UCMD(CREATE_ID, ucmd_create_id, softcm_create_id, undo_create_id),
+	UCMD(DESTROY_ID, ucmd_destroy_id, softcm_destroy_id, NULL),
+	UCMD(BIND, ucmd_bind, softcm_bind, NULL),
+	UCMD(LISTEN, ucmd_listen, softcm_listen, NULL),
+	UCMD(QUERY_ADDR, ucmd_query_addr, softcm_query_addr, NULL),
+	UCMD(QUERY_ID, ucmd_query_id, softcm_query_id, NULL),
+	UCMD(SET_OPTION, ucmd_set_option, softcm_set_option, NULL),
+	UCMD(MIGRATE_ID, ucmd_migrate_id, softcm_migrate_id, NULL),
+};
+
+static_assert(ARRAY_SIZE(ucmds) == SOFTCM_CMD_COUNT);
+
+long softcm_ucmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+	unsigned int nr = _IOC_NR(cmd);
+	size_t usize = _IOC_SIZE(cmd);
+	const struct ucmd *c;
+	union ucmd_args a;
+	int ret;
+
+	if (_IOC_TYPE(cmd) != SOFTCM_IOCTL_TYPE ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) || nr >= ARRAY_SIZE(ucmds))
+		return -ENOTTY;
+	c = &ucmds[array_index_nospec(nr, ARRAY_SIZE(ucmds))];
+
+	if (usize < c->min_size)
+		return -EINVAL;
+	ret = copy_struct_from_user(&a, c->size, uarg, usize);
+	if (ret)
+		return ret;
+
+	ret = c->handler(sf, &a);
+	if (ret)
+		return ret;
+	if (copy_to_user(uarg, &a, min_t(size_t, usize, c->size))) {
+		if (c->undo)
+			c->undo(sf, &a);
+		return -EFAULT;
+	}
+	return 0;
+}
