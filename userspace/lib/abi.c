@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +53,46 @@ SOFTCM_EXPORT int softcm_check_abi(void)
 	if (ver != SOFTCM_ABI_VERSION)
 		return softcm_err(EPROTONOSUPPORT);
 	return 0;
+}
+
+static int abi_ok;
+static int warned;
+
+/*
+ * Said once per process on stderr: a program that only reports ENODEV from
+ * rdma_create_event_channel() would otherwise leave its user guessing.
+ */
+static void warn_once(int err)
+{
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		return;
+	if (err == ENODEV)
+		fprintf(stderr, "libsoftcm: the softcm kernel module is not loaded (modprobe softcm)\n");
+	else if (err == EPROTONOSUPPORT)
+		fprintf(stderr, "libsoftcm: the softcm module speaks ABI %d, this library ABI %d\n",
+			softcm_get_abi_version(), SOFTCM_ABI_VERSION);
+	errno = err;
+}
+
+/*
+ * A new open of /dev/softcm: one event channel, one kernel context.  The
+ * ABI is checked until it has matched once; a module loaded later is found.
+ */
+int softcm_open_device(void)
+{
+	int fd;
+
+	if (!__atomic_load_n(&abi_ok, __ATOMIC_ACQUIRE)) {
+		if (softcm_check_abi()) {
+			warn_once(errno);
+			return -1;
+		}
+		__atomic_store_n(&abi_ok, 1, __ATOMIC_RELEASE);
+	}
+	fd = open("/dev/" SOFTCM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return softcm_err(errno == ENOENT ? ENODEV : errno);
+	return fd;
 }
 
 SOFTCM_EXPORT const char *softcm_version(void)

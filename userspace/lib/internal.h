@@ -1,10 +1,24 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * libsoftcm internals.  The public objects are rdma-core's (struct
+ * rdma_cm_id, struct rdma_cm_event from <rdma/rdma_cma.h>), each embedded
+ * first in a private one, as librdmacm does.
+ */
 #ifndef _SOFTCM_INTERNAL_H
 #define _SOFTCM_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/rdma_cma.h>
+#include <linux/softcm.h>
 
 #define SOFTCM_EXPORT __attribute__((visibility("default")))
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
 
 /* Set errno and return -1, the way every public call fails. */
 static inline int softcm_err(int err)
@@ -12,5 +26,34 @@ static inline int softcm_err(int err)
 	errno = err;
 	return -1;
 }
+
+struct softcm_id_priv {
+	struct rdma_cm_id id;
+	uint32_t handle;
+	int sync;			/* created without a channel */
+
+	/* rdma_destroy_id() waits until every read event is acknowledged */
+	pthread_mutex_t mut;
+	pthread_cond_t cond;
+	uint32_t events_completed;
+};
+
+struct softcm_event_priv {
+	struct rdma_cm_event event;
+	struct softcm_id_priv *id_priv;
+	uint8_t private_data[SOFTCM_PRIVATE_DATA_MAX];
+};
+
+static inline struct softcm_id_priv *to_priv(struct rdma_cm_id *id)
+{
+	return container_of(id, struct softcm_id_priv, id);
+}
+
+/* abi.c */
+int softcm_open_device(void);
+
+/* cma.c */
+int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
+int softcm_sync_addr(struct softcm_id_priv *priv);
 
 #endif /* _SOFTCM_INTERNAL_H */

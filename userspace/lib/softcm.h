@@ -9,9 +9,13 @@
 #ifndef _SOFTCM_H
 #define _SOFTCM_H
 
+#include <sys/socket.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct rdma_cm_id;
 
 /**
  * softcm_get_abi_version - ABI version of the loaded softcm module
@@ -30,6 +34,32 @@ int softcm_get_abi_version(void);
  * ABI version).
  */
 int softcm_check_abi(void);
+
+/**
+ * softcm_getpeername - the peer address of an id, as getpeername(2)
+ * @id: the id
+ * @addr: buffer for the address
+ * @addrlen: in: size of @addr; out: the address's full size (larger than
+ *           the buffer when the address was truncated)
+ *
+ * Asks the kernel, unlike rdma_get_peer_addr(), which reads the library's
+ * copy.
+ *
+ * Return: 0, or -1 with errno EBADF (@id is NULL), EFAULT (@addr or
+ * @addrlen NULL, or not writable), EINVAL (*@addrlen negative as an int)
+ * or ENOTCONN (the id has no peer).
+ */
+int softcm_getpeername(struct rdma_cm_id *id, struct sockaddr *addr,
+		       socklen_t *addrlen);
+
+/**
+ * softcm_getsockname - the local address of an id, as getsockname(2)
+ *
+ * As softcm_getpeername(), for the local address; an unbound id's is
+ * AF_UNSPEC, all zero.
+ */
+int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *addr,
+		       socklen_t *addrlen);
 
 /**
  * softcm_version - the library's version string, e.g. "0.1.0"

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libsoftcm as a librdmacm: this program is written against rdma-core's
+ * own <rdma/rdma_cma.h> and linked with -lsoftcm only.  Synchronous and
+ * asynchronous ids, binding and listening with the addresses the header's
+ * inline getters read, options, migration, getaddrinfo and create_ep, the
+ * getpeername-style calls, and the calls that need a verbs device.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+
+#include "kselftest_harness.h"
+#include "softcm.h"
+#include "vm_helpers.h"
+
+static struct sockaddr_in sin4(const char *ip, int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ip, &sin.sin_addr);
+	return sin;
+}
+
+FIXTURE(cm) {
+	struct rdma_event_channel *ch;
+};
+
+FIXTURE_SETUP(cm)
+{
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	self->ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, self->ch);
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+	rdma_destroy_event_channel(self->ch);
+}
+
+TEST_F(cm, async_bind_listen_addresses)
+{
+	struct sockaddr_in sin = sin4("127.0.0.1", 0), got;
+	struct rdma_cm_id *id;
+	socklen_t len = sizeof(got);
+	int ctx;
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id, &ctx, RDMA_PS_TCP));
+	EXPECT_EQ(self->ch, id->channel);
+	EXPECT_EQ(&ctx, id->context);
+	EXPECT_EQ(RDMA_PS_TCP, id->ps);
+	EXPECT_EQ(IBV_QPT_RC, id->qp_type);
+	EXPECT_EQ(NULL, id->verbs);
+	EXPECT_EQ(0, rdma_get_local_addr(id)->sa_family);
+
+	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin));
+	EXPECT_EQ(AF_INET, rdma_get_local_addr(id)->sa_family);
+	EXPECT_EQ(sin.sin_addr.s_addr,
+		  ((struct sockaddr_in *)rdma_get_local_addr(id))->sin_addr.s_addr);
+	EXPECT_NE(0, rdma_get_src_port(id));
+	/* No peer: all zeroes, as librdmacm. */
+	EXPECT_EQ(0, rdma_get_peer_addr(id)->sa_family);
+	EXPECT_EQ(0, rdma_get_dst_port(id));
+
+	ASSERT_EQ(0, softcm_getsockname(id, (struct sockaddr *)&got, &len));
+	EXPECT_EQ(sizeof(got), len);
+	EXPECT_EQ(rdma_get_src_port(id), got.sin_port);
+	len = sizeof(got);
+	EXPECT_EQ(-1, softcm_getpeername(id, (struct sockaddr *)&got, &len));
+	EXPECT_EQ(ENOTCONN, errno);
+
+	ASSERT_EQ(0, rdma_listen(id, 0));
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST_F(cm, listen_from_idle_fills_local_address)
+{
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_UDP));
+	EXPECT_EQ(IBV_QPT_UD, id->qp_type);
+	ASSERT_EQ(0, rdma_listen(id, 4));
+	EXPECT_EQ(AF_INET, rdma_get_local_addr(id)->sa_family);
+	EXPECT_NE(0, rdma_get_src_port(id));
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST_F(cm, sync_id_has_its_own_channel)
+{
+	struct sockaddr_in sin = sin4("127.0.0.1", 0);
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	ASSERT_NE(NULL, id->channel);
+	EXPECT_NE(self->ch, id->channel);
+	EXPECT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin));
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST_F(cm, errors)
+{
+	struct sockaddr_in sin = sin4("127.0.0.1", 0);
+	struct sockaddr bad = { .sa_family = AF_UNIX };
+	struct rdma_cm_id *id, *id2;
+
+	EXPECT_EQ(-1, rdma_create_id(self->ch, &id, NULL, RDMA_PS_IB));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, rdma_create_id(self->ch, &id, NULL, RDMA_PS_IPOIB));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(-1, rdma_bind_addr(id, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	sin.sin_addr.s_addr = inet_addr("192.0.2.7");
+	EXPECT_EQ(-1, rdma_bind_addr(id, (struct sockaddr *)&sin));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	sin = sin4("127.0.0.1", 20101);
+	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin));
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id2, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(-1, rdma_bind_addr(id2, (struct sockaddr *)&sin));
+	EXPECT_EQ(EADDRINUSE, errno);
+	EXPECT_EQ(0, rdma_destroy_id(id2));
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST_F(cm, options)
+{
+	struct rdma_cm_id *a, *b;
+	struct sockaddr_in sin = sin4("127.0.0.1", 20102);
+	uint8_t tos = 32;
+	int one = 1;
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &a, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_create_id(self->ch, &b, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(0, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)));
+	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &one, sizeof(one)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &one, sizeof(one)));
+	EXPECT_EQ(ENOSYS, errno);
+	EXPECT_EQ(-1, rdma_set_option(a, 7, 0, &one, sizeof(one)));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+
+	ASSERT_EQ(0, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)));
+	ASSERT_EQ(0, rdma_set_option(b, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)));
+	EXPECT_EQ(0, rdma_bind_addr(a, (struct sockaddr *)&sin));
+	EXPECT_EQ(0, rdma_bind_addr(b, (struct sockaddr *)&sin));
+	EXPECT_EQ(0, rdma_destroy_id(a));
+	EXPECT_EQ(0, rdma_destroy_id(b));
+}
+
+TEST_F(cm, migrate_between_channels)
+{
+	struct sockaddr_in sin = sin4("127.0.0.1", 20103), got;
+	struct rdma_event_channel *ch2;
+	struct rdma_cm_id *id, *other;
+	socklen_t len = sizeof(got);
+
+	ch2 = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch2);
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin));
+	ASSERT_EQ(0, rdma_migrate_id(id, ch2));
+	EXPECT_EQ(ch2, id->channel);
+	ASSERT_EQ(0, softcm_getsockname(id, (struct sockaddr *)&got, &len));
+	EXPECT_EQ(htons(20103), got.sin_port);
+
+	/* The old channel's close does not take the id along. */
+	rdma_destroy_event_channel(self->ch);
+	self->ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, self->ch);
+	ASSERT_EQ(0, rdma_create_id(self->ch, &other, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(-1, rdma_bind_addr(other, (struct sockaddr *)&sin));
+	EXPECT_EQ(EADDRINUSE, errno);
+
+	/* To a private channel: the id becomes synchronous. */
+	ASSERT_EQ(0, rdma_migrate_id(id, NULL));
+	EXPECT_NE(ch2, id->channel);
+	rdma_destroy_event_channel(ch2);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	EXPECT_EQ(0, rdma_bind_addr(other, (struct sockaddr *)&sin));
+	EXPECT_EQ(0, rdma_destroy_id(other));
+}
+
+TEST_F(cm, nonblocking_channel)
+{
+	struct rdma_cm_event *event;
+	int flags = fcntl(self->ch->fd, F_GETFL);
+
+	ASSERT_EQ(0, fcntl(self->ch->fd, F_SETFL, flags | O_NONBLOCK));
+	EXPECT_EQ(-1, rdma_get_cm_event(self->ch, &event));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
+TEST_F(cm, getpeername_contract)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct rdma_cm_id *id;
+	unsigned char buf[8];
+	socklen_t len;
+
+	len = sizeof(buf);
+	EXPECT_EQ(-1, softcm_getpeername(NULL, (struct sockaddr *)buf, &len));
+	EXPECT_EQ(EBADF, errno);
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(-1, softcm_getpeername(id, NULL, &len));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, softcm_getpeername(id, (struct sockaddr *)buf, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	len = (socklen_t)-1;
+	EXPECT_EQ(-1, softcm_getsockname(id, (struct sockaddr *)buf, &len));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Truncated: what fits is written, the full size reported. */
+	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin6));
+	len = sizeof(buf);
+	ASSERT_EQ(0, softcm_getsockname(id, (struct sockaddr *)buf, &len));
+	EXPECT_EQ(sizeof(struct sockaddr_in6), len);
+	EXPECT_EQ(AF_INET6, *(sa_family_t *)buf);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST(getaddrinfo_and_create_ep)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE | RAI_NUMERICHOST };
+	struct rdma_addrinfo *res;
+	struct sockaddr_in *sin;
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ASSERT_EQ(0, rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res));
+	EXPECT_EQ(AF_INET, res->ai_family);
+	EXPECT_EQ(RDMA_PS_TCP, res->ai_port_space);
+	EXPECT_EQ(IBV_QPT_RC, res->ai_qp_type);
+	ASSERT_NE(NULL, res->ai_src_addr);
+	EXPECT_EQ(NULL, res->ai_dst_addr);
+	sin = (struct sockaddr_in *)res->ai_src_addr;
+	EXPECT_EQ(htons(7471), sin->sin_port);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), sin->sin_addr.s_addr);
+
+	ASSERT_EQ(0, rdma_create_ep(&id, res, NULL, NULL));
+	EXPECT_EQ(htons(7471), rdma_get_src_port(id));
+	EXPECT_EQ(0, rdma_listen(id, 0));
+	rdma_destroy_ep(id);
+	rdma_freeaddrinfo(res);
+
+	/* Active side: a destination, and the port space from the hints. */
+	hints.ai_flags = RAI_NUMERICHOST;
+	hints.ai_port_space = RDMA_PS_UDP;
+	ASSERT_EQ(0, rdma_getaddrinfo("::1", "7174", &hints, &res));
+	EXPECT_EQ(AF_INET6, res->ai_family);
+	EXPECT_EQ(RDMA_PS_UDP, res->ai_port_space);
+	ASSERT_NE(NULL, res->ai_dst_addr);
+	EXPECT_EQ(sizeof(struct sockaddr_in6), res->ai_dst_len);
+	rdma_freeaddrinfo(res);
+
+	EXPECT_NE(0, rdma_getaddrinfo("not-an-address", "1", &hints, &res));
+	EXPECT_EQ(-1, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST(verbs_calls_are_enosys)
+{
+	struct rdma_cm_id *id;
+	struct ibv_context **devs;
+	struct ibv_qp_attr attr;
+	int n = -1, mask;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	devs = rdma_get_devices(&n);
+	ASSERT_NE(NULL, devs);
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(NULL, devs[0]);
+	rdma_free_devices(devs);
+
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(-1, rdma_create_qp(id, NULL, NULL));
+	EXPECT_EQ(ENOSYS, errno);
+	EXPECT_EQ(-1, rdma_init_qp_attr(id, &attr, &mask));
+	EXPECT_EQ(ENOSYS, errno);
+	EXPECT_EQ(-1, rdma_join_multicast(id, NULL, NULL));
+	EXPECT_EQ(ENOSYS, errno);
+	rdma_destroy_qp(id);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST(event_str)
+{
+	EXPECT_STREQ("RDMA_CM_EVENT_ESTABLISHED", rdma_event_str(RDMA_CM_EVENT_ESTABLISHED));
+	EXPECT_STREQ("RDMA_CM_EVENT_TIMEWAIT_EXIT", rdma_event_str(RDMA_CM_EVENT_TIMEWAIT_EXIT));
+	EXPECT_STREQ("UNKNOWN EVENT", rdma_event_str(99));
+}
+
+TEST(module_missing_is_enodev)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, softcm_ensure_unloaded());
+	errno = 0;
+	EXPECT_EQ(NULL, rdma_create_event_channel());
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-1, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(ENODEV, errno);
+	/* Loaded later, it is found. */
+	ASSERT_EQ(0, softcm_load(NULL));
+	ch = rdma_create_event_channel();
+	EXPECT_NE(NULL, ch);
+	rdma_destroy_event_channel(ch);
+}
+
+struct shared {
+	struct rdma_cm_id *id;
+	int errors;
+};
+
+static void *hammer(void *p)
+{
+	struct shared *s = p;
+	struct sockaddr_in got;
+	socklen_t len;
+	uint8_t tos;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		tos = i;
+		len = sizeof(got);
+		if (rdma_set_option(s->id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, 1) ||
+		    softcm_getsockname(s->id, (struct sockaddr *)&got, &len))
+			__atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* One id used from several threads at once. */
+TEST_F(cm, one_id_many_threads)
+{
+	struct sockaddr_in sin = sin4("127.0.0.1", 0);
+	struct shared s = { 0 };
+	pthread_t th[4];
+	int i;
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &s.id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(s.id, (struct sockaddr *)&sin));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, hammer, &s));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+	EXPECT_EQ(0, s.errors);
+	EXPECT_EQ(0, rdma_destroy_id(s.id));
+}
+
+TEST_HARNESS_MAIN

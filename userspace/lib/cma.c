@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * rdma_cm ids: creation and destruction, binding, listening, options,
+ * migration between channels, and the addresses the library keeps in
+ * id->route.addr so that rdma_get_local_addr()/rdma_get_peer_addr() answer
+ * without a system call.
+ */
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "softcm.h"
+
+int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
+{
+	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
+}
+
+static socklen_t addr_len(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return 0;
+	}
+}
+
+static int query(struct softcm_id_priv *priv, int which, void *buf, __u32 *len)
+{
+	struct softcm_query_addr q = {
+		.handle = priv->handle,
+		.which = which,
+		.addr_len = *len,
+		.addr = (__u64)(uintptr_t)buf,
+	};
+
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_QUERY_ADDR, &q))
+		return -1;
+	*len = q.addr_len;
+	return 0;
+}
+
+/* Refresh id->route.addr from the kernel; a missing peer reads as zeroes. */
+int softcm_sync_addr(struct softcm_id_priv *priv)
+{
+	struct rdma_addr *a = &priv->id.route.addr;
+	__u32 len = sizeof(a->src_storage);
+
+	if (query(priv, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
+		return -1;
+	len = sizeof(a->dst_storage);
+	if (query(priv, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
+		if (errno != ENOTCONN)
+			return -1;
+		memset(&a->dst_storage, 0, sizeof(a->dst_storage));
+	}
+	return 0;
+}
+
+static struct softcm_id_priv *id_alloc(struct rdma_event_channel *channel,
+				       void *context, enum rdma_port_space ps)
+{
+	struct softcm_id_priv *priv;
+
+	priv = calloc(1, sizeof(*priv));
+	if (!priv)
+		return NULL;
+	priv->id.context = context;
+	priv->id.ps = ps;
+	priv->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
+	if (!channel) {
+		channel = rdma_create_event_channel();
+		if (!channel) {
+			free(priv);
+			return NULL;
+		}
+		priv->sync = 1;
+	}
+	priv->id.channel = channel;
+	pthread_mutex_init(&priv->mut, NULL);
+	pthread_cond_init(&priv->cond, NULL);
+	return priv;
+}
+
+static void id_free(struct softcm_id_priv *priv)
+{
+	if (priv->sync)
+		rdma_destroy_event_channel(priv->id.channel);
+	pthread_cond_destroy(&priv->cond);
+	pthread_mutex_destroy(&priv->mut);
+	free(priv);
+}
+
+/* A NULL channel makes a synchronous id with a channel of its own. */
+SOFTCM_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
+				 struct rdma_cm_id **id, void *context,
+				 enum rdma_port_space ps)
+{
+	struct softcm_create_id c = { .ps = ps };
+	struct softcm_id_priv *priv;
+	int err;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP)
+		return softcm_err(EINVAL);
+	priv = id_alloc(channel, context, ps);
+	if (!priv)
+		return -1;
+	c.uid = (uintptr_t)priv;
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_CREATE_ID, &c)) {
+		err = errno;
+		id_free(priv);
+		return softcm_err(err);
+	}
+	priv->handle = c.handle;
+	*id = &priv->id;
+	return 0;
+}
+
+/*
+ * Waits until the application has acknowledged every event of the id it
+ * has been given, as librdmacm does: destroying an id with unacknowledged
+ * events blocks until they are acknowledged.
+ */
+SOFTCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct softcm_id_priv *priv;
+	struct softcm_destroy_id c;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	c.handle = priv->handle;
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_DESTROY_ID, &c))
+		return -1;
+	if (id->event)
+		rdma_ack_cm_event(id->event);
+
+	pthread_mutex_lock(&priv->mut);
+	while (priv->events_completed < c.events_reported)
+		pthread_cond_wait(&priv->cond, &priv->mut);
+	pthread_mutex_unlock(&priv->mut);
+	id_free(priv);
+	return 0;
+}
+
+SOFTCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	struct softcm_id_priv *priv;
+	struct softcm_bind c;
+	socklen_t len;
+
+	if (!id || !addr)
+		return softcm_err(EINVAL);
+	len = addr_len(addr);
+	if (!len)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	memset(&c, 0, sizeof(c));
+	c.handle = priv->handle;
+	c.addr_len = len;
+	memcpy(c.addr, addr, len);
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_BIND, &c))
+		return -1;
+	return softcm_sync_addr(priv);
+}
+
+SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	struct softcm_id_priv *priv;
+	struct softcm_listen c;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	c.handle = priv->handle;
+	c.backlog = backlog;
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_LISTEN, &c))
+		return -1;
+	return softcm_sync_addr(priv);
+}
+
+/* Option values are checked here for their size, as librdmacm's are. */
+SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
+				  void *optval, size_t optlen)
+{
+	struct softcm_set_option c = { .level = SOFTCM_OPTION_ID, .optname = optname };
+
+	if (!id || !optval)
+		return softcm_err(EINVAL);
+	if (level == RDMA_OPTION_IB)
+		return softcm_err(ENOSYS);	/* no InfiniBand path records */
+	if (level != RDMA_OPTION_ID)
+		return softcm_err(ENOPROTOOPT);
+
+	switch (optname) {
+	case RDMA_OPTION_ID_TOS:
+	case RDMA_OPTION_ID_ACK_TIMEOUT:
+		if (optlen != sizeof(uint8_t))
+			return softcm_err(EINVAL);
+		c.value = *(uint8_t *)optval;
+		break;
+	case RDMA_OPTION_ID_REUSEADDR:
+	case RDMA_OPTION_ID_AFONLY:
+		if (optlen != sizeof(int))
+			return softcm_err(EINVAL);
+		c.value = *(int *)optval ? 1 : 0;
+		break;
+	default:
+		return softcm_err(ENOPROTOOPT);
+	}
+	c.handle = to_priv(id)->handle;
+	return softcm_ioctl(to_priv(id), SOFTCM_IOCTL_SET_OPTION, &c);
+}
+
+/*
+ * Moves the id and its unread events to @channel (NULL: a new private
+ * channel, making the id synchronous).  Events already handed out on the
+ * old channel must be acknowledged first; we wait for that, as librdmacm.
+ */
+SOFTCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
+				  struct rdma_event_channel *channel)
+{
+	struct rdma_event_channel *old, *own = NULL;
+	struct softcm_migrate_id c = { 0 };
+	struct softcm_id_priv *priv;
+	int err;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	old = id->channel;
+	if (!channel) {
+		channel = own = rdma_create_event_channel();
+		if (!channel)
+			return -1;
+	}
+	c.fd = old->fd;
+	c.handle = priv->handle;
+	if (ioctl(channel->fd, SOFTCM_IOCTL_MIGRATE_ID, &c)) {
+		err = errno;
+		rdma_destroy_event_channel(own);
+		return softcm_err(err);
+	}
+
+	pthread_mutex_lock(&priv->mut);
+	while (priv->events_completed < c.events_reported)
+		pthread_cond_wait(&priv->cond, &priv->mut);
+	priv->handle = c.handle;
+	id->channel = channel;
+	if (priv->sync)
+		rdma_destroy_event_channel(old);
+	priv->sync = own != NULL;
+	pthread_mutex_unlock(&priv->mut);
+	return 0;
+}
+
+SOFTCM_EXPORT __be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	const struct sockaddr *sa = &id->route.addr.src_addr;
+
+	if (sa->sa_family == AF_INET6)
+		return id->route.addr.src_sin6.sin6_port;
+	return sa->sa_family == AF_INET ? id->route.addr.src_sin.sin_port : 0;
+}
+
+SOFTCM_EXPORT __be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	const struct sockaddr *sa = &id->route.addr.dst_addr;
+
+	if (sa->sa_family == AF_INET6)
+		return id->route.addr.dst_sin6.sin6_port;
+	return sa->sa_family == AF_INET ? id->route.addr.dst_sin.sin_port : 0;
+}
+
+/* getpeername(2)/getsockname(2) contracts, answered by the kernel. */
+static int get_name(struct rdma_cm_id *id, int which, struct sockaddr *addr,
+		    socklen_t *addrlen)
+{
+	__u32 len;
+
+	if (!id)
+		return softcm_err(EBADF);
+	if (!addr || !addrlen)
+		return softcm_err(EFAULT);
+	if ((int)*addrlen < 0)
+		return softcm_err(EINVAL);
+	len = *addrlen;
+	if (query(to_priv(id), which, addr, &len))
+		return -1;
+	*addrlen = len;
+	return 0;
+}
+
+SOFTCM_EXPORT int softcm_getpeername(struct rdma_cm_id *id, struct sockaddr *addr,
+				     socklen_t *addrlen)
+{
+	return get_name(id, SOFTCM_QUERY_PEER, addr, addrlen);
+}
+
+SOFTCM_EXPORT int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *addr,
+				     socklen_t *addrlen)
+{
+	return get_name(id, SOFTCM_QUERY_LOCAL, addr, addrlen);
+}
+
+/*
+ * Passive endpoints only for now: active ones need address resolution.
+ * No QP can be created without a verbs device, so qp_init_attr must be
+ * NULL.
+ */
+SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
+				 struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rdma_cm_id *cm_id;
+	int err;
+
+	if (!id || !res)
+		return softcm_err(EINVAL);
+	if (pd || qp_init_attr)
+		return softcm_err(ENOSYS);
+	if (!(res->ai_flags & RAI_PASSIVE))
+		return softcm_err(ENOSYS);
+	if (rdma_create_id(NULL, &cm_id, NULL, res->ai_port_space))
+		return -1;
+	if (res->ai_src_addr && rdma_bind_addr(cm_id, res->ai_src_addr)) {
+		err = errno;
+		rdma_destroy_id(cm_id);
+		return softcm_err(err);
+	}
+	*id = cm_id;
+	return 0;
+}
+
+SOFTCM_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
+{
+	rdma_destroy_id(id);
+}
