@@ -13,6 +13,7 @@
 #include <net/ip.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
+#include <kunit/visibility.h>
 
 #include "id.h"
 #include "netns.h"
@@ -54,8 +55,8 @@ static struct xarray *table_of(struct softcm_id *id)
  * different families; otherwise a wildcard on either side conflicts with
  * everything and equal addresses conflict.
  */
-static int check_port(struct softcm_bind_list *bl, struct softcm_id *id,
-		      bool reuseaddr)
+VISIBLE_IF_KUNIT int softcm_port_check(struct softcm_bind_list *bl,
+				       struct softcm_id *id, bool reuseaddr)
 {
 	struct softcm_id *cur;
 
@@ -74,6 +75,7 @@ static int check_port(struct softcm_bind_list *bl, struct softcm_id *id,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_port_check);
 
 static void join(struct softcm_bind_list *bl, struct softcm_id *id)
 {
@@ -151,7 +153,7 @@ int softcm_port_bind(struct softcm_id *id)
 		if (!bl) {
 			ret = new_bind_list(table, id, port);
 		} else {
-			ret = check_port(bl, id, id->reuseaddr);
+			ret = softcm_port_check(bl, id, id->reuseaddr);
 			if (!ret)
 				join(bl, id);
 		}
@@ -171,7 +173,7 @@ int softcm_port_make_unique(struct softcm_id *id)
 	if (!id->reuseaddr)
 		return 0;
 	mutex_lock(&ports->lock);
-	ret = check_port(id->bind_list, id, false);
+	ret = softcm_port_check(id->bind_list, id, false);
 	if (!ret)
 		id->reuseaddr = false;
 	mutex_unlock(&ports->lock);

@@ -28,6 +28,10 @@ void softcm_ports_uninit(struct softcm_ports *ports);
 int softcm_port_bind(struct softcm_id *id);
 int softcm_port_make_unique(struct softcm_id *id);
 void softcm_port_release(struct softcm_id *id);
+#if IS_ENABLED(CONFIG_KUNIT)
+int softcm_port_check(struct softcm_bind_list *bl, struct softcm_id *id,
+		      bool reuseaddr);
+#endif
 void softcm_port_set_flags(struct softcm_id *id, bool reuseaddr, bool afonly);
 
 #endif /* _SOFTCM_PORT_H */
