@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 
+#include "addr.h"
 #include "event.h"
 #include "file.h"
 #include "id.h"
@@ -47,7 +48,7 @@ static void id_release(struct kref *ref)
 {
 	struct softcm_id *id = container_of(ref, struct softcm_id, ref);
 
-	WARN_ON(id->bind_list);
+	WARN_ON(id->bind_list || id->addr_req);
 	pr_debug("id %p destroyed\n", id);
 	put_net(id->net);
 	mutex_destroy(&id->mutex);
@@ -88,6 +89,7 @@ void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
 {
 	mutex_lock(&id->mutex);
 	softcm_id_set_state(id, id->state, SOFTCM_STATE_DESTROYING);
+	softcm_addr_cancel(id);
 	softcm_port_release(id);
 	softcm_event_purge(id);
 	if (events_reported)

@@ -2,6 +2,7 @@
 #ifndef _SOFTCM_ID_H
 #define _SOFTCM_ID_H
 
+#include <linux/if_ether.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -12,6 +13,28 @@
 struct net;
 struct softcm_file;
 struct softcm_bind_list;
+struct softcm_addr_req;
+
+/* What address resolution learnt: the egress device and the next hop. */
+struct softcm_dev_addr {
+	int ifindex;
+	unsigned int mtu;
+	u8 smac[ETH_ALEN];
+	u8 dmac[ETH_ALEN];		/* the neighbour's: the gateway's if any */
+	u8 hop_limit;
+	bool gateway;
+};
+
+/* The path rdma_cm builds locally for RoCE (route.c). */
+struct softcm_path {
+	u8 sgid[16];
+	u8 dgid[16];
+	u32 flow_label;
+	u8 mtu;				/* IB MTU enum */
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 packet_life_time;
+};
 
 /*
  * One connection-manager id, what rdma_cm calls an rdma_cm_id.
@@ -38,6 +61,10 @@ struct softcm_id {
 	struct sockaddr_storage dst;
 	int bound_ifindex;
 	int backlog;
+
+	struct softcm_addr_req *addr_req;	/* resolution in flight */
+	struct softcm_dev_addr dev;		/* from ADDR_RESOLVED on */
+	struct softcm_path path;		/* from ROUTE_RESOLVED on */
 
 	u8 tos;
 	u8 ack_timeout;

@@ -8,6 +8,7 @@
 
 #include <linux/module.h>
 
+#include "addr.h"
 #include "chardev.h"
 #include "netns.h"
 #include "version.h"
@@ -16,9 +17,13 @@ static int __init softcm_mod_init(void)
 {
 	int ret;
 
-	ret = softcm_netns_init();
+	ret = softcm_addr_init();
 	if (ret)
 		return ret;
+
+	ret = softcm_netns_init();
+	if (ret)
+		goto err_uninit_addr;
 
 	/* Last: once the device exists userspace can open it. */
 	ret = softcm_chardev_init();
@@ -30,6 +35,8 @@ static int __init softcm_mod_init(void)
 
 err_uninit_netns:
 	softcm_netns_uninit();
+err_uninit_addr:
+	softcm_addr_uninit();
 	return ret;
 }
 
@@ -37,6 +44,7 @@ static void __exit softcm_mod_exit(void)
 {
 	softcm_chardev_uninit();
 	softcm_netns_uninit();
+	softcm_addr_uninit();
 	pr_debug("softcm unloaded\n");
 }
 

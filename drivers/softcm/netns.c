@@ -81,11 +81,14 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->max_backlog = SOFTCM_MAX_BACKLOG_DEFAULT;
 	sn->max_ids_per_file = SOFTCM_MAX_IDS_DEFAULT;
 	softcm_ports_init(&sn->ports);
+	spin_lock_init(&sn->pending_lock);
+	INIT_LIST_HEAD(&sn->pending);
 
 	ret = sysctl_register(sn);
 	if (ret)
 		goto err_uninit_ports;
 
+	WRITE_ONCE(sn->ready, true);
 	pr_debug("netns %u created\n", net->ns.inum);
 	return 0;
 
@@ -98,7 +101,10 @@ static void __net_exit softcm_net_exit(struct net *net)
 {
 	struct softcm_net *sn = softcm_net(net);
 
+	WRITE_ONCE(sn->ready, false);
 	sysctl_unregister(sn);
+	/* Ids pin their namespace: none can be resolving now. */
+	WARN_ON(!list_empty(&sn->pending));
 	softcm_ports_uninit(&sn->ports);
 	pr_debug("netns %u destroyed\n", net->ns.inum);
 }

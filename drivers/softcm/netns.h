@@ -2,6 +2,8 @@
 #ifndef _SOFTCM_NETNS_H
 #define _SOFTCM_NETNS_H
 
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <net/net_namespace.h>
 
 #include "port.h"
@@ -16,6 +18,10 @@ struct softcm_net {
 	struct net *net;
 	struct ctl_table_header *sysctl;
 	struct softcm_ports ports;
+	/* address resolutions waiting for a neighbour (addr.c) */
+	spinlock_t pending_lock;
+	struct list_head pending;
+	bool ready;			/* set once .init has run */
 	/* sysctls: written through procfs, read locklessly with READ_ONCE */
 	int max_backlog;
 	int max_ids_per_file;

@@ -214,3 +214,20 @@ void softcm_port_set_flags(struct softcm_id *id, bool reuseaddr, bool afonly)
 	id->afonly = afonly;
 	mutex_unlock(&ports->lock);
 }
+
+/*
+ * Resolution chose a specific source address for a wildcard-bound id; the
+ * port stays.  Other ids' port checks read the address under the lock.
+ */
+void softcm_port_set_src(struct softcm_id *id, const struct sockaddr_storage *src)
+{
+	struct softcm_ports *ports = ports_of(id);
+	u16 port = softcm_addr_port(&id->src);
+
+	lockdep_assert_held(&id->mutex);
+
+	mutex_lock(&ports->lock);
+	id->src = *src;
+	softcm_addr_set_port(&id->src, port);
+	mutex_unlock(&ports->lock);
+}

@@ -8,6 +8,7 @@
 #include <linux/xarray.h>
 
 struct softcm_id;
+struct sockaddr_storage;
 
 /* The ids bound to one port of one port space, in one namespace. */
 struct softcm_bind_list {
@@ -33,5 +34,6 @@ int softcm_port_check(struct softcm_bind_list *bl, struct softcm_id *id,
 		      bool reuseaddr);
 #endif
 void softcm_port_set_flags(struct softcm_id *id, bool reuseaddr, bool afonly);
+void softcm_port_set_src(struct softcm_id *id, const struct sockaddr_storage *src);
 
 #endif /* _SOFTCM_PORT_H */

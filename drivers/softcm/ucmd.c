@@ -15,11 +15,13 @@
 #include <linux/uaccess.h>
 #include <uapi/linux/softcm.h>
 
+#include "addr.h"
 #include "bind.h"
 #include "chardev.h"
 #include "event.h"
 #include "file.h"
 #include "id.h"
+#include "route.h"
 #include "sockaddr.h"
 #include "state.h"
 #include "ucmd.h"
@@ -33,6 +35,9 @@ union ucmd_args {
 	struct softcm_query_id query_id;
 	struct softcm_set_option set_option;
 	struct softcm_migrate_id migrate_id;
+	struct softcm_resolve_addr resolve_addr;
+	struct softcm_resolve_route resolve_route;
+	struct softcm_query_route query_route;
 };
 
 /*
@@ -270,6 +275,52 @@ static int ucmd_migrate_id(struct softcm_file *sf, union ucmd_args *a)
 	return ret;
 }
 
+static int ucmd_resolve_addr(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_resolve_addr *c = &a->resolve_addr;
+	struct softcm_id *id;
+	int ret;
+
+	if (c->src_len > sizeof(c->src) || c->dst_len > sizeof(c->dst))
+		return -EINVAL;
+	id = get_locked(sf, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_id_resolve_addr(id, c->src, c->src_len, c->dst, c->dst_len,
+				     c->timeout_ms);
+	unlock_put(id);
+	return ret;
+}
+
+static int ucmd_resolve_route(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_id *id;
+	int ret;
+
+	id = get_locked(sf, a->resolve_route.handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_id_resolve_route(id, a->resolve_route.timeout_ms);
+	unlock_put(id);
+	return ret;
+}
+
+static int ucmd_query_route(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_query_route *c = &a->query_route;
+	struct softcm_id *id;
+	int ret;
+
+	if (c->reserved0 || c->reserved1)
+		return -EINVAL;
+	id = get_locked(sf, c->handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_id_query_route(id, c);
+	unlock_put(id);
+	return ret;
+}
+
 struct ucmd {
 	int (*handler)(struct softcm_file *sf, union ucmd_args *a);
 	void (*undo)(struct softcm_file *sf, union ucmd_args *a);
@@ -292,9 +343,26 @@ static const struct ucmd ucmds[] = {
 	UCMD(QUERY_ID, ucmd_query_id, softcm_query_id, NULL),
 	UCMD(SET_OPTION, ucmd_set_option, softcm_set_option, NULL),
 	UCMD(MIGRATE_ID, ucmd_migrate_id, softcm_migrate_id, NULL),
+	UCMD(RESOLVE_ADDR, ucmd_resolve_addr, softcm_resolve_addr, NULL),
+	UCMD(RESOLVE_ROUTE, ucmd_resolve_route, softcm_resolve_route, NULL),
+	UCMD(QUERY_ROUTE, ucmd_query_route, softcm_query_route, NULL),
 };
 
 static_assert(ARRAY_SIZE(ucmds) == SOFTCM_CMD_COUNT);
+
+/* The ABI's layouts, the same for 32- and 64-bit userspace. */
+static_assert(sizeof(struct softcm_create_id) == 16);
+static_assert(sizeof(struct softcm_destroy_id) == 8);
+static_assert(sizeof(struct softcm_bind) == 136);
+static_assert(sizeof(struct softcm_listen) == 8);
+static_assert(sizeof(struct softcm_query_addr) == 24);
+static_assert(sizeof(struct softcm_query_id) == 24);
+static_assert(sizeof(struct softcm_set_option) == 16);
+static_assert(sizeof(struct softcm_migrate_id) == 16);
+static_assert(sizeof(struct softcm_resolve_addr) == 272);
+static_assert(sizeof(struct softcm_resolve_route) == 8);
+static_assert(sizeof(struct softcm_query_route) == 72);
+static_assert(sizeof(struct softcm_event) == 296);
 
 long softcm_ucmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long arg)
 {

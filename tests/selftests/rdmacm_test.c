@@ -10,6 +10,9 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
+#include <sys/ioctl.h>
+
+#include <linux/softcm.h>
 
 #include "kselftest_harness.h"
 #include "softcm.h"
@@ -347,6 +350,109 @@ TEST_F(cm, one_id_many_threads)
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
 	EXPECT_EQ(0, s.errors);
 	EXPECT_EQ(0, rdma_destroy_id(s.id));
+}
+
+/* Synchronous ids: each call returns once its event has arrived. */
+TEST(sync_resolve)
+{
+	struct sockaddr_in dst = sin4("127.0.0.1", 7471);
+	struct sockaddr_in unreach = sin4("10.255.255.1", 7471);
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	ASSERT_NE(NULL, id->event);
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, id->event->event);
+	/* The addresses are there without asking the kernel. */
+	EXPECT_EQ(AF_INET, rdma_get_local_addr(id)->sa_family);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK),
+		  ((struct sockaddr_in *)rdma_get_local_addr(id))->sin_addr.s_addr);
+	EXPECT_EQ(htons(7471), rdma_get_dst_port(id));
+	EXPECT_EQ(htonl(INADDR_LOOPBACK),
+		  ((struct sockaddr_in *)rdma_get_peer_addr(id))->sin_addr.s_addr);
+
+	ASSERT_EQ(0, rdma_resolve_route(id, 2000));
+	EXPECT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, id->event->event);
+	ASSERT_EQ(1, id->route.num_paths);
+	ASSERT_NE(NULL, id->route.path_rec);
+	EXPECT_EQ(0xff, id->route.path_rec->sgid.raw[11]);
+	EXPECT_EQ(127, id->route.path_rec->dgid.raw[12]);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+
+	/* No route: the call itself fails, with the route's errno. */
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(-1, rdma_resolve_addr(id, NULL, (struct sockaddr *)&unreach, 500));
+	EXPECT_EQ(ENETUNREACH, errno);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST(create_ep_active)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST }, *res;
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ASSERT_EQ(0, rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res));
+	ASSERT_EQ(0, rdma_create_ep(&id, res, NULL, NULL));
+	EXPECT_EQ(1, id->route.num_paths);
+	EXPECT_EQ(htons(7471), rdma_get_dst_port(id));
+	rdma_destroy_ep(id);
+	rdma_freeaddrinfo(res);
+}
+
+struct destroyer {
+	struct rdma_cm_id *id;
+	int acked;
+	int done;
+	int acked_when_done;
+};
+
+static void *destroy_in_thread(void *p)
+{
+	struct destroyer *d = p;
+
+	rdma_destroy_id(d->id);
+	d->acked_when_done = __atomic_load_n(&d->acked, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&d->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Asynchronous: events from the channel; destroy waits for their ack. */
+TEST_F(cm, async_resolve_and_destroy_waits_for_ack)
+{
+	struct sockaddr_in dst = sin4("127.0.0.1", 7471);
+	struct softcm_query_id q = { 0 };
+	struct destroyer d = { 0 };
+	struct rdma_cm_event *event;
+	pthread_t th;
+	int i;
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &d.id, &d, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(d.id, NULL, (struct sockaddr *)&dst, 2000));
+	ASSERT_EQ(0, rdma_get_cm_event(self->ch, &event));
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, event->event);
+	EXPECT_EQ(d.id, event->id);
+	EXPECT_EQ(&d, event->id->context);
+
+	/* Destroy from another thread while we still hold the event. */
+	q.handle = 1;	/* the first id of a fresh channel */
+	ASSERT_EQ(0, pthread_create(&th, NULL, destroy_in_thread, &d));
+	for (i = 0; i < 10000; i++) {	/* until the kernel id is gone */
+		if (ioctl(self->ch->fd, SOFTCM_IOCTL_QUERY_ID, &q))
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(ENOENT, errno);
+	for (i = 0; i < 200; i++) {	/* it must keep waiting for our ack */
+		EXPECT_EQ(0, __atomic_load_n(&d.done, __ATOMIC_SEQ_CST));
+		usleep(1000);
+	}
+	__atomic_store_n(&d.acked, 1, __ATOMIC_SEQ_CST);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(1, d.done);
+	EXPECT_EQ(1, d.acked_when_done);
 }
 
 TEST_HARNESS_MAIN

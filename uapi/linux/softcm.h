@@ -85,6 +85,30 @@
  *                of its events read so far.  EBADF for an fd that is not
  *                open, EINVAL for one that is not /dev/softcm or is in
  *                another network namespace.
+ *   RESOLVE_ADDR resolve a destination, as rdma_resolve_addr(): from IDLE
+ *                the id is first bound (to src when given, else to the
+ *                wildcard of dst's family and a free port); from
+ *                ADDR_BOUND src is ignored; any other state EINVAL.  dst
+ *                is AF_INET or AF_INET6 (EAFNOSUPPORT), of at least its
+ *                family's size (EINVAL); src, when given, of the same
+ *                family (EINVAL); a wildcard dst means the loopback
+ *                address.  The route is looked up in the id's namespace
+ *                (honouring a bound address, device and IPv6 scope id); no
+ *                route fails at once (ENETUNREACH, EHOSTUNREACH, ...) and
+ *                leaves the id in ADDR_BOUND.  Otherwise the id is in
+ *                ADDR_QUERY until an ADDR_RESOLVED event (the egress device,
+ *                its MAC and MTU, the neighbour's MAC and the selected
+ *                source address are then known), or an ADDR_ERROR event
+ *                (status -ETIMEDOUT when the neighbour did not answer
+ *                within timeout_ms, or the route's error) after which the
+ *                id is back in ADDR_BOUND with its bound address.
+ *   RESOLVE_ROUTE  ADDR_RESOLVED -> ROUTE_RESOLVED, with a ROUTE_RESOLVED
+ *                event; the path is built locally, as rdma_cm does for
+ *                RoCE.  timeout_ms must not be 0 (EINVAL); EINVAL in any
+ *                other state, or when the device's MTU is below 352 bytes.
+ *   QUERY_ROUTE  the resolved path: GIDs (IPv4 as v4-mapped IPv6), MACs,
+ *                device, IB MTU, hop limit, traffic class, flow label.
+ *                EINVAL before ROUTE_RESOLVED.
  *
  * Events
  * ------
@@ -225,6 +249,40 @@ struct softcm_migrate_id {
 	__u32		reserved0;
 };
 
+struct softcm_resolve_addr {
+	__u32		handle;		/* in */
+	__u32		timeout_ms;	/* in */
+	__u32		src_len;	/* in: 0 for no source address */
+	__u32		dst_len;	/* in */
+	__u8		src[SOFTCM_ADDR_SIZE];	/* in */
+	__u8		dst[SOFTCM_ADDR_SIZE];	/* in */
+};
+
+struct softcm_resolve_route {
+	__u32		handle;		/* in */
+	__u32		timeout_ms;	/* in */
+};
+
+/* The IB MTU enum, as IBTA and enum ib_mtu: 1 = 256 ... 5 = 4096. */
+struct softcm_query_route {
+	__u32		handle;		/* in */
+	__u32		ifindex;	/* out: egress device */
+	__u8		sgid[16];	/* out */
+	__u8		dgid[16];	/* out */
+	__u8		smac[6];	/* out */
+	__u8		dmac[6];	/* out: the neighbour's (the gateway's) */
+	__u32		flow_label;	/* out */
+	__u16		pkey;		/* out */
+	__u8		mtu;		/* out: IB MTU enum */
+	__u8		hop_limit;	/* out */
+	__u8		traffic_class;	/* out */
+	__u8		sl;		/* out */
+	__u8		packet_life_time;	/* out */
+	__u8		gateway;	/* out: 1 when the route has a gateway */
+	__u32		reserved0;
+	__u32		reserved1;
+};
+
 /* Connection parameters, as carried by events and (later) commands. */
 struct softcm_conn_param {
 	__u32		qp_num;
@@ -262,6 +320,9 @@ enum softcm_cmd {
 	SOFTCM_CMD_QUERY_ID,
 	SOFTCM_CMD_SET_OPTION,
 	SOFTCM_CMD_MIGRATE_ID,
+	SOFTCM_CMD_RESOLVE_ADDR,
+	SOFTCM_CMD_RESOLVE_ROUTE,
+	SOFTCM_CMD_QUERY_ROUTE,
 	SOFTCM_CMD_COUNT
 };
 
@@ -273,5 +334,8 @@ enum softcm_cmd {
 #define SOFTCM_IOCTL_QUERY_ID	_SOFTCM_IOWR(QUERY_ID, softcm_query_id)
 #define SOFTCM_IOCTL_SET_OPTION	_SOFTCM_IOWR(SET_OPTION, softcm_set_option)
 #define SOFTCM_IOCTL_MIGRATE_ID	_SOFTCM_IOWR(MIGRATE_ID, softcm_migrate_id)
+#define SOFTCM_IOCTL_RESOLVE_ADDR	_SOFTCM_IOWR(RESOLVE_ADDR, softcm_resolve_addr)
+#define SOFTCM_IOCTL_RESOLVE_ROUTE	_SOFTCM_IOWR(RESOLVE_ROUTE, softcm_resolve_route)
+#define SOFTCM_IOCTL_QUERY_ROUTE	_SOFTCM_IOWR(QUERY_ROUTE, softcm_query_route)
 
 #endif /* _SOFTCM_UAPI_SOFTCM_H */

@@ -63,6 +63,32 @@ int softcm_sync_addr(struct softcm_id_priv *priv)
 	return 0;
 }
 
+/*
+ * A synchronous id's call waits here for the event that completes it,
+ * which stays in id->event until the next call or rdma_destroy_id(), as in
+ * librdmacm.  A failing event becomes -1 with errno: ECONNREFUSED for a
+ * rejection, else the status.
+ */
+int softcm_complete(struct softcm_id_priv *priv)
+{
+	struct rdma_cm_event *event;
+
+	if (!priv->sync)
+		return 0;
+	if (priv->id.event) {
+		rdma_ack_cm_event(priv->id.event);
+		priv->id.event = NULL;
+	}
+	if (rdma_get_cm_event(priv->id.channel, &priv->id.event))
+		return -1;
+	event = priv->id.event;
+	if (!event->status)
+		return 0;
+	if (event->event == RDMA_CM_EVENT_REJECTED)
+		return softcm_err(ECONNREFUSED);
+	return softcm_err(event->status < 0 ? -event->status : event->status);
+}
+
 static struct softcm_id_priv *id_alloc(struct rdma_event_channel *channel,
 				       void *context, enum rdma_port_space ps)
 {
@@ -312,9 +338,10 @@ SOFTCM_EXPORT int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *add
 }
 
 /*
- * Passive endpoints only for now: active ones need address resolution.
- * No QP can be created without a verbs device, so qp_init_attr must be
- * NULL.
+ * Always synchronous, as librdmacm's: a passive endpoint is bound to the
+ * source address, an active one resolved to the destination (address and
+ * route, 2 s each).  No QP can be created without a verbs device, so pd
+ * and qp_init_attr must be NULL.
  */
 SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				 struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
@@ -326,17 +353,25 @@ SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *r
 		return softcm_err(EINVAL);
 	if (pd || qp_init_attr)
 		return softcm_err(ENOSYS);
-	if (!(res->ai_flags & RAI_PASSIVE))
-		return softcm_err(ENOSYS);
+	if (!(res->ai_flags & RAI_PASSIVE) && !res->ai_dst_addr)
+		return softcm_err(EINVAL);
 	if (rdma_create_id(NULL, &cm_id, NULL, res->ai_port_space))
 		return -1;
-	if (res->ai_src_addr && rdma_bind_addr(cm_id, res->ai_src_addr)) {
-		err = errno;
-		rdma_destroy_id(cm_id);
-		return softcm_err(err);
+	if (res->ai_flags & RAI_PASSIVE) {
+		if (res->ai_src_addr && rdma_bind_addr(cm_id, res->ai_src_addr))
+			goto err_destroy;
+	} else {
+		if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr, 2000) ||
+		    rdma_resolve_route(cm_id, 2000))
+			goto err_destroy;
 	}
 	*id = cm_id;
 	return 0;
+
+err_destroy:
+	err = errno;
+	rdma_destroy_id(cm_id);
+	return softcm_err(err);
 }
 
 SOFTCM_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)

@@ -89,9 +89,12 @@ retry:
 
 	switch (kev.event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		softcm_sync_addr(priv);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		softcm_sync_addr(priv);
+		softcm_sync_route(priv);
 		break;
 	default:
 		break;

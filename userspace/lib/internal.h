@@ -36,6 +36,8 @@ struct softcm_id_priv {
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
 	uint32_t events_completed;
+
+	struct ibv_sa_path_rec path;	/* id.route.path_rec once resolved */
 };
 
 struct softcm_event_priv {
@@ -55,5 +57,9 @@ int softcm_open_device(void);
 /* cma.c */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
 int softcm_sync_addr(struct softcm_id_priv *priv);
+int softcm_complete(struct softcm_id_priv *priv);
+
+/* resolve.c */
+int softcm_sync_route(struct softcm_id_priv *priv);
 
 #endif /* _SOFTCM_INTERNAL_H */

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address and route resolution through the kernel's route and neighbour
+ * tables, in a topology the fixture builds:
+ *
+ *   +-- sc-a --------+        +-- sc-r ---------+        +-- sc-c --------+
+ *   | a0 10.77.1.1   |--veth--| r0 10.77.1.254  |        |                |
+ *   |    fd77:1::1   |        |    fd77:1::fe   |        |                |
+ *   |    fe80::a     |        |    fe80::fe     |        |                |
+ *   | 10.77.2.0/24   |        | r1 10.77.2.254  |--veth--| c0 10.77.2.2   |
+ *   |  via .1.254    |        |  (forwarding)   |        |                |
+ *   +----------------+        +-----------------+        +----------------+
+ *
+ * The test process runs in sc-a.  10.77.1.99 is on a0's subnet but nobody
+ * answers there; 10.99.0.1 has no route.  Also: the event queue seen
+ * through real events (read, poll, destroy and migrate with events
+ * queued).
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <linux/softcm.h>
+
+#include "kselftest_harness.h"
+#include "vm_helpers.h"
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in sc-a sc-r sc-c; do ip netns add $n; ip -n $n link set lo up; done\n"
+	"ip link add a0 netns sc-a type veth peer name r0 netns sc-r\n"
+	"ip link add r1 netns sc-r type veth peer name c0 netns sc-c\n"
+	"ip -n sc-a addr add 10.77.1.1/24 dev a0\n"
+	"ip -n sc-a addr add fd77:1::1/64 dev a0 nodad\n"
+	"ip -n sc-a addr add fe80::a/64 dev a0 nodad\n"
+	"ip -n sc-r addr add 10.77.1.254/24 dev r0\n"
+	"ip -n sc-r addr add fd77:1::fe/64 dev r0 nodad\n"
+	"ip -n sc-r addr add fe80::fe/64 dev r0 nodad\n"
+	"ip -n sc-r addr add 10.77.2.254/24 dev r1\n"
+	"ip -n sc-c addr add 10.77.2.2/24 dev c0\n"
+	"for l in sc-a:a0 sc-r:r0 sc-r:r1 sc-c:c0; do ip -n ${l%:*} link set ${l#*:} up; done\n"
+	"ip netns exec sc-r sysctl -qw net.ipv4.ip_forward=1\n"
+	"ip -n sc-a route add 10.77.2.0/24 via 10.77.1.254\n"
+	"ip -n sc-c route add default via 10.77.2.254\n";
+
+static int create(int fd, __u16 ps, __u32 *h)
+{
+	struct softcm_create_id c = { .ps = ps, .uid = 0x5c };
+
+	*h = 0;
+	if (ioctl(fd, SOFTCM_IOCTL_CREATE_ID, &c))
+		return -errno;
+	*h = c.handle;
+	return 0;
+}
+
+static int destroy(int fd, __u32 h, __u32 *reported)
+{
+	struct softcm_destroy_id c = { .handle = h };
+
+	if (ioctl(fd, SOFTCM_IOCTL_DESTROY_ID, &c))
+		return -errno;
+	if (reported)
+		*reported = c.events_reported;
+	return 0;
+}
+
+static int resolve(int fd, __u32 h, const char *src, const char *dst, int scope,
+		   __u32 timeout_ms)
+{
+	struct softcm_resolve_addr c = { .handle = h, .timeout_ms = timeout_ms };
+	struct sockaddr_in6 *d6 = (struct sockaddr_in6 *)c.dst;
+	struct sockaddr_in *d4 = (struct sockaddr_in *)c.dst;
+
+	if (strchr(dst, ':')) {
+		d6->sin6_family = AF_INET6;
+		d6->sin6_port = htons(7471);
+		d6->sin6_scope_id = scope;
+		inet_pton(AF_INET6, dst, &d6->sin6_addr);
+		c.dst_len = sizeof(*d6);
+	} else {
+		d4->sin_family = AF_INET;
+		d4->sin_port = htons(7471);
+		inet_pton(AF_INET, dst, &d4->sin_addr);
+		c.dst_len = sizeof(*d4);
+	}
+	if (src && strchr(src, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)c.src;
+
+		s6->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, src, &s6->sin6_addr);
+		c.src_len = sizeof(*s6);
+	} else if (src) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)c.src;
+
+		s4->sin_family = AF_INET;
+		inet_pton(AF_INET, src, &s4->sin_addr);
+		c.src_len = sizeof(*s4);
+	}
+	return ioctl(fd, SOFTCM_IOCTL_RESOLVE_ADDR, &c) ? -errno : 0;
+}
+
+static int resolve_route(int fd, __u32 h, __u32 timeout_ms)
+{
+	struct softcm_resolve_route c = { .handle = h, .timeout_ms = timeout_ms };
+
+	return ioctl(fd, SOFTCM_IOCTL_RESOLVE_ROUTE, &c) ? -errno : 0;
+}
+
+static int query_route(int fd, __u32 h, struct softcm_query_route *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->handle = h;
+	return ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, q) ? -errno : 0;
+}
+
+static int state_of(int fd, __u32 h)
+{
+	struct softcm_query_id q = { .handle = h };
+
+	return ioctl(fd, SOFTCM_IOCTL_QUERY_ID, &q) ? -errno : (int)q.state;
+}
+
+static int query(int fd, __u32 h, int which, struct sockaddr_storage *ss)
+{
+	struct softcm_query_addr q = {
+		.handle = h, .which = which, .addr_len = sizeof(*ss),
+		.addr = (__u64)(uintptr_t)ss,
+	};
+
+	return ioctl(fd, SOFTCM_IOCTL_QUERY_ADDR, &q) ? -errno : 0;
+}
+
+/* The next event, waiting at most timeout_ms for it; -ETIME if none. */
+static int next_event(int fd, struct softcm_event *ev, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret = poll(&pfd, 1, timeout_ms);
+
+	if (ret < 0)
+		return -errno;
+	if (!ret)
+		return -ETIME;
+	return read(fd, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -errno;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A line of output of a command, e.g. a MAC from another namespace. */
+static void run_read(const char *cmd, char *out, size_t size)
+{
+	FILE *f = popen(cmd, "r");
+
+	out[0] = '\0';
+	if (f) {
+		if (!fgets(out, size, f))
+			out[0] = '\0';
+		pclose(f);
+	}
+	out[strcspn(out, "\n")] = '\0';
+}
+
+static void mac_str(const __u8 *mac, char *out)
+{
+	sprintf(out, "%02x:%02x:%02x:%02x:%02x:%02x",
+		mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+static int ifindex_of(const char *ns, const char *dev)
+{
+	char cmd[128], out[32];
+
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s cat /sys/class/net/%s/ifindex", ns, dev);
+	run_read(cmd, out, sizeof(out));
+	return atoi(out);
+}
+
+FIXTURE(net) {
+	int fd;
+	int home;	/* the namespace we came from */
+};
+
+FIXTURE_SETUP(net)
+{
+	int nsfd;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	system("ip netns del sc-a 2>/dev/null; ip netns del sc-r 2>/dev/null;"
+	       " ip netns del sc-c 2>/dev/null");
+	ASSERT_EQ(0, system(setup_cmds));
+	self->home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->home);
+	nsfd = open("/run/netns/sc-a", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, nsfd);
+	ASSERT_EQ(0, setns(nsfd, CLONE_NEWNET));
+	close(nsfd);
+	self->fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(net)
+{
+	close(self->fd);
+	setns(self->home, CLONE_NEWNET);
+	close(self->home);
+	system("ip netns del sc-a; ip netns del sc-r; ip netns del sc-c");
+}
+
+TEST_F(net, reachable_neighbour_and_route)
+{
+	struct sockaddr_storage ss;
+	struct softcm_query_route q;
+	struct softcm_event ev;
+	char want[32], got[32];
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.254", 0, 5000));
+	/* Asynchronous, even when the neighbour is known. */
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	EXPECT_EQ(0, ev.status);
+	EXPECT_EQ(h, ev.handle);
+	EXPECT_EQ(0x5c, ev.uid);
+	EXPECT_EQ(SOFTCM_STATE_ADDR_RESOLVED, state_of(self->fd, h));
+
+	/* The wildcard implicitly bound became the selected source. */
+	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
+	EXPECT_EQ(htonl(0x0a4d0101), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	EXPECT_NE(0, ((struct sockaddr_in *)&ss)->sin_port);
+	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_PEER, &ss));
+	EXPECT_EQ(htonl(0x0a4d01fe), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	EXPECT_EQ(htons(7471), ((struct sockaddr_in *)&ss)->sin_port);
+
+	EXPECT_EQ(-EINVAL, query_route(self->fd, h, &q));
+	EXPECT_EQ(-EINVAL, resolve_route(self->fd, h, 0));
+	ASSERT_EQ(0, resolve_route(self->fd, h, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	EXPECT_EQ(SOFTCM_EVENT_ROUTE_RESOLVED, ev.event);
+	EXPECT_EQ(SOFTCM_STATE_ROUTE_RESOLVED, state_of(self->fd, h));
+	ASSERT_EQ(0, query_route(self->fd, h, &q));
+	EXPECT_EQ(ifindex_of("sc-a", "a0"), q.ifindex);
+	run_read("ip netns exec sc-r cat /sys/class/net/r0/address", want, sizeof(want));
+	mac_str(q.dmac, got);
+	EXPECT_STREQ(want, got);
+	run_read("ip netns exec sc-a cat /sys/class/net/a0/address", want, sizeof(want));
+	mac_str(q.smac, got);
+	EXPECT_STREQ(want, got);
+	/* ::ffff:10.77.1.1 and ::ffff:10.77.1.254 */
+	EXPECT_EQ(0xff, q.sgid[10]);
+	EXPECT_EQ(0xff, q.sgid[11]);
+	EXPECT_EQ(0, memcmp(&q.sgid[12], "\x0a\x4d\x01\x01", 4));
+	EXPECT_EQ(0, memcmp(&q.dgid[12], "\x0a\x4d\x01\xfe", 4));
+	EXPECT_EQ(3, q.mtu);		/* 1500-byte Ethernet: IB MTU 1024 */
+	EXPECT_EQ(64, q.hop_limit);
+	EXPECT_EQ(0, q.gateway);
+	EXPECT_EQ(0xffff, q.pkey);
+	EXPECT_EQ(18, q.packet_life_time);
+	EXPECT_EQ(-EINVAL, resolve_route(self->fd, h, 1000));
+}
+
+TEST_F(net, gateway_mac_is_used)
+{
+	struct softcm_query_route q;
+	struct softcm_event ev;
+	char want[32], got[32];
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.2.2", 0, 5000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	ASSERT_EQ(0, resolve_route(self->fd, h, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(0, query_route(self->fd, h, &q));
+	EXPECT_EQ(1, q.gateway);
+	run_read("ip netns exec sc-r cat /sys/class/net/r0/address", want, sizeof(want));
+	mac_str(q.dmac, got);
+	EXPECT_STREQ(want, got);
+	EXPECT_EQ(0, memcmp(&q.dgid[12], "\x0a\x4d\x02\x02", 4));
+}
+
+TEST_F(net, silent_neighbour_times_out)
+{
+	struct sockaddr_storage ss;
+	struct softcm_event ev;
+	long start, elapsed;
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	start = now_ms();
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 600));
+	EXPECT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(self->fd, h));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 30000));
+	elapsed = now_ms() - start;
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_ERROR, ev.event);
+	EXPECT_EQ(-ETIMEDOUT, ev.status);
+	/* Not before the deadline the caller gave. */
+	EXPECT_LE(550, elapsed);
+	/* Back to ADDR_BOUND with the address it was bound to. */
+	EXPECT_EQ(SOFTCM_STATE_ADDR_BOUND, state_of(self->fd, h));
+	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
+	EXPECT_EQ(htonl(INADDR_ANY), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	EXPECT_EQ(-ENOTCONN, query(self->fd, h, SOFTCM_QUERY_PEER, &ss));
+	/* ... and it may try again. */
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.254", 0, 5000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+}
+
+TEST_F(net, no_route_fails_at_once)
+{
+	struct softcm_event ev;
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	EXPECT_EQ(-ENETUNREACH, resolve(self->fd, h, NULL, "10.99.0.1", 0, 1000));
+	EXPECT_EQ(SOFTCM_STATE_ADDR_BOUND, state_of(self->fd, h));
+	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, 0));
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	EXPECT_EQ(-ENETUNREACH, resolve(self->fd, h, NULL, "2001:db8::1", 0, 1000));
+}
+
+TEST_F(net, bad_input)
+{
+	struct softcm_resolve_addr c = { 0 };
+	__u32 h, h6;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	c.handle = h;
+	c.dst_len = 2;
+	((struct sockaddr *)c.dst)->sa_family = AF_UNIX;
+	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_RESOLVE_ADDR, &c));
+	EXPECT_EQ(EAFNOSUPPORT, errno);
+	((struct sockaddr *)c.dst)->sa_family = AF_INET;
+	c.dst_len = sizeof(struct sockaddr_in) - 1;
+	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_RESOLVE_ADDR, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.dst_len = sizeof(c.dst) + 1;
+	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_RESOLVE_ADDR, &c));
+	EXPECT_EQ(EINVAL, errno);
+	/* Source and destination families must agree. */
+	EXPECT_EQ(-EINVAL, resolve(self->fd, h, "fd77:1::1", "10.77.1.254", 0, 1000));
+	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(self->fd, h));
+	/* A v6-bound id cannot resolve a v4 destination. */
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h6));
+	ASSERT_EQ(0, resolve(self->fd, h6, "fd77:1::1", "fd77:1::fe", 0, 5000));
+	EXPECT_EQ(-EINVAL, resolve(self->fd, h6, NULL, "10.77.1.254", 0, 1000));
+	EXPECT_EQ(-ENOENT, resolve(self->fd, 0x7fff0000, NULL, "10.77.1.254", 0, 1000));
+}
+
+TEST_F(net, ipv6_global_and_link_local)
+{
+	struct softcm_query_route q;
+	struct softcm_event ev;
+	struct in6_addr a;
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "fd77:1::fe", 0, 5000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	ASSERT_EQ(0, resolve_route(self->fd, h, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(0, query_route(self->fd, h, &q));
+	inet_pton(AF_INET6, "fd77:1::1", &a);
+	EXPECT_EQ(0, memcmp(q.sgid, &a, 16));
+	inet_pton(AF_INET6, "fd77:1::fe", &a);
+	EXPECT_EQ(0, memcmp(q.dgid, &a, 16));
+
+	/* Link-local with its scope: resolved over that link. */
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "fe80::fe", ifindex_of("sc-a", "a0"), 5000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	EXPECT_EQ(0, ev.status);
+}
+
+TEST_F(net, loopback_and_own_address)
+{
+	struct softcm_query_route q;
+	struct softcm_event ev;
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	ASSERT_EQ(0, resolve_route(self->fd, h, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(0, query_route(self->fd, h, &q));
+	EXPECT_EQ(1, q.ifindex);	/* lo */
+
+	/* Our own address on a0: reported on a0, no ARP, our MAC both ways. */
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.1", 0, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	ASSERT_EQ(0, resolve_route(self->fd, h, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(0, query_route(self->fd, h, &q));
+	EXPECT_EQ(ifindex_of("sc-a", "a0"), q.ifindex);
+	EXPECT_EQ(0, memcmp(q.smac, q.dmac, 6));
+}
+
+TEST_F(net, bound_source_is_kept)
+{
+	struct sockaddr_storage ss;
+	struct softcm_event ev;
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, "10.77.1.1", "10.77.2.2", 0, 5000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
+	EXPECT_EQ(htonl(0x0a4d0101), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	/* A bound source that cannot reach the destination: no route. */
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	EXPECT_EQ(-EADDRNOTAVAIL, resolve(self->fd, h, "10.77.1.7", "10.77.2.2", 0, 1000));
+}
+
+/* Destroy, close and re-resolve while a resolution waits: nothing left. */
+TEST_F(net, cancel_in_flight)
+{
+	struct softcm_event ev;
+	__u32 h, reported = 99;
+	int i, fd2;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 5000));
+	EXPECT_EQ(-EINVAL, resolve(self->fd, h, NULL, "10.77.1.98", 0, 5000));
+	ASSERT_EQ(0, destroy(self->fd, h, &reported));
+	EXPECT_EQ(0, reported);
+
+	fd2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, create(fd2, SOFTCM_PS_TCP, &h));
+		ASSERT_EQ(0, resolve(fd2, h, NULL, i % 2 ? "10.77.1.99" : "10.77.1.254", 0, 5000));
+	}
+	close(fd2);
+	/* Nothing from those ids reaches this file. */
+	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, 200));
+}
+
+/*
+ * Many ids resolving the same neighbours: all complete, none polls.  The
+ * debug kernel needs minutes for this, hence the harness timeout.
+ */
+TEST_F_TIMEOUT(net, thousand_concurrent_resolutions, 600)
+{
+	struct epoll_event ee = { .events = EPOLLIN };
+	struct softcm_event evs[64];
+	int i, n, resolved = 0, ep;
+	ssize_t len;
+	__u32 h;
+
+	ASSERT_EQ(0, system("ip -n sc-a neigh flush dev a0"));
+	for (i = 0; i < 1000; i++) {
+		ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+		ASSERT_EQ(0, resolve(self->fd, h, NULL, i % 2 ? "10.77.1.254" : "10.77.2.2",
+				     0, 20000)) TH_LOG("id %d", i);
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ee));
+	while (resolved < 1000) {
+		n = epoll_wait(ep, &ee, 1, 60000);
+		ASSERT_EQ(1, n) TH_LOG("%d resolved", resolved);
+		/* Several records per read. */
+		len = read(self->fd, evs, sizeof(evs));
+		ASSERT_LT(0, len);
+		ASSERT_EQ(0, len % sizeof(evs[0]));
+		for (i = 0; i < len / (ssize_t)sizeof(evs[0]); i++) {
+			ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, evs[i].event);
+			resolved++;
+		}
+	}
+	close(ep);
+}
+
+TEST_F(net, destroy_reports_events_read)
+{
+	struct softcm_event ev;
+	__u32 h, reported = 99;
+
+	/* Queued but never read: it goes with the id, reported 0. */
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
+	ASSERT_EQ(0, poll(&(struct pollfd){ .fd = self->fd, .events = POLLIN }, 1, 10000) - 1);
+	ASSERT_EQ(0, destroy(self->fd, h, &reported));
+	EXPECT_EQ(0, reported);
+	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, 0));
+
+	/* Two read: reported 2. */
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(0, resolve_route(self->fd, h, 1000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	ASSERT_EQ(0, destroy(self->fd, h, &reported));
+	EXPECT_EQ(2, reported);
+}
+
+TEST_F(net, migrate_carries_queued_events)
+{
+	struct softcm_migrate_id m = { 0 };
+	struct softcm_event ev;
+	__u32 h;
+	int fd2;
+
+	fd2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = self->fd, .events = POLLIN }, 1, 10000));
+	m.fd = self->fd;
+	m.handle = h;
+	ASSERT_EQ(0, ioctl(fd2, SOFTCM_IOCTL_MIGRATE_ID, &m));
+	EXPECT_EQ(0, m.events_reported);
+	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, 0));
+	ASSERT_EQ(0, next_event(fd2, &ev, 1000));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	EXPECT_EQ(m.handle, ev.handle);
+	close(fd2);
+}
+
+/* A copy to userspace that faults leaves the event queued. */
+TEST_F(net, faulting_read_keeps_event)
+{
+	struct softcm_event ev;
+	void *ro;
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = self->fd, .events = POLLIN }, 1, 10000));
+	/* A read-only page: the copy faults. */
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	EXPECT_EQ(-1, read(self->fd, ro, sizeof(ev)));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(ro, 4096);
+	ASSERT_EQ(0, next_event(self->fd, &ev, 0));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+}
+
+TEST_HARNESS_MAIN
