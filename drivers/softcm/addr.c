@@ -34,6 +34,7 @@
 #include "event.h"
 #include "id.h"
 #include "netns.h"
+#include "notify.h"
 #include "port.h"
 #include "sockaddr.h"
 #include "state.h"
@@ -133,6 +134,7 @@ static int resolve4(struct softcm_id *id, struct resolution *res)
 		return PTR_ERR(rt);
 	src->sin_addr.s_addr = fl4.saddr;
 	res->dev.gateway = rt->rt_uses_gateway;
+	ipv6_addr_set_v4mapped(rt_nexthop(rt, fl4.daddr), &res->dev.nexthop);
 	res->dev.hop_limit = ip4_dst_hoplimit(&rt->dst);
 	ret = lookup_neigh(id->net, &rt->dst, &fl4.daddr, res);
 	ip_rt_put(rt);
@@ -157,6 +159,7 @@ static int resolve6(struct softcm_id *id, struct resolution *res)
 		return PTR_ERR(d);
 	src->sin6_addr = fl6.saddr;
 	res->dev.gateway = !!(((struct rt6_info *)d)->rt6i_flags & RTF_GATEWAY);
+	res->dev.nexthop = *rt6_nexthop((struct rt6_info *)d, &fl6.daddr);
 	res->dev.hop_limit = ip6_dst_hoplimit(d);
 	ret = lookup_neigh(id->net, d, &fl6.daddr, res);
 	dst_release(d);
@@ -402,6 +405,7 @@ static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
 	sn = softcm_net(dev_net(n->dev));
 	if (!READ_ONCE(sn->ready))
 		return NOTIFY_DONE;
+	softcm_notify_neigh(n);
 
 	spin_lock_bh(&sn->pending_lock);
 	list_for_each_entry(req, &sn->pending, node) {

@@ -17,6 +17,7 @@
 #include "addr.h"
 #include "event.h"
 #include "file.h"
+#include "netns.h"
 #include "id.h"
 #include "port.h"
 #include "state.h"
@@ -40,6 +41,7 @@ struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
 	id->net = get_net(file->net);
 	id->afonly = true;
 	INIT_HLIST_NODE(&id->bind_node);
+	softcm_netns_add_id(id);
 	pr_debug("id %p created\n", id);
 	return id;
 }
@@ -48,7 +50,7 @@ static void id_release(struct kref *ref)
 {
 	struct softcm_id *id = container_of(ref, struct softcm_id, ref);
 
-	WARN_ON(id->bind_list || id->addr_req);
+	WARN_ON(id->bind_list || id->addr_req || !list_empty(&id->net_node));
 	pr_debug("id %p destroyed\n", id);
 	put_net(id->net);
 	mutex_destroy(&id->mutex);
@@ -59,6 +61,13 @@ void softcm_id_put(struct softcm_id *id)
 {
 	if (id)
 		kref_put(&id->ref, id_release);
+}
+
+/* Undo softcm_id_create() for an id that was never published. */
+void softcm_id_abort(struct softcm_id *id)
+{
+	softcm_netns_del_id(id);
+	softcm_id_put(id);
 }
 
 /*
@@ -92,6 +101,7 @@ void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
 	softcm_addr_cancel(id);
 	softcm_port_release(id);
 	softcm_event_purge(id);
+	softcm_netns_del_id(id);
 	if (events_reported)
 		*events_reported = id->events_reported;
 	atomic_dec(&id->file->nr_ids);

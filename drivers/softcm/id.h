@@ -3,6 +3,7 @@
 #define _SOFTCM_ID_H
 
 #include <linux/if_ether.h>
+#include <linux/in6.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -23,6 +24,7 @@ struct softcm_dev_addr {
 	u8 dmac[ETH_ALEN];		/* the neighbour's: the gateway's if any */
 	u8 hop_limit;
 	bool gateway;
+	struct in6_addr nexthop;	/* IPv4 as v4-mapped */
 };
 
 /* The path rdma_cm builds locally for RoCE (route.c). */
@@ -47,6 +49,9 @@ struct softcm_path {
 struct softcm_id {
 	struct kref ref;
 	struct mutex mutex;		/* commands and handlers on this id */
+
+	/* In the namespace's id list (netns.c), for device notifications. */
+	struct list_head net_node;
 
 	/* Owner and handle there; both change only on migration. */
 	struct softcm_file *file;
@@ -81,6 +86,7 @@ struct softcm_id {
 };
 
 struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid);
+void softcm_id_abort(struct softcm_id *id);
 void softcm_id_destroy(struct softcm_id *id, u32 *events_reported);
 
 static inline void softcm_id_get(struct softcm_id *id)

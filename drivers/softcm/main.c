@@ -11,6 +11,7 @@
 #include "addr.h"
 #include "chardev.h"
 #include "netns.h"
+#include "notify.h"
 #include "version.h"
 
 static int __init softcm_mod_init(void)
@@ -25,14 +26,20 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		goto err_uninit_addr;
 
+	ret = softcm_notify_init();
+	if (ret)
+		goto err_uninit_netns;
+
 	/* Last: once the device exists userspace can open it. */
 	ret = softcm_chardev_init();
 	if (ret)
-		goto err_uninit_netns;
+		goto err_uninit_notify;
 
 	pr_info("softcm " SOFTCM_VERSION " loaded\n");
 	return 0;
 
+err_uninit_notify:
+	softcm_notify_uninit();
 err_uninit_netns:
 	softcm_netns_uninit();
 err_uninit_addr:
@@ -43,6 +50,7 @@ err_uninit_addr:
 static void __exit softcm_mod_exit(void)
 {
 	softcm_chardev_uninit();
+	softcm_notify_uninit();
 	softcm_netns_uninit();
 	softcm_addr_uninit();
 	pr_debug("softcm unloaded\n");

@@ -9,9 +9,11 @@
 
 #include <linux/slab.h>
 #include <linux/sysctl.h>
+#include <linux/mm.h>
 #include <net/netns/generic.h>
 #include <uapi/linux/softcm.h>
 
+#include "id.h"
 #include "netns.h"
 
 static unsigned int softcm_net_id __read_mostly;
@@ -44,6 +46,57 @@ static const struct ctl_table sysctl_template[] = {
 struct softcm_net *softcm_net(const struct net *net)
 {
 	return net_generic(net, softcm_net_id);
+}
+
+void softcm_netns_add_id(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	mutex_lock(&sn->ids_lock);
+	list_add_tail(&id->net_node, &sn->ids);
+	mutex_unlock(&sn->ids_lock);
+}
+
+void softcm_netns_del_id(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	mutex_lock(&sn->ids_lock);
+	list_del_init(&id->net_node);
+	mutex_unlock(&sn->ids_lock);
+}
+
+/*
+ * A referenced snapshot of the namespace's ids, for a notification to
+ * visit each under its own mutex (which ranks above ids_lock, so we cannot
+ * take it while walking the list).  Release with softcm_netns_put_ids().
+ */
+struct softcm_id **softcm_netns_get_ids(struct net *net, unsigned int *count)
+{
+	struct softcm_net *sn = softcm_net(net);
+	struct softcm_id **ids, *id;
+	unsigned int n = 0, max = 0;
+
+	mutex_lock(&sn->ids_lock);
+	list_for_each_entry(id, &sn->ids, net_node)
+		max++;
+	ids = kvmalloc_array(max ?: 1, sizeof(*ids), GFP_KERNEL);
+	if (ids) {
+		list_for_each_entry(id, &sn->ids, net_node) {
+			softcm_id_get(id);
+			ids[n++] = id;
+		}
+	}
+	mutex_unlock(&sn->ids_lock);
+	*count = n;
+	return ids;
+}
+
+void softcm_netns_put_ids(struct softcm_id **ids, unsigned int count)
+{
+	while (count)
+		softcm_id_put(ids[--count]);
+	kvfree(ids);
 }
 
 static int sysctl_register(struct softcm_net *sn)
@@ -81,6 +134,8 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->max_backlog = SOFTCM_MAX_BACKLOG_DEFAULT;
 	sn->max_ids_per_file = SOFTCM_MAX_IDS_DEFAULT;
 	softcm_ports_init(&sn->ports);
+	mutex_init(&sn->ids_lock);
+	INIT_LIST_HEAD(&sn->ids);
 	spin_lock_init(&sn->pending_lock);
 	INIT_LIST_HEAD(&sn->pending);
 
@@ -103,8 +158,10 @@ static void __net_exit softcm_net_exit(struct net *net)
 
 	WRITE_ONCE(sn->ready, false);
 	sysctl_unregister(sn);
-	/* Ids pin their namespace: none can be resolving now. */
+	/* Ids pin their namespace: none can exist or be resolving now. */
 	WARN_ON(!list_empty(&sn->pending));
+	WARN_ON(!list_empty(&sn->ids));
+	mutex_destroy(&sn->ids_lock);
 	softcm_ports_uninit(&sn->ports);
 	pr_debug("netns %u destroyed\n", net->ns.inum);
 }

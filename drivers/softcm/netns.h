@@ -3,6 +3,7 @@
 #define _SOFTCM_NETNS_H
 
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <net/net_namespace.h>
 
@@ -18,6 +19,9 @@ struct softcm_net {
 	struct net *net;
 	struct ctl_table_header *sysctl;
 	struct softcm_ports ports;
+	/* every id of the namespace, for device and neighbour changes */
+	struct mutex ids_lock;
+	struct list_head ids;
 	/* address resolutions waiting for a neighbour (addr.c) */
 	spinlock_t pending_lock;
 	struct list_head pending;
@@ -28,6 +32,12 @@ struct softcm_net {
 };
 
 struct softcm_net *softcm_net(const struct net *net);
+
+struct softcm_id;
+void softcm_netns_add_id(struct softcm_id *id);
+void softcm_netns_del_id(struct softcm_id *id);
+struct softcm_id **softcm_netns_get_ids(struct net *net, unsigned int *count);
+void softcm_netns_put_ids(struct softcm_id **ids, unsigned int count);
 
 int softcm_netns_init(void);
 void softcm_netns_uninit(void);

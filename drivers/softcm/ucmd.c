@@ -79,7 +79,7 @@ static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 
 	ret = softcm_file_reserve(sf, &c->handle);
 	if (ret) {
-		softcm_id_put(id);
+		softcm_id_abort(id);
 		return ret;
 	}
 	/* From here on, @id may be gone: only its handle is ours. */

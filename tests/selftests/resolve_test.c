@@ -18,6 +18,7 @@
  */
 #include <arpa/inet.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -554,6 +555,135 @@ TEST_F(net, faulting_read_keeps_event)
 	munmap(ro, 4096);
 	ASSERT_EQ(0, next_event(self->fd, &ev, 0));
 	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+}
+
+/* The next event of type @type, skipping others; -ETIME if none. */
+static int wait_for(int fd, __u32 type, struct softcm_event *ev, int timeout_ms)
+{
+	long deadline = now_ms() + timeout_ms;
+	int ret;
+
+	do {
+		ret = next_event(fd, ev, deadline - now_ms() > 0 ? deadline - now_ms() : 0);
+		if (ret)
+			return ret;
+	} while (ev->event != type);
+	return 0;
+}
+
+static __u32 resolved_id(struct __test_metadata *_metadata, int fd, const char *dst,
+			 bool route)
+{
+	struct softcm_event ev;
+	__u32 h;
+
+	ASSERT_EQ(0, create(fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(fd, h, NULL, dst, 0, 5000));
+	ASSERT_EQ(0, next_event(fd, &ev, 10000));
+	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	if (route) {
+		ASSERT_EQ(0, resolve_route(fd, h, 1000));
+		ASSERT_EQ(0, next_event(fd, &ev, 10000));
+		ASSERT_EQ(SOFTCM_EVENT_ROUTE_RESOLVED, ev.event);
+	}
+	return h;
+}
+
+TEST_F(net, device_removal)
+{
+	struct softcm_event ev;
+	__u32 h, idle, reported;
+
+	h = resolved_id(_metadata, self->fd, "10.77.1.254", true);
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &idle));
+	ASSERT_EQ(0, system("ip -n sc-a link del a0"));
+	ASSERT_EQ(0, wait_for(self->fd, SOFTCM_EVENT_DEVICE_REMOVAL, &ev, 10000));
+	EXPECT_EQ(h, ev.handle);
+	EXPECT_EQ(SOFTCM_STATE_DEVICE_REMOVAL, state_of(self->fd, h));
+	/* Nothing more can be done with it but destroy it. */
+	EXPECT_EQ(-EINVAL, resolve_route(self->fd, h, 1000));
+	EXPECT_EQ(0, destroy(self->fd, h, &reported));
+	/* An id that never used the device heard nothing. */
+	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(self->fd, idle));
+	while (!next_event(self->fd, &ev, 0))
+		EXPECT_NE(idle, ev.handle);
+}
+
+TEST_F(net, device_down_and_address_removal)
+{
+	struct softcm_event ev;
+	__u32 a, b;
+
+	b = resolved_id(_metadata, self->fd, "fd77:1::fe", false);
+	ASSERT_EQ(0, system("ip -n sc-a addr del fd77:1::1/64 dev a0"));
+	ASSERT_EQ(0, wait_for(self->fd, SOFTCM_EVENT_ADDR_CHANGE, &ev, 10000));
+	EXPECT_EQ(b, ev.handle);
+
+	/* Down: every id resolved over a0 hears of it, b as well as a. */
+	a = resolved_id(_metadata, self->fd, "10.77.1.254", false);
+	ASSERT_EQ(0, system("ip -n sc-a link set a0 down"));
+	do {
+		ASSERT_EQ(0, wait_for(self->fd, SOFTCM_EVENT_ADDR_CHANGE, &ev, 10000));
+	} while (ev.handle != a);
+	EXPECT_EQ(SOFTCM_STATE_ADDR_RESOLVED, state_of(self->fd, a));
+}
+
+/*
+ * A device that goes away under a resolution: it fails with the route's
+ * error (there is none left), not a timeout, and nothing leaks.
+ */
+TEST_F(net, device_removed_during_resolution)
+{
+	struct softcm_event ev;
+	__u32 h;
+
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 1000));
+	ASSERT_EQ(0, system("ip -n sc-a link del a0"));
+	ASSERT_EQ(0, wait_for(self->fd, SOFTCM_EVENT_ADDR_ERROR, &ev, 30000));
+	EXPECT_EQ(-ENETUNREACH, ev.status);
+	EXPECT_EQ(0, destroy(self->fd, h, NULL));
+}
+
+/* The peer moved to another MAC: the id learns it, as rdma_cm. */
+TEST_F(net, neighbour_mac_change)
+{
+	struct softcm_query_route q;
+	struct softcm_event ev;
+	char got[32];
+	__u32 h;
+
+	h = resolved_id(_metadata, self->fd, "10.77.2.2", true);
+	ASSERT_EQ(0, system("ip -n sc-a neigh replace 10.77.1.254 lladdr 02:5c:00:00:00:fe "
+			    "dev a0 nud reachable"));
+	ASSERT_EQ(0, wait_for(self->fd, SOFTCM_EVENT_UNREACHABLE, &ev, 10000));
+	EXPECT_EQ(h, ev.handle);
+	EXPECT_EQ(-ETIMEDOUT, ev.status);
+	ASSERT_EQ(0, query_route(self->fd, h, &q));
+	mac_str(q.dmac, got);
+	EXPECT_STREQ("02:5c:00:00:00:fe", got);
+}
+
+/* A blocking read() returns when an event arrives from another thread's call. */
+static void *resolve_later(void *p)
+{
+	int *fd = p;
+	__u32 h;
+
+	if (!create(*fd, SOFTCM_PS_TCP, &h))
+		resolve(*fd, h, NULL, "127.0.0.1", 0, 1000);
+	return NULL;
+}
+
+TEST_F(net, blocking_read_wakes_up)
+{
+	struct softcm_event ev;
+	pthread_t th;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, resolve_later, &self->fd));
+	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	ASSERT_EQ(0, pthread_join(th, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What ids learn from the network stack after the fact:
+ *
+ *   device unregistered   ids bound to it or resolved over it go to
+ *                         DEVICE_REMOVAL, with that event;
+ *   device down           ids resolved over it get ADDR_CHANGE;
+ *   address removed       ids whose source address it was get ADDR_CHANGE;
+ *   neighbour MAC changed ids with a route through that neighbour learn
+ *                         the new MAC and get UNREACHABLE (-ETIMEDOUT), as
+ *                         rdma_cm's netevent handler does.
+ *
+ * The notifiers run in contexts that cannot take an id's mutex (softirq for
+ * netevents, RTNL held for the others), so each posts a notice, handled by
+ * a work that visits a snapshot of the namespace's ids.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <net/addrconf.h>
+#include <net/neighbour.h>
+
+#include "addr.h"
+#include "event.h"
+#include "id.h"
+#include "netns.h"
+#include "notify.h"
+#include "sockaddr.h"
+#include "state.h"
+
+enum notice_type {
+	NOTICE_DEV_DOWN,
+	NOTICE_DEV_GONE,
+	NOTICE_ADDR_GONE,
+	NOTICE_NEIGH,
+};
+
+struct notice {
+	struct work_struct work;
+	struct net *net;		/* referenced */
+	enum notice_type type;
+	int ifindex;
+	struct in6_addr addr;		/* IPv4 as v4-mapped */
+	u8 mac[ETH_ALEN];
+};
+
+/* States in which an id has an egress device (ADDR_RESOLVED on). */
+static bool has_dev(enum softcm_state state)
+{
+	switch (state) {
+	case SOFTCM_STATE_ADDR_RESOLVED:
+	case SOFTCM_STATE_ROUTE_QUERY:
+	case SOFTCM_STATE_ROUTE_RESOLVED:
+	case SOFTCM_STATE_CONNECT:
+	case SOFTCM_STATE_DISCONNECT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool src_is(const struct softcm_id *id, const struct in6_addr *addr)
+{
+	struct in6_addr a;
+
+	if (id->src.ss_family == AF_INET)
+		ipv6_addr_set_v4mapped(((const struct sockaddr_in *)&id->src)->sin_addr.s_addr, &a);
+	else if (id->src.ss_family == AF_INET6)
+		a = ((const struct sockaddr_in6 *)&id->src)->sin6_addr;
+	else
+		return false;
+	return ipv6_addr_equal(&a, addr);
+}
+
+static void raise_event(struct softcm_id *id, enum softcm_event_type type, int status)
+{
+	struct softcm_event_entry *e = softcm_event_alloc(type, status, GFP_KERNEL);
+
+	if (e)
+		softcm_event_queue(id, e);
+	else
+		net_warn_ratelimited("softcm: event %u lost: out of memory\n", type);
+}
+
+static void apply(struct softcm_id *id, const struct notice *nt)
+{
+	bool on_dev = has_dev(id->state) && id->dev.ifindex == nt->ifindex;
+
+	lockdep_assert_held(&id->mutex);
+
+	switch (nt->type) {
+	case NOTICE_DEV_GONE:
+		if (!on_dev && id->bound_ifindex != nt->ifindex)
+			return;
+		if (id->state == SOFTCM_STATE_DEVICE_REMOVAL)
+			return;
+		softcm_addr_cancel(id);
+		softcm_id_set_state(id, id->state, SOFTCM_STATE_DEVICE_REMOVAL);
+		raise_event(id, SOFTCM_EVENT_DEVICE_REMOVAL, 0);
+		return;
+	case NOTICE_DEV_DOWN:
+		if (on_dev)
+			raise_event(id, SOFTCM_EVENT_ADDR_CHANGE, 0);
+		return;
+	case NOTICE_ADDR_GONE:
+		if (id->state != SOFTCM_STATE_IDLE &&
+		    id->state != SOFTCM_STATE_DEVICE_REMOVAL && src_is(id, &nt->addr))
+			raise_event(id, SOFTCM_EVENT_ADDR_CHANGE, 0);
+		return;
+	case NOTICE_NEIGH:
+		if (!on_dev || id->state == SOFTCM_STATE_ADDR_RESOLVED ||
+		    id->state == SOFTCM_STATE_ROUTE_QUERY ||
+		    !ipv6_addr_equal(&id->dev.nexthop, &nt->addr) ||
+		    ether_addr_equal(id->dev.dmac, nt->mac))
+			return;
+		ether_addr_copy(id->dev.dmac, nt->mac);
+		raise_event(id, SOFTCM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		return;
+	}
+}
+
+static void notice_work(struct work_struct *work)
+{
+	struct notice *nt = container_of(work, struct notice, work);
+	struct softcm_id **ids;
+	unsigned int i, n;
+
+	ids = softcm_netns_get_ids(nt->net, &n);
+	for (i = 0; ids && i < n; i++) {
+		mutex_lock(&ids[i]->mutex);
+		if (ids[i]->state != SOFTCM_STATE_DESTROYING)
+			apply(ids[i], nt);
+		mutex_unlock(&ids[i]->mutex);
+	}
+	if (ids)
+		softcm_netns_put_ids(ids, n);
+	put_net(nt->net);
+	kfree(nt);
+}
+
+static void post(struct net *net, enum notice_type type, int ifindex,
+		 const struct in6_addr *addr, const u8 *mac)
+{
+	struct notice *nt;
+
+	if (!READ_ONCE(softcm_net(net)->ready))
+		return;
+	nt = kzalloc(sizeof(*nt), GFP_ATOMIC);
+	if (!nt)
+		return;
+	nt->net = maybe_get_net(net);
+	if (!nt->net) {
+		kfree(nt);
+		return;
+	}
+	INIT_WORK(&nt->work, notice_work);
+	nt->type = type;
+	nt->ifindex = ifindex;
+	if (addr)
+		nt->addr = *addr;
+	if (mac)
+		ether_addr_copy(nt->mac, mac);
+	queue_work(softcm_workqueue(), &nt->work);
+}
+
+/* From addr.c's netevent notifier: a neighbour is valid, maybe with a new MAC. */
+void softcm_notify_neigh(struct neighbour *n)
+{
+	struct in6_addr a;
+	u8 mac[ETH_ALEN];
+
+	if (n->tbl->family == AF_INET)
+		ipv6_addr_set_v4mapped(*(__be32 *)n->primary_key, &a);
+	else if (n->tbl->family == AF_INET6)
+		a = *(struct in6_addr *)n->primary_key;
+	else
+		return;
+	if (n->dev->addr_len != ETH_ALEN)
+		return;
+	neigh_ha_snapshot(mac, n, n->dev);
+	post(dev_net(n->dev), NOTICE_NEIGH, n->dev->ifindex, &a, mac);
+}
+
+static int netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	if (event == NETDEV_DOWN)
+		post(dev_net(dev), NOTICE_DEV_DOWN, dev->ifindex, NULL, NULL);
+	else if (event == NETDEV_UNREGISTER)
+		post(dev_net(dev), NOTICE_DEV_GONE, dev->ifindex, NULL, NULL);
+	return NOTIFY_DONE;
+}
+
+static int inetaddr_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct in_ifaddr *ifa = ptr;
+	struct in6_addr a;
+
+	if (event != NETDEV_DOWN)
+		return NOTIFY_DONE;
+	ipv6_addr_set_v4mapped(ifa->ifa_local, &a);
+	post(dev_net(ifa->ifa_dev->dev), NOTICE_ADDR_GONE, ifa->ifa_dev->dev->ifindex,
+	     &a, NULL);
+	return NOTIFY_DONE;
+}
+
+static int inet6addr_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct inet6_ifaddr *ifa = ptr;
+
+	if (event != NETDEV_DOWN)
+		return NOTIFY_DONE;
+	post(dev_net(ifa->idev->dev), NOTICE_ADDR_GONE, ifa->idev->dev->ifindex,
+	     &ifa->addr, NULL);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block netdev_nb = { .notifier_call = netdev_event };
+static struct notifier_block inetaddr_nb = { .notifier_call = inetaddr_event };
+static struct notifier_block inet6addr_nb = { .notifier_call = inet6addr_event };
+
+int softcm_notify_init(void)
+{
+	int ret;
+
+	ret = register_inetaddr_notifier(&inetaddr_nb);
+	if (ret)
+		return ret;
+	ret = register_inet6addr_notifier(&inet6addr_nb);
+	if (ret)
+		goto err_unregister_inetaddr;
+	ret = register_netdevice_notifier(&netdev_nb);
+	if (ret)
+		goto err_unregister_inet6addr;
+	return 0;
+
+err_unregister_inet6addr:
+	unregister_inet6addr_notifier(&inet6addr_nb);
+err_unregister_inetaddr:
+	unregister_inetaddr_notifier(&inetaddr_nb);
+	return ret;
+}
+
+/* No notice may outlive us: the namespace state they use goes next. */
+void softcm_notify_uninit(void)
+{
+	unregister_netdevice_notifier(&netdev_nb);
+	unregister_inet6addr_notifier(&inet6addr_nb);
+	unregister_inetaddr_notifier(&inetaddr_nb);
+	flush_workqueue(softcm_workqueue());
+}

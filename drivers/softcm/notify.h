@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SOFTCM_NOTIFY_H
+#define _SOFTCM_NOTIFY_H
+
+struct neighbour;
+
+void softcm_notify_neigh(struct neighbour *n);
+
+int softcm_notify_init(void);
+void softcm_notify_uninit(void);
+
+#endif /* _SOFTCM_NOTIFY_H */
