@@ -290,6 +290,25 @@ static int parse(const void *addr, u32 len, struct sockaddr_storage *ss)
 	}
 }
 
+/*
+ * A link-local destination means nothing without its link, which comes
+ * from its scope id or the device the id is bound to; the two must agree.
+ */
+static int check_scope(struct softcm_id *id, const struct sockaddr_storage *dst)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)dst;
+
+	if (dst->ss_family != AF_INET6 ||
+	    !(ipv6_addr_type(&sin6->sin6_addr) & IPV6_ADDR_LINKLOCAL))
+		return 0;
+	if (!sin6->sin6_scope_id && !id->bound_ifindex)
+		return -EINVAL;
+	if (sin6->sin6_scope_id && id->bound_ifindex &&
+	    sin6->sin6_scope_id != id->bound_ifindex)
+		return -EINVAL;
+	return 0;
+}
+
 /* rdma_resolve_addr()'s implicit bind: the wildcard of dst's family. */
 static int bind_for(struct softcm_id *id, const void *src, u32 src_len,
 		    const struct sockaddr_storage *dst)
@@ -327,6 +346,9 @@ int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 		src_len = 0;
 	if (src_len && ((const struct sockaddr *)src)->sa_family != d.ss_family)
 		return -EINVAL;
+	ret = check_scope(id, &d);
+	if (ret)
+		return ret;
 
 	if (id->state == SOFTCM_STATE_IDLE) {
 		ret = bind_for(id, src, src_len, &d);

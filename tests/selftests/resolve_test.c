@@ -22,7 +22,9 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <linux/softcm.h>
@@ -186,19 +188,45 @@ static int ifindex_of(const char *ns, const char *dev)
 	return atoi(out);
 }
 
+static int bind_link_local(int fd, __u32 h, const char *ip, int ifindex)
+{
+	struct softcm_bind b = { .handle = h, .addr_len = sizeof(struct sockaddr_in6) };
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)b.addr;
+
+	s6->sin6_family = AF_INET6;
+	s6->sin6_scope_id = ifindex;
+	inet_pton(AF_INET6, ip, &s6->sin6_addr);
+	return ioctl(fd, SOFTCM_IOCTL_BIND, &b) ? -errno : 0;
+}
+
 FIXTURE(net) {
 	int fd;
 	int home;	/* the namespace we came from */
 };
+
+/*
+ * Building the topology costs seconds (tens of them on the debug kernel),
+ * so tests share it; a test that changes it marks it dirty for the next
+ * one to rebuild.  Each test runs in its own process: the mark is a file.
+ */
+#define TOPOLOGY_DIRTY "/run/softcm-resolve-topology-dirty"
+
+static void topology_changed(void)
+{
+	close(open(TOPOLOGY_DIRTY, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+}
 
 FIXTURE_SETUP(net)
 {
 	int nsfd;
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	system("ip netns del sc-a 2>/dev/null; ip netns del sc-r 2>/dev/null;"
-	       " ip netns del sc-c 2>/dev/null");
-	ASSERT_EQ(0, system(setup_cmds));
+	if (access("/run/netns/sc-a", F_OK) || !access(TOPOLOGY_DIRTY, F_OK)) {
+		system("ip netns del sc-a 2>/dev/null; ip netns del sc-r 2>/dev/null;"
+		       " ip netns del sc-c 2>/dev/null");
+		ASSERT_EQ(0, system(setup_cmds));
+		unlink(TOPOLOGY_DIRTY);
+	}
 	self->home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->home);
 	nsfd = open("/run/netns/sc-a", O_RDONLY | O_CLOEXEC);
@@ -214,7 +242,6 @@ FIXTURE_TEARDOWN(net)
 	close(self->fd);
 	setns(self->home, CLONE_NEWNET);
 	close(self->home);
-	system("ip netns del sc-a; ip netns del sc-r; ip netns del sc-c");
 }
 
 TEST_F(net, reachable_neighbour_and_route)
@@ -378,6 +405,19 @@ TEST_F(net, ipv6_global_and_link_local)
 	EXPECT_EQ(0, memcmp(q.sgid, &a, 16));
 	inet_pton(AF_INET6, "fd77:1::fe", &a);
 	EXPECT_EQ(0, memcmp(q.dgid, &a, 16));
+
+	/* Link-local without a scope, or with another link's: no. */
+	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	EXPECT_EQ(-EINVAL, resolve(self->fd, h, NULL, "fe80::fe", 0, 5000));
+	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(self->fd, h));
+
+	/* Bound to a device (a link-local source with its scope): that link. */
+	ASSERT_EQ(0, bind_link_local(self->fd, h, "fe80::a", ifindex_of("sc-a", "a0")));
+	EXPECT_EQ(-EINVAL, resolve(self->fd, h, NULL, "fe80::fe", 1, 5000));
+	ASSERT_EQ(0, resolve(self->fd, h, NULL, "fe80::fe", 0, 5000));
+	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	EXPECT_EQ(0, ev.status);
 
 	/* Link-local with its scope: resolved over that link. */
 	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
@@ -594,6 +634,8 @@ TEST_F(net, device_removal)
 	struct softcm_event ev;
 	__u32 h, idle, reported;
 
+	topology_changed();
+
 	h = resolved_id(_metadata, self->fd, "10.77.1.254", true);
 	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &idle));
 	ASSERT_EQ(0, system("ip -n sc-a link del a0"));
@@ -613,6 +655,8 @@ TEST_F(net, device_down_and_address_removal)
 {
 	struct softcm_event ev;
 	__u32 a, b;
+
+	topology_changed();
 
 	b = resolved_id(_metadata, self->fd, "fd77:1::fe", false);
 	ASSERT_EQ(0, system("ip -n sc-a addr del fd77:1::1/64 dev a0"));
@@ -637,6 +681,8 @@ TEST_F(net, device_removed_during_resolution)
 	struct softcm_event ev;
 	__u32 h;
 
+	topology_changed();
+
 	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 1000));
 	ASSERT_EQ(0, system("ip -n sc-a link del a0"));
@@ -652,6 +698,8 @@ TEST_F(net, neighbour_mac_change)
 	struct softcm_event ev;
 	char got[32];
 	__u32 h;
+
+	topology_changed();
 
 	h = resolved_id(_metadata, self->fd, "10.77.2.2", true);
 	ASSERT_EQ(0, system("ip -n sc-a neigh replace 10.77.1.254 lladdr 02:5c:00:00:00:fe "
@@ -684,6 +732,81 @@ TEST_F(net, blocking_read_wakes_up)
 	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
 	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
 	ASSERT_EQ(0, pthread_join(th, NULL));
+}
+
+/*
+ * A process killed while holding ids in every state it can reach: the
+ * kernel cleans up; the ports are free again and the module unloads.
+ */
+TEST_F(net, killed_process_leaves_nothing)
+{
+	int status, ready[2], i;
+	char c;
+	pid_t pid;
+	__u32 h;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+		struct sockaddr_in *sin = (struct sockaddr_in *)b.addr;
+		struct softcm_event ev;
+		int fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+
+		for (i = 0; i < 60; i++) {
+			if (create(fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, &h))
+				_exit(1);
+			switch (i % 6) {
+			case 0:		/* IDLE */
+				break;
+			case 1:		/* ADDR_BOUND */
+			case 2:		/* LISTEN */
+				b.handle = h;
+				sin->sin_family = AF_INET;
+				sin->sin_port = htons(31000 + i);
+				ioctl(fd, SOFTCM_IOCTL_BIND, &b);
+				if (i % 6 == 2) {
+					struct softcm_listen l = { .handle = h };
+
+					ioctl(fd, SOFTCM_IOCTL_LISTEN, &l);
+				}
+				break;
+			case 3:		/* ADDR_QUERY, waiting for a silent neighbour */
+				resolve(fd, h, NULL, "10.77.1.99", 0, 60000);
+				break;
+			default:	/* ADDR_RESOLVED, then ROUTE_RESOLVED */
+				resolve(fd, h, NULL, "10.77.1.254", 0, 5000);
+				next_event(fd, &ev, 10000);
+				if (i % 6 == 5) {
+					resolve_route(fd, h, 1000);
+					next_event(fd, &ev, 10000);
+				}
+				break;
+			}
+		}
+		if (write(ready[1], "x", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+
+	for (i = 0; i < 60; i++) {
+		if (i % 6 != 1 && i % 6 != 2)
+			continue;
+		struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+		struct sockaddr_in *sin = (struct sockaddr_in *)b.addr;
+
+		ASSERT_EQ(0, create(self->fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, &h));
+		b.handle = h;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(31000 + i);
+		EXPECT_EQ(0, ioctl(self->fd, SOFTCM_IOCTL_BIND, &b)) TH_LOG("port %d", 31000 + i);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -10,8 +10,10 @@
 #   --kernel K         stock (Debian's kernel, default) or debug (ours, with
 #                      KASAN, lockdep, kmemleak; built on first use)
 #   --tests-dir DIR    where the programs are (default build/tests)
-#   --timeout S        whole-guest limit in seconds (default 900)
-#   --test-timeout S   per-program limit inside the guest, 0 = none (300)
+#   --timeout S        whole-guest limit in seconds (default 1200 on the
+#                      stock kernel, 3600 on the debug kernel)
+#   --test-timeout S   per-program limit inside the guest, 0 = none
+#                      (default 600 stock, 1800 debug)
 #   --counts FILE      append "passed failed skipped" to FILE
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
 #   --keep             keep the run directory (console log, results)
@@ -26,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
-kernel=stock tests_dir=$top/build/tests timeout=900 test_timeout=300
+kernel=stock tests_dir=$top/build/tests timeout= test_timeout=
 counts= demo=0 keep=0 programs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
 	--discard) keep=-1 ;;
-	-h | --help) sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) programs+=("$1") ;;
 	esac
@@ -46,6 +48,12 @@ while [ $# -gt 0 ]; do
 done
 
 extra_cmdline= wflag=
+# The debug kernel runs everything several times slower under TCG.
+if [ "$kernel" = debug ]; then
+	timeout=${timeout:-3600} test_timeout=${test_timeout:-1800}
+else
+	timeout=${timeout:-1200} test_timeout=${test_timeout:-600}
+fi
 case "$kernel" in
 stock)
 	kver=$(stock_kver) || die "no Debian kernel with headers installed (tests/vm/install-deps.sh)"

@@ -19,18 +19,6 @@ int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
 	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
 }
 
-static socklen_t addr_len(const struct sockaddr *sa)
-{
-	switch (sa->sa_family) {
-	case AF_INET:
-		return sizeof(struct sockaddr_in);
-	case AF_INET6:
-		return sizeof(struct sockaddr_in6);
-	default:
-		return 0;
-	}
-}
-
 static int query(struct softcm_id_priv *priv, int which, void *buf, __u32 *len)
 {
 	struct softcm_query_addr q = {
@@ -185,7 +173,7 @@ SOFTCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 
 	if (!id || !addr)
 		return softcm_err(EINVAL);
-	len = addr_len(addr);
+	len = softcm_sa_len(addr);
 	if (!len)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);

@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <rdma/rdma_cma.h>
 #include <linux/softcm.h>
@@ -25,6 +27,21 @@ static inline int softcm_err(int err)
 {
 	errno = err;
 	return -1;
+}
+
+/* The size of an IPv4 or IPv6 socket address; 0 for anything else. */
+static inline socklen_t softcm_sa_len(const struct sockaddr *sa)
+{
+	if (!sa)
+		return 0;
+	switch (sa->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return 0;
+	}
 }
 
 struct softcm_id_priv {

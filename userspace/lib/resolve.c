@@ -8,26 +8,12 @@
 
 #include "internal.h"
 
-static socklen_t sa_len(const struct sockaddr *sa)
-{
-	if (!sa)
-		return 0;
-	switch (sa->sa_family) {
-	case AF_INET:
-		return sizeof(struct sockaddr_in);
-	case AF_INET6:
-		return sizeof(struct sockaddr_in6);
-	default:
-		return 0;
-	}
-}
-
 SOFTCM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 				    struct sockaddr *dst_addr, int timeout_ms)
 {
 	struct softcm_resolve_addr c;
 	struct softcm_id_priv *priv;
-	socklen_t dlen = sa_len(dst_addr), slen = sa_len(src_addr);
+	socklen_t dlen = softcm_sa_len(dst_addr), slen = softcm_sa_len(src_addr);
 
 	if (!id || !dlen || timeout_ms < 0 || (src_addr && !slen))
 		return softcm_err(EINVAL);
