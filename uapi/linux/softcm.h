@@ -93,7 +93,8 @@
  *                family's size (EINVAL); src, when given, of the same
  *                family (EINVAL); a wildcard dst means the loopback
  *                address; an IPv6 link-local dst needs a scope id or an
- *                id bound to a device, and the two must agree (EINVAL).  The route is looked up in the id's namespace
+ *                id bound to a device, and the two must agree (EINVAL).
+ *                The route is looked up in the id's namespace
  *                (honouring a bound address, device and IPv6 scope id); no
  *                route fails at once (ENETUNREACH, EHOSTUNREACH, ...) and
  *                leaves the id in ADDR_BOUND.  Otherwise the id is in
