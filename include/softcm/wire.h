@@ -23,6 +23,26 @@ enum {
 	SOFTCM_MAD_METHOD_SEND	= 0x03,
 };
 
+/*
+ * RoCEv2 framing of one CM MAD, as rxe sends it: UDP to port 4791, then a
+ * BTH (UD SEND_ONLY to QP1) and a DETH (the GSI Q_Key, source QP 1), the
+ * MAD, and a 4-byte invariant CRC.
+ */
+enum {
+	SOFTCM_ROCE_PORT	= 4791,
+	SOFTCM_BTH_SIZE		= 12,
+	SOFTCM_DETH_SIZE	= 8,
+	SOFTCM_ICRC_SIZE	= 4,
+	/* BTH through ICRC: what a RoCEv2 UDP payload holds for a CM MAD */
+	SOFTCM_ROCE_PAYLOAD	= SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE + 256 + SOFTCM_ICRC_SIZE,
+
+	SOFTCM_BTH_OPCODE_UD_SEND_ONLY	= 0x64,
+	SOFTCM_BTH_PKEY_DEFAULT		= 0xffff,
+	SOFTCM_GSI_QPN			= 1,
+};
+
+#define SOFTCM_GSI_QKEY		0x80010000u
+
 /* CM attribute ids (MAD header offset 16). */
 enum softcm_cm_attr {
 	SOFTCM_CM_REQ		= 0x10,
@@ -133,6 +153,11 @@ struct softcm_cm_msg {
 
 u64 softcm_wire_get(const u8 *mad, const struct softcm_field *f);
 void softcm_wire_set(u8 *mad, const struct softcm_field *f, u64 val);
+
+void softcm_roce_put_headers(u8 *bth, u32 psn);
+int softcm_roce_check_headers(const u8 *bth, size_t len);
+u32 softcm_roce_icrc(const u8 *iph, bool ipv6, const u8 *udph, const u8 *bth,
+		     size_t bth_len);
 
 int softcm_wire_encode(const struct softcm_cm_msg *msg, u8 mad[SOFTCM_MAD_SIZE]);
 int softcm_wire_decode(const u8 *mad, size_t len, struct softcm_cm_msg *msg);

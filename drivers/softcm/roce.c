@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RoCEv2 framing of CM MADs: the BTH and DETH in front of the MAD and the
+ * invariant CRC after it, exactly as rxe builds and checks them, so that a
+ * stock RoCEv2 peer accepts what we send.
+ */
+
+#include <linux/crc32.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/string.h>
+#include <linux/udp.h>
+#include <asm/unaligned.h>
+#include <kunit/visibility.h>
+#include <softcm/wire.h>
+
+/*
+ * The CRC register after eight 0xff bytes from the standard initial value:
+ * the masked LRH that RoCEv2's ICRC still covers, as rxe seeds it.
+ */
+#define ICRC_SEED	0xdebb20e3
+
+/* BTH and DETH for a CM MAD; @bth has room for both. */
+void softcm_roce_put_headers(u8 *bth, u32 psn)
+{
+	u8 *deth = bth + SOFTCM_BTH_SIZE;
+
+	memset(bth, 0, SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE);
+	bth[0] = SOFTCM_BTH_OPCODE_UD_SEND_ONLY;
+	bth[2] = SOFTCM_BTH_PKEY_DEFAULT >> 8;
+	bth[3] = SOFTCM_BTH_PKEY_DEFAULT & 0xff;
+	bth[7] = SOFTCM_GSI_QPN;
+	bth[9] = psn >> 16;
+	bth[10] = psn >> 8;
+	bth[11] = psn;
+	put_unaligned_be32(SOFTCM_GSI_QKEY, deth);
+	deth[7] = SOFTCM_GSI_QPN;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_roce_put_headers);
+
+/*
+ * What rxe checks before a MAD reaches the CM (reference §6.4), each with
+ * its own errno so that drops can be counted by reason: @len is the UDP
+ * payload, BTH through ICRC.
+ */
+int softcm_roce_check_headers(const u8 *bth, size_t len)
+{
+	const u8 *deth = bth + SOFTCM_BTH_SIZE;
+	u16 pkey = get_unaligned_be16(bth + 2);
+
+	if (len != SOFTCM_ROCE_PAYLOAD)
+		return -EMSGSIZE;
+	if (bth[0] != SOFTCM_BTH_OPCODE_UD_SEND_ONLY)
+		return -EOPNOTSUPP;
+	if (bth[1] & 0x3f)		/* pad count and transport version */
+		return -EPROTO;
+	if ((get_unaligned_be32(bth + 4) & 0xffffff) != SOFTCM_GSI_QPN)
+		return -ENOENT;
+	/* rxe's pkey_match() against its only P_Key, 0xffff */
+	if ((pkey & 0x7fff) != 0x7fff)
+		return -EACCES;
+	if (get_unaligned_be32(deth) != SOFTCM_GSI_QKEY)
+		return -EPERM;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_roce_check_headers);
+
+/*
+ * The invariant CRC over the IP and UDP headers with their variant fields
+ * masked to ones, the BTH with byte 4 masked, and everything after it up
+ * to the ICRC (@bth_len bytes).  Returned as the value rxe stores in host
+ * order: write it with put_unaligned_le32().
+ */
+u32 softcm_roce_icrc(const u8 *iph, bool ipv6, const u8 *udph,
+		     const u8 *bth, size_t bth_len)
+{
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ip;
+	struct udphdr udp;
+	u8 b[SOFTCM_BTH_SIZE];
+	u32 crc = ICRC_SEED;
+
+	if (ipv6) {
+		memcpy(&ip.v6, iph, sizeof(ip.v6));
+		ip.v6.priority = 0xf;
+		memset(ip.v6.flow_lbl, 0xff, sizeof(ip.v6.flow_lbl));
+		ip.v6.hop_limit = 0xff;
+		crc = crc32_le(crc, (u8 *)&ip.v6, sizeof(ip.v6));
+	} else {
+		memcpy(&ip.v4, iph, sizeof(ip.v4));
+		ip.v4.tos = 0xff;
+		ip.v4.ttl = 0xff;
+		ip.v4.check = htons(0xffff);
+		crc = crc32_le(crc, (u8 *)&ip.v4, sizeof(ip.v4));
+	}
+	memcpy(&udp, udph, sizeof(udp));
+	udp.check = htons(0xffff);
+	crc = crc32_le(crc, (u8 *)&udp, sizeof(udp));
+	memcpy(b, bth, sizeof(b));
+	b[4] = 0xff;
+	crc = crc32_le(crc, b, sizeof(b));
+	crc = crc32_le(crc, bth + sizeof(b), bth_len - sizeof(b));
+	return ~crc;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_roce_icrc);
