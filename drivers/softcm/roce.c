@@ -92,11 +92,11 @@ u32 softcm_roce_icrc(const u8 *iph, bool ipv6, const u8 *udph,
 		memcpy(&ip.v4, iph, sizeof(ip.v4));
 		ip.v4.tos = 0xff;
 		ip.v4.ttl = 0xff;
-		ip.v4.check = htons(0xffff);
+		ip.v4.check = (__force __sum16)0xffff;
 		crc = crc32_le(crc, (u8 *)&ip.v4, sizeof(ip.v4));
 	}
 	memcpy(&udp, udph, sizeof(udp));
-	udp.check = htons(0xffff);
+	udp.check = (__force __sum16)0xffff;
 	crc = crc32_le(crc, (u8 *)&udp, sizeof(udp));
 	memcpy(b, bth, sizeof(b));
 	b[4] = 0xff;
