@@ -30,6 +30,7 @@
 #include <linux/softcm.h>
 
 #include "kselftest_harness.h"
+#include "ioctl_helpers.h"
 #include "vm_helpers.h"
 
 static const char *const setup_cmds =
@@ -50,26 +51,11 @@ static const char *const setup_cmds =
 	"ip -n sc-a route add 10.77.2.0/24 via 10.77.1.254\n"
 	"ip -n sc-c route add default via 10.77.2.254\n";
 
-static int create(int fd, __u16 ps, __u32 *h)
+static int query_ss(int fd, __u32 h, int which, struct sockaddr_storage *ss)
 {
-	struct softcm_create_id c = { .ps = ps, .uid = 0x5c };
+	__u32 len = sizeof(*ss);
 
-	*h = 0;
-	if (ioctl(fd, SOFTCM_IOCTL_CREATE_ID, &c))
-		return -errno;
-	*h = c.handle;
-	return 0;
-}
-
-static int destroy(int fd, __u32 h, __u32 *reported)
-{
-	struct softcm_destroy_id c = { .handle = h };
-
-	if (ioctl(fd, SOFTCM_IOCTL_DESTROY_ID, &c))
-		return -errno;
-	if (reported)
-		*reported = c.events_reported;
-	return 0;
+	return query_addr(fd, h, which, ss, &len);
 }
 
 static int resolve(int fd, __u32 h, const char *src, const char *dst, int scope,
@@ -119,23 +105,6 @@ static int query_route(int fd, __u32 h, struct softcm_query_route *q)
 	memset(q, 0, sizeof(*q));
 	q->handle = h;
 	return ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, q) ? -errno : 0;
-}
-
-static int state_of(int fd, __u32 h)
-{
-	struct softcm_query_id q = { .handle = h };
-
-	return ioctl(fd, SOFTCM_IOCTL_QUERY_ID, &q) ? -errno : (int)q.state;
-}
-
-static int query(int fd, __u32 h, int which, struct sockaddr_storage *ss)
-{
-	struct softcm_query_addr q = {
-		.handle = h, .which = which, .addr_len = sizeof(*ss),
-		.addr = (__u64)(uintptr_t)ss,
-	};
-
-	return ioctl(fd, SOFTCM_IOCTL_QUERY_ADDR, &q) ? -errno : 0;
 }
 
 /* The next event, waiting at most timeout_ms for it; -ETIME if none. */
@@ -252,7 +221,7 @@ TEST_F(net, reachable_neighbour_and_route)
 	char want[32], got[32];
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.254", 0, 5000));
 	/* Asynchronous, even when the neighbour is known. */
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
@@ -263,10 +232,10 @@ TEST_F(net, reachable_neighbour_and_route)
 	EXPECT_EQ(SOFTCM_STATE_ADDR_RESOLVED, state_of(self->fd, h));
 
 	/* The wildcard implicitly bound became the selected source. */
-	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
+	ASSERT_EQ(0, query_ss(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
 	EXPECT_EQ(htonl(0x0a4d0101), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
 	EXPECT_NE(0, ((struct sockaddr_in *)&ss)->sin_port);
-	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_PEER, &ss));
+	ASSERT_EQ(0, query_ss(self->fd, h, SOFTCM_QUERY_PEER, &ss));
 	EXPECT_EQ(htonl(0x0a4d01fe), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
 	EXPECT_EQ(htons(7471), ((struct sockaddr_in *)&ss)->sin_port);
 
@@ -304,7 +273,7 @@ TEST_F(net, gateway_mac_is_used)
 	char want[32], got[32];
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.2.2", 0, 5000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
 	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
@@ -325,7 +294,7 @@ TEST_F(net, silent_neighbour_times_out)
 	long start, elapsed;
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	start = now_ms();
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 600));
 	EXPECT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(self->fd, h));
@@ -337,9 +306,9 @@ TEST_F(net, silent_neighbour_times_out)
 	EXPECT_LE(550, elapsed);
 	/* Back to ADDR_BOUND with the address it was bound to. */
 	EXPECT_EQ(SOFTCM_STATE_ADDR_BOUND, state_of(self->fd, h));
-	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
+	ASSERT_EQ(0, query_ss(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
 	EXPECT_EQ(htonl(INADDR_ANY), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
-	EXPECT_EQ(-ENOTCONN, query(self->fd, h, SOFTCM_QUERY_PEER, &ss));
+	EXPECT_EQ(-ENOTCONN, query_ss(self->fd, h, SOFTCM_QUERY_PEER, &ss));
 	/* ... and it may try again. */
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.254", 0, 5000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
@@ -351,11 +320,11 @@ TEST_F(net, no_route_fails_at_once)
 	struct softcm_event ev;
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	EXPECT_EQ(-ENETUNREACH, resolve(self->fd, h, NULL, "10.99.0.1", 0, 1000));
 	EXPECT_EQ(SOFTCM_STATE_ADDR_BOUND, state_of(self->fd, h));
 	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, 0));
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	EXPECT_EQ(-ENETUNREACH, resolve(self->fd, h, NULL, "2001:db8::1", 0, 1000));
 }
 
@@ -364,7 +333,7 @@ TEST_F(net, bad_input)
 	struct softcm_resolve_addr c = { 0 };
 	__u32 h, h6;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	c.handle = h;
 	c.dst_len = 2;
 	((struct sockaddr *)c.dst)->sa_family = AF_UNIX;
@@ -381,7 +350,7 @@ TEST_F(net, bad_input)
 	EXPECT_EQ(-EINVAL, resolve(self->fd, h, "fd77:1::1", "10.77.1.254", 0, 1000));
 	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(self->fd, h));
 	/* A v6-bound id cannot resolve a v4 destination. */
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h6));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h6));
 	ASSERT_EQ(0, resolve(self->fd, h6, "fd77:1::1", "fd77:1::fe", 0, 5000));
 	EXPECT_EQ(-EINVAL, resolve(self->fd, h6, NULL, "10.77.1.254", 0, 1000));
 	EXPECT_EQ(-ENOENT, resolve(self->fd, 0x7fff0000, NULL, "10.77.1.254", 0, 1000));
@@ -394,7 +363,7 @@ TEST_F(net, ipv6_global_and_link_local)
 	struct in6_addr a;
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "fd77:1::fe", 0, 5000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
 	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
@@ -407,7 +376,7 @@ TEST_F(net, ipv6_global_and_link_local)
 	EXPECT_EQ(0, memcmp(q.dgid, &a, 16));
 
 	/* Link-local without a scope, or with another link's: no. */
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	EXPECT_EQ(-EINVAL, resolve(self->fd, h, NULL, "fe80::fe", 0, 5000));
 	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(self->fd, h));
 
@@ -420,7 +389,7 @@ TEST_F(net, ipv6_global_and_link_local)
 	EXPECT_EQ(0, ev.status);
 
 	/* Link-local with its scope: resolved over that link. */
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "fe80::fe", ifindex_of("sc-a", "a0"), 5000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
 	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
@@ -433,7 +402,7 @@ TEST_F(net, loopback_and_own_address)
 	struct softcm_event ev;
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
 	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
@@ -443,7 +412,7 @@ TEST_F(net, loopback_and_own_address)
 	EXPECT_EQ(1, q.ifindex);	/* lo */
 
 	/* Our own address on a0: reported on a0, no ARP, our MAC both ways. */
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.1", 0, 1000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
 	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
@@ -460,14 +429,14 @@ TEST_F(net, bound_source_is_kept)
 	struct softcm_event ev;
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, "10.77.1.1", "10.77.2.2", 0, 5000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
 	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
-	ASSERT_EQ(0, query(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
+	ASSERT_EQ(0, query_ss(self->fd, h, SOFTCM_QUERY_LOCAL, &ss));
 	EXPECT_EQ(htonl(0x0a4d0101), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
 	/* A bound source that cannot reach the destination: no route. */
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	EXPECT_EQ(-EADDRNOTAVAIL, resolve(self->fd, h, "10.77.1.7", "10.77.2.2", 0, 1000));
 }
 
@@ -478,16 +447,16 @@ TEST_F(net, cancel_in_flight)
 	__u32 h, reported = 99;
 	int i, fd2;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 5000));
 	EXPECT_EQ(-EINVAL, resolve(self->fd, h, NULL, "10.77.1.98", 0, 5000));
-	ASSERT_EQ(0, destroy(self->fd, h, &reported));
+	ASSERT_EQ(0, destroy_id(self->fd, h, &reported));
 	EXPECT_EQ(0, reported);
 
 	fd2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd2);
 	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(0, create(fd2, SOFTCM_PS_TCP, &h));
+		ASSERT_EQ(0, create_id(fd2, SOFTCM_PS_TCP, 0x5c, &h));
 		ASSERT_EQ(0, resolve(fd2, h, NULL, i % 2 ? "10.77.1.99" : "10.77.1.254", 0, 5000));
 	}
 	close(fd2);
@@ -509,7 +478,7 @@ TEST_F_TIMEOUT(net, thousand_concurrent_resolutions, 600)
 
 	ASSERT_EQ(0, system("ip -n sc-a neigh flush dev a0"));
 	for (i = 0; i < 1000; i++) {
-		ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+		ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 		ASSERT_EQ(0, resolve(self->fd, h, NULL, i % 2 ? "10.77.1.254" : "10.77.2.2",
 				     0, 20000)) TH_LOG("id %d", i);
 	}
@@ -537,20 +506,20 @@ TEST_F(net, destroy_reports_events_read)
 	__u32 h, reported = 99;
 
 	/* Queued but never read: it goes with the id, reported 0. */
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
 	ASSERT_EQ(0, poll(&(struct pollfd){ .fd = self->fd, .events = POLLIN }, 1, 10000) - 1);
-	ASSERT_EQ(0, destroy(self->fd, h, &reported));
+	ASSERT_EQ(0, destroy_id(self->fd, h, &reported));
 	EXPECT_EQ(0, reported);
 	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, 0));
 
 	/* Two read: reported 2. */
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
 	ASSERT_EQ(0, resolve_route(self->fd, h, 1000));
 	ASSERT_EQ(0, next_event(self->fd, &ev, 10000));
-	ASSERT_EQ(0, destroy(self->fd, h, &reported));
+	ASSERT_EQ(0, destroy_id(self->fd, h, &reported));
 	EXPECT_EQ(2, reported);
 }
 
@@ -563,7 +532,7 @@ TEST_F(net, migrate_carries_queued_events)
 
 	fd2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
 	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = self->fd, .events = POLLIN }, 1, 10000));
 	m.fd = self->fd;
@@ -584,7 +553,7 @@ TEST_F(net, faulting_read_keeps_event)
 	void *ro;
 	__u32 h;
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "127.0.0.1", 0, 1000));
 	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = self->fd, .events = POLLIN }, 1, 10000));
 	/* A read-only page: the copy faults. */
@@ -617,7 +586,7 @@ static __u32 resolved_id(struct __test_metadata *_metadata, int fd, const char *
 	struct softcm_event ev;
 	__u32 h;
 
-	ASSERT_EQ(0, create(fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(fd, h, NULL, dst, 0, 5000));
 	ASSERT_EQ(0, next_event(fd, &ev, 10000));
 	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
@@ -637,14 +606,14 @@ TEST_F(net, device_removal)
 	topology_changed();
 
 	h = resolved_id(_metadata, self->fd, "10.77.1.254", true);
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &idle));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &idle));
 	ASSERT_EQ(0, system("ip -n sc-a link del a0"));
 	ASSERT_EQ(0, wait_for(self->fd, SOFTCM_EVENT_DEVICE_REMOVAL, &ev, 10000));
 	EXPECT_EQ(h, ev.handle);
 	EXPECT_EQ(SOFTCM_STATE_DEVICE_REMOVAL, state_of(self->fd, h));
 	/* Nothing more can be done with it but destroy it. */
 	EXPECT_EQ(-EINVAL, resolve_route(self->fd, h, 1000));
-	EXPECT_EQ(0, destroy(self->fd, h, &reported));
+	EXPECT_EQ(0, destroy_id(self->fd, h, &reported));
 	/* An id that never used the device heard nothing. */
 	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(self->fd, idle));
 	while (!next_event(self->fd, &ev, 0))
@@ -683,12 +652,12 @@ TEST_F(net, device_removed_during_resolution)
 
 	topology_changed();
 
-	ASSERT_EQ(0, create(self->fd, SOFTCM_PS_TCP, &h));
+	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 1000));
 	ASSERT_EQ(0, system("ip -n sc-a link del a0"));
 	ASSERT_EQ(0, wait_for(self->fd, SOFTCM_EVENT_ADDR_ERROR, &ev, 30000));
 	EXPECT_EQ(-ENETUNREACH, ev.status);
-	EXPECT_EQ(0, destroy(self->fd, h, NULL));
+	EXPECT_EQ(0, destroy_id(self->fd, h, NULL));
 }
 
 /* The peer moved to another MAC: the id learns it, as rdma_cm. */
@@ -718,7 +687,7 @@ static void *resolve_later(void *p)
 	int *fd = p;
 	__u32 h;
 
-	if (!create(*fd, SOFTCM_PS_TCP, &h))
+	if (!create_id(*fd, SOFTCM_PS_TCP, 0x5c, &h))
 		resolve(*fd, h, NULL, "127.0.0.1", 0, 1000);
 	return NULL;
 }
@@ -755,7 +724,7 @@ TEST_F(net, killed_process_leaves_nothing)
 		int fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 
 		for (i = 0; i < 60; i++) {
-			if (create(fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, &h))
+			if (create_id(fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, 0x5c, &h))
 				_exit(1);
 			switch (i % 6) {
 			case 0:		/* IDLE */
@@ -801,7 +770,7 @@ TEST_F(net, killed_process_leaves_nothing)
 		struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
 		struct sockaddr_in *sin = (struct sockaddr_in *)b.addr;
 
-		ASSERT_EQ(0, create(self->fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, &h));
+		ASSERT_EQ(0, create_id(self->fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, 0x5c, &h));
 		b.handle = h;
 		sin->sin_family = AF_INET;
 		sin->sin_port = htons(31000 + i);

@@ -17,29 +17,8 @@
 #include <linux/softcm.h>
 
 #include "kselftest_harness.h"
+#include "ioctl_helpers.h"
 #include "vm_helpers.h"
-
-static int create_id(int fd, __u16 ps, __u64 uid, __u32 *handle)
-{
-	struct softcm_create_id c = { .uid = uid, .ps = ps };
-
-	*handle = 0;
-	if (ioctl(fd, SOFTCM_IOCTL_CREATE_ID, &c))
-		return -errno;
-	*handle = c.handle;
-	return 0;
-}
-
-static int destroy_id(int fd, __u32 handle, __u32 *reported)
-{
-	struct softcm_destroy_id c = { .handle = handle };
-
-	if (ioctl(fd, SOFTCM_IOCTL_DESTROY_ID, &c))
-		return -errno;
-	if (reported)
-		*reported = c.events_reported;
-	return 0;
-}
 
 static int bind_sa(int fd, __u32 handle, const void *sa, size_t len)
 {
@@ -74,26 +53,6 @@ static int listen_id(int fd, __u32 handle, int backlog)
 	return ioctl(fd, SOFTCM_IOCTL_LISTEN, &c) ? -errno : 0;
 }
 
-static int query_id(int fd, __u32 handle, struct softcm_query_id *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->handle = handle;
-	return ioctl(fd, SOFTCM_IOCTL_QUERY_ID, q) ? -errno : 0;
-}
-
-static int query_addr(int fd, __u32 handle, int which, void *buf, __u32 *len)
-{
-	struct softcm_query_addr c = {
-		.handle = handle, .which = which, .addr_len = *len,
-		.addr = (__u64)(uintptr_t)buf,
-	};
-
-	if (ioctl(fd, SOFTCM_IOCTL_QUERY_ADDR, &c))
-		return -errno;
-	*len = c.addr_len;
-	return 0;
-}
-
 static int set_opt(int fd, __u32 handle, __u32 level, __u32 name, __u32 value)
 {
 	struct softcm_set_option c = {
@@ -113,13 +72,6 @@ static int local_port(int fd, __u32 handle)
 	if (ss.ss_family == AF_INET)
 		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-}
-
-static int state_of(int fd, __u32 handle)
-{
-	struct softcm_query_id q;
-
-	return query_id(fd, handle, &q) ? -1 : (int)q.state;
 }
 
 FIXTURE(uapi) {
@@ -577,7 +529,7 @@ TEST_F(uapi, migrate_moves_id_between_files)
 	m.handle = h;
 	ASSERT_EQ(0, ioctl(fd2, SOFTCM_IOCTL_MIGRATE_ID, &m));
 	EXPECT_EQ(0, m.events_reported);
-	EXPECT_EQ(-1, state_of(self->fd, h));
+	EXPECT_EQ(-ENOENT, state_of(self->fd, h));
 	EXPECT_EQ(SOFTCM_STATE_ADDR_BOUND, state_of(fd2, m.handle));
 	EXPECT_EQ(20004, local_port(fd2, m.handle));
 
