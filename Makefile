@@ -76,7 +76,7 @@ $(BUILD)/bin/%: userspace/tools/%.c $(LIB_SO) $(HEADERS)
 
 tests: $(SELFTESTS)
 
-$(BUILD)/tests/%: tests/selftests/%.c tests/selftests/vm_helpers.h $(LIB_SO) $(HEADERS)
+$(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) -Wno-sign-compare \
 		-o $@ $< -L$(BUILD)/lib -lsoftcm -lpthread
