@@ -79,6 +79,8 @@ EXPORT_SYMBOL_IF_KUNIT(softcm_port_check);
 
 static void join(struct softcm_bind_list *bl, struct softcm_id *id)
 {
+	lockdep_assert_held(&ports_of(id)->lock);
+
 	id->bind_list = bl;
 	softcm_addr_set_port(&id->src, bl->port);
 	hlist_add_head(&id->bind_node, &bl->owners);
@@ -88,6 +90,8 @@ static int new_bind_list(struct xarray *table, struct softcm_id *id, u16 port)
 {
 	struct softcm_bind_list *bl;
 	int ret;
+
+	lockdep_assert_held(&ports_of(id)->lock);
 
 	bl = kzalloc(sizeof(*bl), GFP_KERNEL_ACCOUNT);
 	if (!bl)
@@ -112,6 +116,8 @@ static int bind_any_port(struct xarray *table, struct softcm_id *id)
 	int low, high, ret;
 	u32 i, remaining, offset;
 	u16 port;
+
+	lockdep_assert_held(&ports_of(id)->lock);
 
 	inet_get_local_port_range(id->net, &low, &high);
 	remaining = high - low + 1;
