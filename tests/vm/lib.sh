@@ -3,7 +3,7 @@
 # Shared helpers for the VM scripts: where caches live and how we find the
 # kernels.  Sourced, never executed.
 
-SOFTCM_CACHE=${SOFTCM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softcm}
+SOFTCM_CACHE=${SOFTCM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/var/tmp}/.cache}/softcm}
 
 die() {
 	echo "softcm: $*" >&2
