@@ -387,6 +387,26 @@ TEST(sync_resolve)
 	EXPECT_EQ(0, rdma_destroy_id(id));
 }
 
+/* A synchronous id holding its last event can still move (no deadlock). */
+TEST(migrate_sync_id_with_its_event)
+{
+	struct sockaddr_in dst = sin4("127.0.0.1", 7471);
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	ASSERT_NE(NULL, id->event);
+	ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, rdma_migrate_id(id, ch));
+	EXPECT_EQ(ch, id->channel);
+	EXPECT_EQ(NULL, id->event);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
 TEST(create_ep_active)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST }, *res;

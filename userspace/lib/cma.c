@@ -264,6 +264,11 @@ SOFTCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 		return softcm_err(err);
 	}
 
+	/* A synchronous id's last event is ours to give back. */
+	if (priv->sync && id->event) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
 	pthread_mutex_lock(&priv->mut);
 	while (priv->events_completed < c.events_reported)
 		pthread_cond_wait(&priv->cond, &priv->mut);
