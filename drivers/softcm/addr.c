@@ -11,8 +11,8 @@
  * so ADDR_RESOLVED and ADDR_ERROR are always asynchronous.
  *
  * A request belongs to its id (id->addr_req, under the id's mutex) and
- * holds a reference on it.  Whoever clears id->addr_req owns the request;
- * a work that finds itself no longer current frees itself.  Lock order:
+ * holds a reference on it; only its own work frees it, after it has left
+ * the pending list and id->addr_req (see resolve_work()).  Lock order:
  * id->mutex, then the namespace's pending_lock (a spinlock, also taken
  * from the netevent notifier in softirq context).
  */
@@ -229,7 +229,7 @@ static void resolve_work(struct work_struct *work)
 
 	mutex_lock(&id->mutex);
 	if (id->addr_req != req)
-		goto out_free;	/* cancelled: we are the last owner */
+		goto out_unlock;	/* cancelled: the request is ours to free */
 
 	ret = resolve(id, &res);
 	if (ret == -ENODATA && time_before(jiffies, req->deadline)) {
@@ -243,8 +243,15 @@ static void resolve_work(struct work_struct *work)
 	unlink_req(req);
 	id->addr_req = NULL;
 	finish(id, req, ret, &res);
-out_free:
+out_unlock:
 	mutex_unlock(&id->mutex);
+	/*
+	 * Only this work frees a request, once it is off the pending list
+	 * and no longer current: nobody can queue it again, and a work never
+	 * runs concurrently with itself, so at most one more instance can be
+	 * pending (a netevent that came before the unlink): drop it.
+	 */
+	cancel_delayed_work(&req->work);
 	free_req(req);
 }
 
@@ -397,9 +404,9 @@ err_free_req:
 }
 
 /*
- * Forget a resolution in flight (destroy, close).  If its work is still
- * pending we free it here; if it is already running it will find itself
- * no longer current, once we drop the mutex, and free itself.
+ * Forget a resolution in flight (destroy, close, device removal).  The
+ * request's work frees it: we make it run now, and it will find itself no
+ * longer current once we drop the mutex.
  */
 void softcm_addr_cancel(struct softcm_id *id)
 {
@@ -411,8 +418,7 @@ void softcm_addr_cancel(struct softcm_id *id)
 		return;
 	id->addr_req = NULL;
 	unlink_req(req);
-	if (cancel_delayed_work(&req->work))
-		free_req(req);
+	mod_delayed_work(softcm_wq, &req->work, 0);
 }
 
 /* A neighbour became valid: rerun the requests waiting on its device. */
