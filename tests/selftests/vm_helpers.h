@@ -17,6 +17,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/*
+ * The harness gives each test 30 s; on the debug kernel under TCG, with a
+ * namespace topology to build, a correct test can need several times
+ * that.  A hang is still caught: here, by the program's and the guest's
+ * own time limits.
+ */
+#ifdef TEST_TIMEOUT_DEFAULT
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+#endif
+
 static inline const char *softcm_ko(void)
 {
 	const char *p = getenv("SOFTCM_KO");

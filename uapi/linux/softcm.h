@@ -112,6 +112,55 @@
  *                device, IB MTU, hop limit, traffic class, flow label.
  *                EINVAL before ROUTE_RESOLVED.
  *
+ * Connections speak the InfiniBand CM over RoCEv2 (UDP port udp_port,
+ * 4791 by default) as the Linux rdma_cm does.  The namespace's UDP socket
+ * is opened by the first CONNECT or LISTEN; when the port is taken there
+ * (by rdma_rxe in the initial namespace, say) both fail with EADDRINUSE
+ * and everything that does not go on the wire keeps working.
+ *
+ *   CONNECT      ROUTE_RESOLVED -> CONNECT (EINVAL in any other state).
+ *                SOFTCM_PS_TCP sends a REQ: private_data_len at most 56
+ *                (EINVAL), qp_num's low 24 bits, responder_resources,
+ *                initiator_depth, flow_control, retry_count and
+ *                rnr_retry_count (at most 7, else EINVAL) and srq go on the
+ *                wire.  A REP then gives ESTABLISHED, the kernel sending the
+ *                RTU itself (there is no QP to move first); with
+ *                SOFTCM_CONNECT_RESPONSE it gives CONNECT_RESPONSE instead
+ *                and the RTU waits for ACCEPT with SOFTCM_ACCEPT_ESTABLISH
+ *                (rdma_establish()).  A REJ gives REJECTED (status: the IB
+ *                reason, e.g. 8 when nobody listens, 28 when the
+ *                application rejected; private data: the REJ's 148
+ *                bytes); no answer after the retries, UNREACHABLE
+ *                (-ETIMEDOUT).  SOFTCM_PS_UDP sends a SIDR_REQ (private
+ *                data at most 180 bytes) and gets ESTABLISHED with the
+ *                peer's qp_num and qkey, or UNREACHABLE with the SIDR
+ *                status (or -ETIMEDOUT).
+ *   ACCEPT       on an id from a CONNECT_REQUEST (state CONNECT, request
+ *                not yet answered, else EINVAL): sends a REP (private data
+ *                at most 196 bytes) or, for SOFTCM_PS_UDP, a SIDR_REP with
+ *                status 0, the given qp_num and the Q_Key 0x01234567
+ *                (private data at most 136 bytes).  uid names the id in its
+ *                events from now on: until an id is accepted, no event but
+ *                its CONNECT_REQUEST is reported.  ESTABLISHED follows the
+ *                RTU.  With SOFTCM_ACCEPT_ESTABLISH (and no parameters): on
+ *                an active id that got CONNECT_RESPONSE, send the RTU.
+ *   REJECT       answer a request with a REJ (reason 0 means 28, consumer
+ *                defined; only 28 and 35 are allowed, else EINVAL;
+ *                private data at most 148 bytes) or, for SOFTCM_PS_UDP, a
+ *                SIDR_REP with status 2 (private data at most 136 bytes).
+ *                EINVAL when the id has no request to answer.
+ *   DISCONNECT   sends a DREQ on an established connection, or the DREP
+ *                that a received DREQ awaits; DISCONNECTED follows (at once
+ *                on the side that received the DREQ), then TIMEWAIT_EXIT.
+ *                EINVAL on an id that never connected or accepted; 0 and
+ *                nothing sent once the connection is already over.
+ *
+ * QUERY_ADDR's peer address of a connected id is the one its connection
+ * was made with (the request's source for a passive id); once the
+ * connection is over (DISCONNECTED, REJECTED, UNREACHABLE) it is ENOTCONN.
+ * Destroying or closing an id ends its connection as the Linux CM does: a
+ * REJ for a pending request, a DREQ for an established connection.
+ *
  * Events
  * ------
  * read() returns whole struct softcm_event records, as many as fit (a
@@ -125,6 +174,21 @@
  *                      default 1024).
  *   max_ids_per_file   ids one open file may hold (1..16777216, default
  *                      65536).
+ *   cm_response_timeout  the CM response timeout we advertise, as an IB
+ *                      time exponent (4.096 us * 2^n, 0..31, default 20 as
+ *                      the Linux CM); with the path's packet life time it
+ *                      makes the REQ retransmission timeout.
+ *   cm_retries         CM retransmissions before giving up (0..15, default
+ *                      15).
+ *   packet_life_time   the path's packet life time exponent (0..31, default
+ *                      18 as rdma_cm for RoCE), unless ACK_TIMEOUT is set.
+ *   mra_timeout        the service timeout exponent an MRA asks for while
+ *                      a request waits for the application (0..31, default
+ *                      24 as rdma_cm).
+ *
+ * Counters of the namespace's CM traffic (messages in and out by type,
+ * retransmissions, timeouts, drops by reason) and of its live connections
+ * are in /proc/net/softcm_stats, one "name value" per line.
  */
 #ifndef _SOFTCM_UAPI_SOFTCM_H
 #define _SOFTCM_UAPI_SOFTCM_H
@@ -141,6 +205,20 @@
 #define SOFTCM_MAX_BACKLOG_LIMIT	65535
 #define SOFTCM_MAX_IDS_DEFAULT		65536
 #define SOFTCM_MAX_IDS_LIMIT		16777216
+
+/* Private data the CM messages carry for the application (rdma_cm's). */
+#define SOFTCM_REQ_PRIVATE_DATA		56	/* REQ, after rdma_cm's header */
+#define SOFTCM_REP_PRIVATE_DATA		196
+#define SOFTCM_REJ_PRIVATE_DATA		148
+#define SOFTCM_SIDR_REQ_PRIVATE_DATA	180	/* SIDR_REQ, after the header */
+#define SOFTCM_SIDR_REP_PRIVATE_DATA	136
+
+/* REJ reasons an application may give (IBTA's). */
+#define SOFTCM_REJ_CONSUMER_DEFINED	28
+#define SOFTCM_REJ_VENDOR_OPTION_NOT_SUPPORTED	35
+
+/* The Q_Key rdma_cm gives SOFTCM_PS_UDP ids (RDMA_UDP_QKEY). */
+#define SOFTCM_UDP_QKEY			0x01234567
 
 /* Port spaces, numbered as rdma_cm's enum rdma_port_space. */
 #define SOFTCM_PS_TCP		0x0106
@@ -285,7 +363,7 @@ struct softcm_query_route {
 	__u32		reserved1;
 };
 
-/* Connection parameters, as carried by events and (later) commands. */
+/* Connection parameters, as carried by events and commands. */
 struct softcm_conn_param {
 	__u32		qp_num;
 	__u32		qkey;
@@ -298,6 +376,36 @@ struct softcm_conn_param {
 	__u8		srq;
 	__u8		reserved0;
 	__u8		private_data[SOFTCM_PRIVATE_DATA_MAX];
+};
+
+#define SOFTCM_CONNECT_RESPONSE	(1U << 0)	/* CONNECT_RESPONSE, not ESTABLISHED */
+
+struct softcm_connect {
+	__u32		handle;		/* in */
+	__u32		flags;		/* in: SOFTCM_CONNECT_* */
+	struct softcm_conn_param param;	/* in */
+};
+
+#define SOFTCM_ACCEPT_ESTABLISH	(1U << 0)	/* rdma_establish(): send the RTU */
+
+struct softcm_accept {
+	__aligned_u64	uid;		/* in: the id's uid from now on */
+	__u32		handle;		/* in */
+	__u32		flags;		/* in: SOFTCM_ACCEPT_* */
+	struct softcm_conn_param param;	/* in; unused with ACCEPT_ESTABLISH */
+};
+
+struct softcm_reject {
+	__u32		handle;		/* in */
+	__u8		reason;		/* in: 0 (28), 28 or 35 */
+	__u8		private_data_len;	/* in */
+	__u16		reserved0;
+	__u8		private_data[SOFTCM_PRIVATE_DATA_MAX];	/* in */
+};
+
+struct softcm_disconnect {
+	__u32		handle;		/* in */
+	__u32		reserved0;
 };
 
 /* One record of read(). */
@@ -325,6 +433,10 @@ enum softcm_cmd {
 	SOFTCM_CMD_RESOLVE_ADDR,
 	SOFTCM_CMD_RESOLVE_ROUTE,
 	SOFTCM_CMD_QUERY_ROUTE,
+	SOFTCM_CMD_CONNECT,
+	SOFTCM_CMD_ACCEPT,
+	SOFTCM_CMD_REJECT,
+	SOFTCM_CMD_DISCONNECT,
 	SOFTCM_CMD_COUNT
 };
 
@@ -339,5 +451,9 @@ enum softcm_cmd {
 #define SOFTCM_IOCTL_RESOLVE_ADDR	_SOFTCM_IOWR(RESOLVE_ADDR, softcm_resolve_addr)
 #define SOFTCM_IOCTL_RESOLVE_ROUTE	_SOFTCM_IOWR(RESOLVE_ROUTE, softcm_resolve_route)
 #define SOFTCM_IOCTL_QUERY_ROUTE	_SOFTCM_IOWR(QUERY_ROUTE, softcm_query_route)
+#define SOFTCM_IOCTL_CONNECT	_SOFTCM_IOWR(CONNECT, softcm_connect)
+#define SOFTCM_IOCTL_ACCEPT	_SOFTCM_IOWR(ACCEPT, softcm_accept)
+#define SOFTCM_IOCTL_REJECT	_SOFTCM_IOWR(REJECT, softcm_reject)
+#define SOFTCM_IOCTL_DISCONNECT	_SOFTCM_IOWR(DISCONNECT, softcm_disconnect)
 
 #endif /* _SOFTCM_UAPI_SOFTCM_H */
