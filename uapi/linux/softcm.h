@@ -168,6 +168,17 @@
  * there are none, unless O_NONBLOCK (EAGAIN).  poll() reports EPOLLIN while
  * events are queued.  An event whose copy to userspace faults stays queued.
  *
+ * CONNECT_REQUEST carries the listener's uid and the new id's handle: the
+ * new id is in state CONNECT in the listener's file, its addresses those
+ * of the request.  Its param is the request's as the receiver sees it
+ * (responder_resources and initiator_depth swapped, qp_num the peer's), with
+ * 56 bytes of private data (180 for a SIDR_REQ).  Events from a REP carry
+ * 196 bytes of private data, REJECTED 148, a UD ESTABLISHED 136 and the
+ * peer's qp_num and qkey.  A listener's backlog bounds its unread
+ * CONNECT_REQUESTs; a request beyond it is dropped without a REJ, so that
+ * the peer retries, as rdma_ucm does.  A CONNECT_REQUEST still unread when
+ * its listener is destroyed takes its new id with it.
+ *
  * Per-network-namespace tunables live under /proc/sys/net/softcm/:
  *
  *   max_backlog        upper bound of a listener's backlog (1..65535,
