@@ -16,18 +16,17 @@ check_soname() {
 	readelf -d "$so" | grep -q 'SONAME.*\[libsoftcm\.so\.1\]'
 }
 
-# Every global in the map is exported with a version, nothing else is.
+# Every global in the map is exported, with its stanza's version as the
+# default one; nothing else is.
 check_exports() {
 	local want have
-	want=$(sed -n '/global:/,/local:/p' "$map" | grep -oE '^[[:space:]]+[a-z_0-9]+;' |
-	       tr -d ' \t;' | sort)
+	want=$(awk '/^[A-Z_0-9.]+ *\{/ { ver = $1 }
+		    /global:/ { g = 1 } /local:|^\}/ { g = 0 }
+		    g && /^[[:space:]]+[a-z_0-9]+;/ { gsub(/[[:space:];]/, ""); print $0 "@@" ver }' \
+	       "$map" | sort)
 	have=$(readelf --dyn-syms -W "$so" | awk '$7 != "UND" && $5 == "GLOBAL" {print $8}' |
 	       grep -v '^SOFTCM_' | sort)
-	if [ "$want" != "$(echo "$have" | sed 's/@.*//' | sort)" ]; then
-		diff <(echo "$want") <(echo "$have" | sed 's/@.*//') 
-		return 1
-	fi
-	! echo "$have" | grep -v '@@\?SOFTCM_[0-9.]*$'
+	[ "$want" = "$have" ] || { diff <(echo "$want") <(echo "$have"); return 1; }
 }
 
 check_header() {
