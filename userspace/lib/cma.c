@@ -52,32 +52,48 @@ int softcm_sync_addr(struct softcm_id_priv *priv)
 }
 
 /*
- * A synchronous id's call waits here for the event that completes it,
- * which stays in id->event until the next call or rdma_destroy_id(), as in
- * librdmacm.  A failing event becomes -1 with errno: ECONNREFUSED for a
- * rejection, else the status.
+ * The errno a failed event stands for, as librdmacm's: ECONNREFUSED for a
+ * rejection (whose status is the IB reason), else the status's magnitude.
+ * 0 when the event did not fail.
  */
-int softcm_complete(struct softcm_id_priv *priv)
+int softcm_event_errno(const struct rdma_cm_event *event)
 {
-	struct rdma_cm_event *event;
-
-	if (!priv->sync)
+	if (!event->status)
 		return 0;
+	if (event->event == RDMA_CM_EVENT_REJECTED)
+		return ECONNREFUSED;
+	return event->status < 0 ? -event->status : event->status;
+}
+
+/* Give back the event a synchronous call left in id->event. */
+void softcm_put_event(struct softcm_id_priv *priv)
+{
 	if (priv->id.event) {
 		rdma_ack_cm_event(priv->id.event);
 		priv->id.event = NULL;
 	}
-	if (rdma_get_cm_event(priv->id.channel, &priv->id.event))
-		return -1;
-	event = priv->id.event;
-	if (!event->status)
-		return 0;
-	if (event->event == RDMA_CM_EVENT_REJECTED)
-		return softcm_err(ECONNREFUSED);
-	return softcm_err(event->status < 0 ? -event->status : event->status);
 }
 
-static struct softcm_id_priv *id_alloc(struct rdma_event_channel *channel,
+/*
+ * A synchronous id's call waits here for the event that completes it,
+ * which stays in id->event until the next call or rdma_destroy_id(), as in
+ * librdmacm.  A failing event becomes -1 with errno (softcm_event_errno).
+ */
+int softcm_complete(struct softcm_id_priv *priv)
+{
+	int err;
+
+	if (!priv->sync)
+		return 0;
+	softcm_put_event(priv);
+	if (rdma_get_cm_event(priv->id.channel, &priv->id.event))
+		return -1;
+	err = softcm_event_errno(priv->id.event);
+	return err ? softcm_err(err) : 0;
+}
+
+/* Also the priv of a CONNECT_REQUEST's new id, whose handle event.c sets. */
+struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 				       void *context, enum rdma_port_space ps)
 {
 	struct softcm_id_priv *priv;
@@ -124,7 +140,7 @@ SOFTCM_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
 		return softcm_err(EINVAL);
 	if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP)
 		return softcm_err(EINVAL);
-	priv = id_alloc(channel, context, ps);
+	priv = softcm_id_alloc(channel, context, ps);
 	if (!priv)
 		return -1;
 	c.uid = (uintptr_t)priv;
@@ -201,7 +217,11 @@ SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	return softcm_sync_addr(priv);
 }
 
-/* Option values are checked here for their size, as librdmacm's are. */
+/*
+ * Option values are checked here for their size, as librdmacm's are.
+ * SOFTCM_OPTION_ID_CONNECT_RESPONSE only changes what rdma_connect() asks
+ * for, so it stays in the library.
+ */
 SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 				  void *optval, size_t optlen)
 {
@@ -215,6 +235,11 @@ SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 		return softcm_err(ENOPROTOOPT);
 
 	switch (optname) {
+	case SOFTCM_OPTION_ID_CONNECT_RESPONSE:
+		if (optlen != sizeof(int))
+			return softcm_err(EINVAL);
+		to_priv(id)->connect_response = *(int *)optval ? 1 : 0;
+		return 0;
 	case RDMA_OPTION_ID_TOS:
 	case RDMA_OPTION_ID_ACK_TIMEOUT:
 		if (optlen != sizeof(uint8_t))
@@ -265,10 +290,8 @@ SOFTCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 	}
 
 	/* A synchronous id's last event is ours to give back. */
-	if (priv->sync && id->event) {
-		rdma_ack_cm_event(id->event);
-		id->event = NULL;
-	}
+	if (priv->sync)
+		softcm_put_event(priv);
 	pthread_mutex_lock(&priv->mut);
 	while (priv->events_completed < c.events_reported)
 		pthread_cond_wait(&priv->cond, &priv->mut);

@@ -44,10 +44,22 @@ static inline socklen_t softcm_sa_len(const struct sockaddr *sa)
 	}
 }
 
+/*
+ * What 0xFF ("the device's maximum") in responder_resources and
+ * initiator_depth stands for.  There is no device to ask: this is the
+ * max_qp_rd_atom of a typical RoCE adapter.
+ */
+#define SOFTCM_MAX_RD_ATOMIC	16
+
 struct softcm_id_priv {
 	struct rdma_cm_id id;
 	uint32_t handle;
 	int sync;			/* created without a channel */
+	int connect_response;		/* SOFTCM_OPTION_ID_CONNECT_RESPONSE */
+
+	/* A passive id's request, the defaults of rdma_accept() */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
 
 	/* rdma_destroy_id() waits until every read event is acknowledged */
 	pthread_mutex_t mut;
@@ -72,8 +84,12 @@ static inline struct softcm_id_priv *to_priv(struct rdma_cm_id *id)
 int softcm_open_device(void);
 
 /* cma.c */
+struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
+				       void *context, enum rdma_port_space ps);
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
 int softcm_sync_addr(struct softcm_id_priv *priv);
+int softcm_event_errno(const struct rdma_cm_event *event);
+void softcm_put_event(struct softcm_id_priv *priv);
 int softcm_complete(struct softcm_id_priv *priv);
 
 /* resolve.c */

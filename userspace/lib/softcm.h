@@ -17,6 +17,17 @@ extern "C" {
 
 struct rdma_cm_id;
 
+/*
+ * rdma_set_option(id, RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE,
+ * &one, sizeof(int)): before rdma_connect(), ask for librdmacm's behaviour
+ * without a QP.  The active side then gets RDMA_CM_EVENT_CONNECT_RESPONSE
+ * instead of RDMA_CM_EVENT_ESTABLISHED, and the connection is completed
+ * (the RTU sent) by rdma_establish().  By default the kernel sends the RTU
+ * itself, there being no QP to move first.  A library option, numbered
+ * away from rdma-core's RDMA_OPTION_ID_* values.
+ */
+#define SOFTCM_OPTION_ID_CONNECT_RESPONSE	0x100
+
 /**
  * softcm_get_abi_version - ABI version of the loaded softcm module
  *
