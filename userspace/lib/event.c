@@ -52,6 +52,70 @@ static void copy_conn_param(struct softcm_event_priv *evt, const struct softcm_e
 	conn->qp_num = kp->qp_num;
 }
 
+/* There is no address handle to describe without a device: ah_attr is 0. */
+static void copy_ud_param(struct softcm_event_priv *evt, const struct softcm_event *kev)
+{
+	struct rdma_ud_param *ud = &evt->event.param.ud;
+	const struct softcm_conn_param *kp = &kev->param;
+
+	memcpy(evt->private_data, kp->private_data, sizeof(evt->private_data));
+	ud->private_data = evt->private_data;
+	ud->private_data_len = kp->private_data_len;
+	ud->qp_num = kp->qp_num;
+	ud->qkey = kp->qkey;
+}
+
+/* One more of the id's events is given back; rdma_destroy_id() may go on. */
+static void complete_event(struct softcm_id_priv *priv)
+{
+	pthread_mutex_lock(&priv->mut);
+	priv->events_completed++;
+	pthread_cond_broadcast(&priv->cond);
+	pthread_mutex_unlock(&priv->mut);
+}
+
+/*
+ * A CONNECT_REQUEST names the listener (uid) and a new id (handle) that
+ * the library has never seen: it gets a priv of its own, inheriting the
+ * listener's channel, context and port space, as librdmacm's does.  The
+ * event itself stays the listener's: the kernel counted it among the
+ * listener's, so it is acknowledged against the listener.
+ */
+static int conn_request(struct softcm_event_priv *evt, const struct softcm_event *kev)
+{
+	struct softcm_id_priv *listen = evt->id_priv, *priv;
+	struct softcm_destroy_id d = { .handle = kev->handle };
+	int err;
+
+	priv = softcm_id_alloc(listen->id.channel, listen->id.context, listen->id.ps);
+	if (!priv) {
+		err = errno;
+		softcm_ioctl(listen, SOFTCM_IOCTL_DESTROY_ID, &d);
+		return softcm_err(err);
+	}
+	priv->handle = kev->handle;
+	priv->responder_resources = kev->param.responder_resources;
+	priv->initiator_depth = kev->param.initiator_depth;
+	evt->event.listen_id = &listen->id;
+	evt->event.id = &priv->id;
+
+	/*
+	 * A synchronous listener's requests each get a channel of their own,
+	 * so that the calls on them wait for their own events.  Nothing has
+	 * been reported on the new id yet, so the move does not wait.
+	 */
+	if (listen->sync && rdma_migrate_id(&priv->id, NULL))
+		goto err_destroy;
+	if (softcm_sync_addr(priv))
+		goto err_destroy;
+	return 0;
+
+err_destroy:
+	err = errno;
+	rdma_destroy_id(&priv->id);
+	return softcm_err(err);
+}
+
 /*
  * Blocks unless the channel's fd was made O_NONBLOCK (then EAGAIN), as
  * librdmacm.  Every event must be given back with rdma_ack_cm_event().
@@ -67,25 +131,34 @@ SOFTCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 	if (!channel || !event)
 		return softcm_err(EINVAL);
 
-	evt = calloc(1, sizeof(*evt));
+	evt = malloc(sizeof(*evt));
 	if (!evt)
 		return softcm_err(ENOMEM);
 retry:
+	memset(evt, 0, sizeof(*evt));
 	len = read(channel->fd, &kev, sizeof(kev));
 	if (len != sizeof(kev)) {
 		free(evt);
 		return softcm_err(len < 0 ? errno : EIO);
 	}
 
+	/*
+	 * The kernel reports nothing for an id before it has a uid (a new id
+	 * before rdma_accept()): a uid of 0 would be a kernel bug, and there
+	 * is no id to give its event to.
+	 */
 	priv = (struct softcm_id_priv *)(uintptr_t)kev.uid;
 	if (!priv)
-		goto retry;	/* an id the application never saw */
+		goto retry;
 
 	evt->id_priv = priv;
 	evt->event.id = &priv->id;
 	evt->event.event = kev.event;
 	evt->event.status = kev.status;
-	copy_conn_param(evt, &kev);
+	if (priv->id.qp_type == IBV_QPT_UD)
+		copy_ud_param(evt, &kev);
+	else
+		copy_conn_param(evt, &kev);
 
 	switch (kev.event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -95,6 +168,13 @@ retry:
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		softcm_sync_addr(priv);
 		softcm_sync_route(priv);
+		break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		/* Without a new id the event means nothing: skip it. */
+		if (conn_request(evt, &kev)) {
+			complete_event(priv);
+			goto retry;
+		}
 		break;
 	default:
 		break;
@@ -106,17 +186,11 @@ retry:
 SOFTCM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	struct softcm_event_priv *evt;
-	struct softcm_id_priv *priv;
 
 	if (!event)
 		return softcm_err(EINVAL);
 	evt = container_of(event, struct softcm_event_priv, event);
-	priv = evt->id_priv;
-
-	pthread_mutex_lock(&priv->mut);
-	priv->events_completed++;
-	pthread_cond_broadcast(&priv->cond);
-	pthread_mutex_unlock(&priv->mut);
+	complete_event(evt->id_priv);
 	free(evt);
 	return 0;
 }
