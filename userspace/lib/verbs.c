@@ -2,8 +2,9 @@
 /*
  * The parts of librdmacm's API that need a verbs device: softcm has none,
  * so there are no devices, and queue pairs, shared receive queues, QP
- * attributes, ECE and multicast fail with ENOSYS (see softcm(7)).  They
- * exist so that programs written for librdmacm link unchanged.
+ * attributes, ECE, multicast and QP event notification fail with ENOSYS
+ * (see softcm(7)).  They exist so that programs written for librdmacm
+ * link unchanged.
  */
 #include <stdlib.h>
 
@@ -90,6 +91,12 @@ SOFTCM_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 }
 
 SOFTCM_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	return softcm_err(ENOSYS);
+}
+
+/* The QP events it passes on (IBV_EVENT_COMM_EST) come from a QP. */
+SOFTCM_EXPORT int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
 	return softcm_err(ENOSYS);
 }

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * Connections: rdma_connect(), rdma_get_request(), rdma_accept(),
+ * rdma_reject(), rdma_establish() and rdma_disconnect(), as librdmacm's
+ * for an id without a QP.  The kernel checks private data lengths and
+ * states; the library fills in the defaults librdmacm would have.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * For RDMA_PS_TCP, librdmacm refuses depths above the device's maximum
+ * (0xFF asks for that maximum) and, in rdma_connect(), a NULL conn_param
+ * on an id without a QP, which every softcm id is: the REQ's QP number
+ * would come from nowhere.
+ */
+static int check_param(struct softcm_id_priv *priv, const struct rdma_conn_param *param,
+		       int null_ok)
+{
+	if (priv->id.ps != RDMA_PS_TCP)
+		return 0;
+	if (!param)
+		return null_ok ? 0 : softcm_err(EINVAL);
+	if (param->responder_resources != RDMA_MAX_RESP_RES &&
+	    param->responder_resources > SOFTCM_MAX_RD_ATOMIC)
+		return softcm_err(EINVAL);
+	if (param->initiator_depth != RDMA_MAX_INIT_DEPTH &&
+	    param->initiator_depth > SOFTCM_MAX_RD_ATOMIC)
+		return softcm_err(EINVAL);
+	return 0;
+}
+
+/*
+ * The kernel's parameters: @param's, or librdmacm's defaults without one
+ * (the maximum depths, 7 retries of each kind).  Responder resources and
+ * initiator depth of 0xFF ask for the maximum: @max_res and @max_depth.
+ */
+static void fill_param(struct softcm_conn_param *kp, const struct rdma_conn_param *param,
+		       uint8_t max_res, uint8_t max_depth)
+{
+	if (!param) {
+		kp->responder_resources = max_res;
+		kp->initiator_depth = max_depth;
+		kp->retry_count = 7;
+		kp->rnr_retry_count = 7;
+		return;
+	}
+	kp->responder_resources = param->responder_resources == RDMA_MAX_RESP_RES ?
+				  max_res : param->responder_resources;
+	kp->initiator_depth = param->initiator_depth == RDMA_MAX_INIT_DEPTH ?
+			      max_depth : param->initiator_depth;
+	kp->qp_num = param->qp_num;
+	kp->srq = param->srq;
+	kp->flow_control = param->flow_control;
+	kp->retry_count = param->retry_count;
+	kp->rnr_retry_count = param->rnr_retry_count;
+	if (param->private_data && param->private_data_len) {
+		memcpy(kp->private_data, param->private_data, param->private_data_len);
+		kp->private_data_len = param->private_data_len;
+	}
+}
+
+static uint8_t min_u8(uint8_t a, uint8_t b)
+{
+	return a < b ? a : b;
+}
+
+SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct softcm_id_priv *priv;
+	struct softcm_connect c;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	if (check_param(priv, conn_param, 0))
+		return -1;
+	memset(&c, 0, sizeof(c));
+	c.handle = priv->handle;
+	if (priv->connect_response)
+		c.flags = SOFTCM_CONNECT_RESPONSE;
+	fill_param(&c.param, conn_param, SOFTCM_MAX_RD_ATOMIC, SOFTCM_MAX_RD_ATOMIC);
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_CONNECT, &c))
+		return -1;
+	return softcm_complete(priv);
+}
+
+/*
+ * Only for a synchronous listener.  The new id holds the request event in
+ * id->event until rdma_accept(), rdma_reject() or rdma_destroy_id(); it is
+ * acknowledged against the listener, which the kernel counted it on.
+ */
+SOFTCM_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
+{
+	struct softcm_id_priv *priv;
+	struct rdma_cm_event *event;
+	int err;
+
+	if (!listen || !id)
+		return softcm_err(EINVAL);
+	priv = to_priv(listen);
+	if (!priv->sync)
+		return softcm_err(EINVAL);
+	softcm_put_event(priv);
+	if (rdma_get_cm_event(listen->channel, &event))
+		return -1;
+
+	err = softcm_event_errno(event);
+	if (!err && event->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		err = EINVAL;
+	if (err) {
+		listen->event = event;
+		return softcm_err(err);
+	}
+	*id = event->id;
+	(*id)->event = event;
+	return 0;
+}
+
+/*
+ * Without conn_param (which librdmacm allows only to an id with a QP) the
+ * reply carries no private data and the depths the request asked for.
+ * ESTABLISHED follows the peer's RTU; a synchronous RC id waits for it.
+ */
+SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct softcm_id_priv *priv;
+	struct softcm_accept c;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	if (check_param(priv, conn_param, 1))
+		return -1;
+	memset(&c, 0, sizeof(c));
+	c.uid = (uintptr_t)priv;
+	c.handle = priv->handle;
+	/* The device's maximum is bounded by what the peer asked for. */
+	fill_param(&c.param, conn_param,
+		   min_u8(priv->responder_resources, SOFTCM_MAX_RD_ATOMIC),
+		   min_u8(priv->initiator_depth, SOFTCM_MAX_RD_ATOMIC));
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c))
+		return -1;
+
+	/* rdma_get_request()'s event is answered now. */
+	if (priv->sync)
+		softcm_put_event(priv);
+	if (id->qp_type == IBV_QPT_UD)
+		return 0;
+	return softcm_complete(priv);
+}
+
+static int reject(struct rdma_cm_id *id, const void *private_data, uint8_t len,
+		  uint8_t reason)
+{
+	struct softcm_id_priv *priv;
+	struct softcm_reject c;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	memset(&c, 0, sizeof(c));
+	c.handle = priv->handle;
+	c.reason = reason;
+	if (private_data && len) {
+		memcpy(c.private_data, private_data, len);
+		c.private_data_len = len;
+	}
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_REJECT, &c))
+		return -1;
+	if (priv->sync)
+		softcm_put_event(priv);
+	return 0;
+}
+
+/* Reason 0 is the kernel's "consumer defined" (28), as rdma_cm's. */
+SOFTCM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+			      uint8_t private_data_len)
+{
+	return reject(id, private_data, private_data_len, 0);
+}
+
+SOFTCM_EXPORT int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
+				  uint8_t private_data_len)
+{
+	return reject(id, private_data, private_data_len,
+		      SOFTCM_REJ_VENDOR_OPTION_NOT_SUPPORTED);
+}
+
+/*
+ * After CONNECT_RESPONSE (SOFTCM_OPTION_ID_CONNECT_RESPONSE): send the RTU.
+ * librdmacm's does not wait for anything either, there being no event to
+ * wait for.
+ */
+SOFTCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
+{
+	struct softcm_id_priv *priv;
+	struct softcm_accept c;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	memset(&c, 0, sizeof(c));
+	c.uid = (uintptr_t)priv;
+	c.handle = priv->handle;
+	c.flags = SOFTCM_ACCEPT_ESTABLISH;
+	return softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c);
+}
+
+/* A synchronous id waits for DISCONNECTED, as librdmacm's. */
+SOFTCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
+{
+	struct softcm_disconnect c = { 0 };
+	struct softcm_id_priv *priv;
+
+	if (!id)
+		return softcm_err(EINVAL);
+	priv = to_priv(id);
+	c.handle = priv->handle;
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_DISCONNECT, &c))
+		return -1;
+	return softcm_complete(priv);
+}
