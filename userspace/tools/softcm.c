@@ -3,25 +3,48 @@
  * softcm: look at and steer the softcm connection manager.
  *
  * Exit status: 0 on success, 1 when the operation failed (module missing,
- * ABI mismatch), 2 on a usage error.
+ * ABI mismatch, a connection that did not work), 2 on a usage error.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include <rdma/rdma_cma.h>
 #include <linux/softcm.h>
 
 #include "softcm.h"
 
+#define PING_PORT	"7471"		/* librdmacm's examples' */
+#define PING_DATA	"ping"
+#define PING_REPLY	"pong"
+#define PING_TIMEOUT_MS	10000
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: softcm COMMAND\n"
+		"Usage: softcm COMMAND [ARGS]\n"
 		"\n"
 		"Commands:\n"
 		"  version    print the tool's and the loaded module's versions;\n"
 		"             fails when the module is missing or speaks another ABI\n"
-		"  help       print this text\n");
+		"  ping -l [-b ADDR] [-p PORT] [-n COUNT] [-t MS]\n"
+		"             accept COUNT connections (1) on ADDR (0.0.0.0) port PORT\n"
+		"             (%s): show each peer's address and private data, answer\n"
+		"             \"%s\", and disconnect when the peer does\n"
+		"  ping [-p PORT] [-d DATA] [-t MS] ADDR\n"
+		"             connect to ADDR port PORT with DATA (\"%s\") as private\n"
+		"             data; show the peer, its answer and the handshake time,\n"
+		"             then disconnect.  Every wait gives up after MS ms\n"
+		"             (client: %d, server: never)\n"
+		"  help       print this text\n",
+		PING_PORT, PING_REPLY, PING_DATA, PING_TIMEOUT_MS);
 }
 
 static int cmd_version(void)
@@ -47,6 +70,368 @@ static int cmd_version(void)
 	return 0;
 }
 
+/* "10.0.0.1:7471", "[fe80::1%eth0]:7471" */
+static const char *addr_str(const struct sockaddr *sa, char *buf, size_t size)
+{
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+
+	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
+		return "(none)";
+	if (getnameinfo(sa, sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+			sizeof(struct sockaddr_in6), host, sizeof(host), port,
+			sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV))
+		return "(invalid)";
+	snprintf(buf, size, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+	return buf;
+}
+
+/*
+ * Private data as a C string literal.  The CM pads it to its message's
+ * size with zeroes, which say nothing: they are left out.
+ */
+static const char *data_str(const void *data, unsigned int len, char *buf, size_t size)
+{
+	const unsigned char *p = data;
+	size_t n = 0;
+
+	while (len && !p[len - 1])
+		len--;
+	buf[n++] = '"';
+	for (; len && n + 6 < size; p++, len--) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+			buf[n++] = *p;
+		else
+			n += snprintf(buf + n, size - n, "\\x%02x", *p);
+	}
+	if (len)
+		n += snprintf(buf + n, size - n, "...");
+	snprintf(buf + n, size - n, "\"");
+	return buf;
+}
+
+static int ping_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "softcm ping: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* The next event, or NULL with errno (ETIMEDOUT after @timeout_ms, if >= 0). */
+static struct rdma_cm_event *next_event(struct rdma_event_channel *ch, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *event;
+	int n;
+
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		errno = ETIMEDOUT;
+	if (n <= 0 || rdma_get_cm_event(ch, &event))
+		return NULL;
+	return event;
+}
+
+/* Wait for @want; anything else is a failure, said on stderr. */
+static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
+				   enum rdma_cm_event_type want, int timeout_ms)
+{
+	struct rdma_cm_event *event = next_event(ch, timeout_ms);
+
+	if (!event) {
+		ping_fail("waiting for %s: %s", rdma_event_str(want), strerror(errno));
+		return NULL;
+	}
+	if (event->event == want && !event->status)
+		return event;
+	if (event->event == RDMA_CM_EVENT_REJECTED && event->status == 8)
+		ping_fail("connection refused: nothing listens there (REJ reason 8)");
+	else if (event->event == RDMA_CM_EVENT_REJECTED)
+		ping_fail("connection rejected (REJ reason %d)", event->status);
+	else
+		ping_fail("got %s (status %d) waiting for %s", rdma_event_str(event->event),
+			  event->status, rdma_event_str(want));
+	rdma_ack_cm_event(event);
+	return NULL;
+}
+
+struct ping_opts {
+	int listen;
+	const char *bind;
+	const char *port;
+	const char *data;
+	const char *addr;
+	int count;
+	int timeout_ms;
+};
+
+static int lookup(const char *host, const char *port, int passive, struct addrinfo **res)
+{
+	struct addrinfo hints = {
+		.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0),
+		.ai_family = host ? AF_UNSPEC : AF_INET,
+		.ai_socktype = SOCK_STREAM,
+	};
+	int err = getaddrinfo(host, port, &hints, res);
+
+	if (err)
+		return ping_fail("%s: %s", host ? host : port, gai_strerror(err));
+	return 0;
+}
+
+static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
+{
+	struct rdma_conn_param param = {
+		.private_data = o->data,
+		.private_data_len = strlen(o->data),
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+	struct rdma_cm_event *event;
+	struct timespec t0, t1;
+	struct addrinfo *ai;
+	struct rdma_cm_id *id;
+	char a[80], b[80], d[1024];
+	int ret = 1;
+
+	if (lookup(o->addr, o->port, 0, &ai))
+		return 1;
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		freeaddrinfo(ai);
+		return ping_fail("rdma_create_id: %s", strerror(errno));
+	}
+	if (rdma_resolve_addr(id, NULL, ai->ai_addr, o->timeout_ms)) {
+		ping_fail("%s: %s", o->addr, strerror(errno));
+		goto out;
+	}
+	event = expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, o->timeout_ms);
+	if (!event)
+		goto out;
+	rdma_ack_cm_event(event);
+	if (rdma_resolve_route(id, o->timeout_ms)) {
+		ping_fail("rdma_resolve_route: %s", strerror(errno));
+		goto out;
+	}
+	event = expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, o->timeout_ms);
+	if (!event)
+		goto out;
+	rdma_ack_cm_event(event);
+	printf("connecting to %s from %s\n", addr_str(rdma_get_peer_addr(id), a, sizeof(a)),
+	       addr_str(rdma_get_local_addr(id), b, sizeof(b)));
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (rdma_connect(id, &param)) {
+		ping_fail("rdma_connect: %s", strerror(errno));
+		goto out;
+	}
+	event = expect(ch, RDMA_CM_EVENT_ESTABLISHED, o->timeout_ms);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (!event)
+		goto out;
+	printf("established with %s\n", addr_str(rdma_get_peer_addr(id), a, sizeof(a)));
+	printf("private data from the server: %s\n",
+	       data_str(event->param.conn.private_data, event->param.conn.private_data_len,
+			d, sizeof(d)));
+	printf("handshake: %ld us\n", (long)((t1.tv_sec - t0.tv_sec) * 1000000 +
+					     (t1.tv_nsec - t0.tv_nsec) / 1000));
+	rdma_ack_cm_event(event);
+
+	if (rdma_disconnect(id)) {
+		ping_fail("rdma_disconnect: %s", strerror(errno));
+		goto out;
+	}
+	event = expect(ch, RDMA_CM_EVENT_DISCONNECTED, o->timeout_ms);
+	if (!event)
+		goto out;
+	rdma_ack_cm_event(event);
+	printf("disconnected\n");
+	ret = 0;
+out:
+	rdma_destroy_id(id);
+	freeaddrinfo(ai);
+	return ret;
+}
+
+/* Connection @n's request: show it, then accept it with our answer. */
+static int serve_request(struct rdma_cm_event *event, int n)
+{
+	struct rdma_conn_param param = {
+		.private_data = PING_REPLY,
+		.private_data_len = sizeof(PING_REPLY) - 1,
+		.responder_resources = RDMA_MAX_RESP_RES,
+		.initiator_depth = RDMA_MAX_INIT_DEPTH,
+		.rnr_retry_count = 7,
+	};
+	struct rdma_cm_id *id = event->id;
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	char a[80], b[80], d[1024];
+
+	id->context = (void *)(long)n;
+	if (softcm_getpeername(id, (struct sockaddr *)&peer, &len))
+		return ping_fail("softcm_getpeername: %s", strerror(errno));
+	printf("[%d] request from %s (rdma_get_peer_addr), %s (softcm_getpeername)\n", n,
+	       addr_str(rdma_get_peer_addr(id), a, sizeof(a)),
+	       addr_str((struct sockaddr *)&peer, b, sizeof(b)));
+	printf("[%d] private data from the client: %s\n", n,
+	       data_str(event->param.conn.private_data, event->param.conn.private_data_len,
+			d, sizeof(d)));
+	if (rdma_accept(id, &param))
+		return ping_fail("rdma_accept: %s", strerror(errno));
+	return 0;
+}
+
+/* Serves until @o->count connections have come and gone. */
+static int ping_server(struct rdma_event_channel *ch, const struct ping_opts *o)
+{
+	struct rdma_cm_event *event;
+	struct rdma_cm_id *listen, *id;
+	int seen = 0, done = 0, ret = 1, n;
+	struct addrinfo *ai;
+	char a[80];
+
+	if (lookup(o->bind, o->port, 1, &ai))
+		return 1;
+	if (rdma_create_id(ch, &listen, NULL, RDMA_PS_TCP)) {
+		freeaddrinfo(ai);
+		return ping_fail("rdma_create_id: %s", strerror(errno));
+	}
+	if (rdma_bind_addr(listen, ai->ai_addr) || rdma_listen(listen, 0)) {
+		ping_fail("%s: %s", addr_str(ai->ai_addr, a, sizeof(a)), strerror(errno));
+		goto out;
+	}
+	printf("listening on %s\n", addr_str(rdma_get_local_addr(listen), a, sizeof(a)));
+	fflush(stdout);
+
+	while (done < o->count) {
+		event = next_event(ch, o->timeout_ms);
+		if (!event) {
+			ping_fail("waiting for connections: %s", strerror(errno));
+			goto out;
+		}
+		id = event->id;
+		n = (int)(long)id->context;
+		switch (event->event) {
+		case RDMA_CM_EVENT_CONNECT_REQUEST:
+			if (serve_request(event, ++seen)) {
+				rdma_ack_cm_event(event);
+				rdma_destroy_id(id);
+				goto out;
+			}
+			break;
+		case RDMA_CM_EVENT_ESTABLISHED:
+			printf("[%d] established\n", n);
+			break;
+		case RDMA_CM_EVENT_DISCONNECTED:
+			printf("[%d] disconnected\n", n);
+			rdma_ack_cm_event(event);
+			/* Our DREP: the peer's rdma_disconnect() completes. */
+			if (rdma_disconnect(id))
+				ping_fail("[%d] rdma_disconnect: %s", n, strerror(errno));
+			rdma_destroy_id(id);
+			done++;
+			continue;
+		case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+			break;
+		default:
+			ping_fail("[%d] %s (status %d)", n, rdma_event_str(event->event),
+				  event->status);
+			rdma_ack_cm_event(event);
+			if (id != listen)
+				rdma_destroy_id(id);
+			goto out;
+		}
+		rdma_ack_cm_event(event);
+	}
+	fflush(stdout);
+	ret = 0;
+out:
+	rdma_destroy_id(listen);
+	freeaddrinfo(ai);
+	return ret;
+}
+
+static int cmd_ping(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ping_opts o = { .port = PING_PORT, .data = PING_DATA, .count = 1,
+			       .timeout_ms = -2 };
+	struct rdma_event_channel *ch;
+	char *end;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "+lb:p:n:d:t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			o.listen = 1;
+			break;
+		case 'b':
+			o.bind = optarg;
+			break;
+		case 'p':
+			o.port = optarg;
+			break;
+		case 'd':
+			o.data = optarg;
+			break;
+		case 'n':
+			o.count = strtol(optarg, &end, 10);
+			if (*end || o.count < 1)
+				goto usage_error;
+			break;
+		case 't':
+			o.timeout_ms = strtol(optarg, &end, 10);
+			if (*end || o.timeout_ms < 0)
+				goto usage_error;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			goto usage_error;
+		}
+	}
+	if (o.listen ? optind != argc : optind != argc - 1)
+		goto usage_error;
+	o.addr = o.listen ? NULL : argv[optind];
+	if (strlen(o.data) > SOFTCM_REQ_PRIVATE_DATA) {
+		fprintf(stderr, "softcm ping: -d: at most %d bytes of private data\n",
+			SOFTCM_REQ_PRIVATE_DATA);
+		return 2;
+	}
+	if (o.timeout_ms == -2)
+		o.timeout_ms = o.listen ? -1 : PING_TIMEOUT_MS;
+
+	/* One line on stderr, not the library's and ours. */
+	if (softcm_check_abi())
+		return ping_fail(errno == ENODEV ? "the softcm module is not loaded" :
+				 "the module speaks another ABI than this tool");
+
+	/* Line by line, also into a pipe or a file that someone is watching. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ch = rdma_create_event_channel();
+	if (!ch)
+		return ping_fail("%s", strerror(errno));
+	ret = o.listen ? ping_server(ch, &o) : ping_client(ch, &o);
+	rdma_destroy_event_channel(ch);
+	return ret;
+
+usage_error:
+	usage(stderr);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -59,6 +444,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(cmd, "ping"))
+		return cmd_ping(argc - 1, argv + 1);
 	if (argc > 2) {
 		fprintf(stderr, "softcm: too many arguments\n");
 		return 2;
