@@ -35,26 +35,55 @@ struct softcm_event_entry *softcm_event_alloc(enum softcm_event_type type,
 static void entry_free(struct softcm_event_entry *e)
 {
 	softcm_id_put(e->id);
+	softcm_id_put(e->child);
 	kfree(e);
 }
 
-/* Queue @e on the file that owns @id; the entry takes its own reference. */
-void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e)
+static void enqueue(struct softcm_file *sf, struct softcm_event_entry *e)
 {
-	struct softcm_file *sf = id->file;
-
-	lockdep_assert_held(&id->mutex);
-
-	softcm_id_get(id);
-	e->id = id;
-	e->ev.handle = id->handle;
-	if (e->ev.event != SOFTCM_EVENT_CONNECT_REQUEST)
-		e->ev.uid = id->uid;
-
 	spin_lock_bh(&sf->events_lock);
 	list_add_tail(&e->node, &sf->events);
 	spin_unlock_bh(&sf->events_lock);
 	wake_up_interruptible(&sf->wait);
+}
+
+/*
+ * Queue @e on the file that owns @id; the entry takes its own reference.
+ * The id of a request that was not accepted yet reports nothing (its
+ * uid would mean nothing to userspace), as with rdma_ucm.
+ */
+void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (id->quiet) {
+		kfree(e);
+		return;
+	}
+	softcm_id_get(id);
+	e->id = id;
+	e->ev.handle = id->handle;
+	e->ev.uid = id->uid;
+	enqueue(id->file, e);
+}
+
+/*
+ * A CONNECT_REQUEST: the listener's uid, the new id's handle.  Counts
+ * against the listener's backlog until it is read.  Consumes a reference
+ * on @child, which the caller has published in the listener's file.
+ */
+void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *child,
+				struct softcm_event_entry *e)
+{
+	lockdep_assert_held(&listener->mutex);
+
+	softcm_id_get(listener);
+	e->id = listener;
+	e->child = child;
+	e->ev.handle = READ_ONCE(child->handle);
+	e->ev.uid = listener->uid;
+	atomic_inc(&listener->requests_pending);
+	enqueue(listener->file, e);
 }
 
 /* Unlink @id's entries from @sf onto @out, in order. */
@@ -73,21 +102,37 @@ static void take_entries(struct softcm_file *sf, struct softcm_id *id,
 	spin_unlock_bh(&sf->events_lock);
 }
 
-/* Discard every queued event of a dying id. */
-void softcm_event_purge(struct softcm_id *id)
+/*
+ * Take every queued event of a dying id onto @dead, to be freed with
+ * softcm_event_free_list() once the id's mutex is released: an unread
+ * request's new id is destroyed with it, and that takes its own mutex.
+ */
+void softcm_event_purge(struct softcm_id *id, struct list_head *dead)
 {
 	struct softcm_file *sf = id->file;
-	struct softcm_event_entry *e, *tmp;
-	LIST_HEAD(dead);
 
 	lockdep_assert_held(&id->mutex);
 
 	mutex_lock(&sf->read_mutex);
-	take_entries(sf, id, &dead);
+	take_entries(sf, id, dead);
 	mutex_unlock(&sf->read_mutex);
+}
 
-	list_for_each_entry_safe(e, tmp, &dead, node)
+void softcm_event_free_list(struct list_head *dead)
+{
+	struct softcm_event_entry *e, *tmp;
+	struct softcm_id *child;
+	struct softcm_file *sf;
+
+	list_for_each_entry_safe(e, tmp, dead, node) {
+		child = e->child;
+		if (child) {
+			sf = READ_ONCE(child->file);
+			if (softcm_file_unpublish(sf, READ_ONCE(child->handle), child) == child)
+				softcm_id_destroy(child, NULL);
+		}
 		entry_free(e);
+	}
 }
 
 /*
@@ -172,6 +217,8 @@ ssize_t softcm_event_read(struct softcm_file *sf, char __user *buf,
 		list_del(&e->node);
 		e->id->events_reported++;
 		spin_unlock_bh(&sf->events_lock);
+		if (e->child)
+			atomic_dec(&e->id->requests_pending);
 		entry_free(e);
 		e = first_entry(sf);
 	}

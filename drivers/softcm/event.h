@@ -10,17 +10,25 @@ struct file;
 struct softcm_file;
 struct softcm_id;
 
-/* A queued event: its record and a reference on the id it is about. */
+/*
+ * A queued event: its record and a reference on the id it is counted for.
+ * A CONNECT_REQUEST is the listener's event and also holds the new id it
+ * announces (@child), which dies with it if it is never read.
+ */
 struct softcm_event_entry {
 	struct list_head node;
 	struct softcm_id *id;
+	struct softcm_id *child;
 	struct softcm_event ev;
 };
 
 struct softcm_event_entry *softcm_event_alloc(enum softcm_event_type type,
 					      int status, gfp_t gfp);
 void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e);
-void softcm_event_purge(struct softcm_id *id);
+void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *child,
+				struct softcm_event_entry *e);
+void softcm_event_purge(struct softcm_id *id, struct list_head *dead);
+void softcm_event_free_list(struct list_head *dead);
 void softcm_event_move(struct softcm_id *id, struct softcm_file *from,
 		       struct softcm_file *to);
 

@@ -11,10 +11,12 @@
  */
 
 #include <linux/lockdep.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 
 #include "addr.h"
+#include "cm.h"
 #include "event.h"
 #include "file.h"
 #include "netns.h"
@@ -40,6 +42,10 @@ struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
 	id->state = SOFTCM_STATE_IDLE;
 	id->net = get_net(file->net);
 	id->afonly = true;
+	/* rdma_cm's seq_num: the starting PSN a peer must not predict */
+	id->psn = get_random_u32() & 0xffffff;
+	atomic_set(&id->requests_pending, 0);
+	softcm_cm_id_init(id);
 	INIT_HLIST_NODE(&id->bind_node);
 	softcm_netns_add_id(id);
 	pr_debug("id %p created\n", id);
@@ -50,11 +56,13 @@ static void id_release(struct kref *ref)
 {
 	struct softcm_id *id = container_of(ref, struct softcm_id, ref);
 
-	WARN_ON(id->bind_list || id->addr_req || !list_empty(&id->net_node));
+	WARN_ON(id->bind_list || id->addr_req || !list_empty(&id->net_node) ||
+		id->cm.local_id || id->cm.mad);
 	pr_debug("id %p destroyed\n", id);
 	put_net(id->net);
 	mutex_destroy(&id->mutex);
-	kfree(id);
+	/* Comm-ID lookups may still be looking at it (conntab.c). */
+	kfree_rcu(id, rcu);
 }
 
 void softcm_id_put(struct softcm_id *id)
@@ -96,15 +104,19 @@ bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
  */
 void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
 {
+	LIST_HEAD(dead);
+
 	mutex_lock(&id->mutex);
 	softcm_id_set_state(id, id->state, SOFTCM_STATE_DESTROYING);
 	softcm_addr_cancel(id);
+	softcm_cm_destroy(id);
 	softcm_port_release(id);
-	softcm_event_purge(id);
+	softcm_event_purge(id, &dead);
 	softcm_netns_del_id(id);
 	if (events_reported)
 		*events_reported = id->events_reported;
 	atomic_dec(&id->file->nr_ids);
 	mutex_unlock(&id->mutex);
+	softcm_event_free_list(&dead);
 	softcm_id_put(id);
 }

@@ -7,9 +7,13 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rhashtable-types.h>
 #include <linux/socket.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <uapi/linux/softcm.h>
+
+#include "cmstate.h"
 
 struct net;
 struct softcm_file;
@@ -36,6 +40,62 @@ struct softcm_path {
 	u8 hop_limit;
 	u8 traffic_class;
 	u8 packet_life_time;
+};
+
+/* What a CM timer is armed for; the work checks it under the id's mutex. */
+enum softcm_cm_timer {
+	SOFTCM_CM_TIMER_NONE,
+	SOFTCM_CM_TIMER_RETRY,		/* resend @mad, or give up */
+	SOFTCM_CM_TIMER_TIMEWAIT,
+};
+
+/* A connection's key in the namespace's table of peers' comm IDs. */
+struct softcm_remote_key {
+	u64 guid;
+	u32 comm_id;
+	u32 zero;		/* hashed: must be 0 */
+};
+
+/*
+ * The IB CM side of an id (cm.c and its message handlers).  An id in the
+ * namespace's comm-ID table is referenced by it: a connection in timewait
+ * keeps its id after the application destroyed it, as the Linux CM keeps
+ * its timewait info.
+ */
+struct softcm_cm {
+	enum softcm_cm_state state;
+	u32 local_id;			/* our comm ID, 0 until connecting */
+	struct softcm_remote_key remote;	/* the peer's comm ID and CA GUID */
+	struct rhash_head local_node;
+	struct rhash_head remote_node;
+	bool in_remote;
+
+	/* The packets' addresses: the request's for a passive id. */
+	struct sockaddr_storage wire_src;
+	struct sockaddr_storage wire_dst;
+	int ifindex;			/* egress for link-local peers, else 0 */
+	u8 tos;
+
+	u64 tid;			/* transaction of the exchange in flight */
+	u64 service_id;			/* SIDR: the request's, for the reply */
+	u32 qpn;			/* ours, as the application gave it */
+	u32 remote_qpn;
+	u32 remote_psn;
+	u8 max_retries;			/* of our messages */
+	u8 av_timeout;			/* IB time: sets timewait */
+	u8 mra_attr;			/* the message an MRA of ours covers */
+	bool manual_rtu;		/* CONNECT_RESPONSE requested */
+	u8 resp_resources;		/* REQ's, for the passive id's REP */
+	u8 init_depth;
+	unsigned int timeout_ms;	/* retransmission timeout */
+
+	/* A message that may have to be sent again, and when. */
+	u8 *mad;
+	u8 mad_attr;
+	u8 retries_left;
+	enum softcm_cm_timer timer;
+	unsigned long deadline;
+	struct delayed_work work;
 };
 
 /*
@@ -67,6 +127,8 @@ struct softcm_id {
 	int bound_ifindex;
 	int backlog;
 
+	struct rcu_head rcu;		/* comm-ID lookups are lockless */
+
 	struct softcm_addr_req *addr_req;	/* resolution in flight */
 	struct softcm_dev_addr dev;		/* from ADDR_RESOLVED on */
 	struct softcm_path path;		/* from ROUTE_RESOLVED on */
@@ -83,6 +145,16 @@ struct softcm_id {
 
 	/* Events of this id read by userspace: under the file's event lock. */
 	u32 events_reported;
+
+	/* Listeners: CONNECT_REQUESTs queued and not yet read. */
+	atomic_t requests_pending;
+	/* A request's new id reports nothing but its request until accepted. */
+	bool quiet;
+	/* The peer address is no longer a connection's (getpeername ENOTCONN). */
+	bool conn_over;
+	u32 psn;			/* starting PSN we advertise */
+
+	struct softcm_cm cm;
 };
 
 struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid);

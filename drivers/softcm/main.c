@@ -12,6 +12,7 @@
 #include "chardev.h"
 #include "netns.h"
 #include "notify.h"
+#include "transport.h"
 #include "version.h"
 
 static int __init softcm_mod_init(void)
@@ -22,9 +23,13 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		return ret;
 
-	ret = softcm_netns_init();
+	ret = softcm_transport_init();
 	if (ret)
 		goto err_uninit_addr;
+
+	ret = softcm_netns_init();
+	if (ret)
+		goto err_uninit_transport;
 
 	ret = softcm_notify_init();
 	if (ret)
@@ -42,6 +47,8 @@ err_uninit_notify:
 	softcm_notify_uninit();
 err_uninit_netns:
 	softcm_netns_uninit();
+err_uninit_transport:
+	softcm_transport_uninit();
 err_uninit_addr:
 	softcm_addr_uninit();
 	return ret;
@@ -52,6 +59,7 @@ static void __exit softcm_mod_exit(void)
 	softcm_chardev_uninit();
 	softcm_notify_uninit();
 	softcm_netns_uninit();
+	softcm_transport_uninit();
 	softcm_addr_uninit();
 	pr_debug("softcm unloaded\n");
 }

@@ -13,15 +13,38 @@
 #include <net/netns/generic.h>
 #include <uapi/linux/softcm.h>
 
+#include "conntab.h"
 #include "id.h"
 #include "netns.h"
+#include "stats.h"
+#include "transport.h"
 
 static unsigned int softcm_net_id __read_mostly;
 
 static int backlog_max = SOFTCM_MAX_BACKLOG_LIMIT;
 static int ids_max = SOFTCM_MAX_IDS_LIMIT;
+static int ib_time_max = 31;
+static int retries_max = 15;
 
-enum { SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS };
+enum {
+	SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS, SYSCTL_CM_RESPONSE_TIMEOUT,
+	SYSCTL_CM_RETRIES, SYSCTL_PACKET_LIFE_TIME, SYSCTL_MRA_TIMEOUT,
+};
+
+/* The Linux CM's values (cma.c): CMA_CM_RESPONSE_TIMEOUT and friends. */
+#define CM_RESPONSE_TIMEOUT_DEFAULT	20
+#define CM_RETRIES_DEFAULT		15
+#define PACKET_LIFE_TIME_DEFAULT	18
+#define MRA_TIMEOUT_DEFAULT		24
+
+#define IB_TIME(name) {							\
+	.procname	= name,						\
+	.maxlen		= sizeof(int),					\
+	.mode		= 0644,						\
+	.proc_handler	= proc_dointvec_minmax,				\
+	.extra1		= SYSCTL_ZERO,					\
+	.extra2		= &ib_time_max,					\
+}
 
 static const struct ctl_table sysctl_template[] = {
 	{
@@ -40,6 +63,17 @@ static const struct ctl_table sysctl_template[] = {
 		.extra1		= SYSCTL_ONE,
 		.extra2		= &ids_max,
 	},
+	IB_TIME("cm_response_timeout"),
+	{
+		.procname	= "cm_retries",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &retries_max,
+	},
+	IB_TIME("packet_life_time"),
+	IB_TIME("mra_timeout"),
 	{ }
 };
 
@@ -108,6 +142,10 @@ static int sysctl_register(struct softcm_net *sn)
 		return -ENOMEM;
 	table[SYSCTL_MAX_BACKLOG].data = &sn->max_backlog;
 	table[SYSCTL_MAX_IDS].data = &sn->max_ids_per_file;
+	table[SYSCTL_CM_RESPONSE_TIMEOUT].data = &sn->cm_response_timeout;
+	table[SYSCTL_CM_RETRIES].data = &sn->cm_retries;
+	table[SYSCTL_PACKET_LIFE_TIME].data = &sn->packet_life_time;
+	table[SYSCTL_MRA_TIMEOUT].data = &sn->mra_timeout;
 
 	sn->sysctl = register_net_sysctl(sn->net, "net/softcm", table);
 	if (!sn->sysctl) {
@@ -133,21 +171,37 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->net = net;
 	sn->max_backlog = SOFTCM_MAX_BACKLOG_DEFAULT;
 	sn->max_ids_per_file = SOFTCM_MAX_IDS_DEFAULT;
+	sn->cm_response_timeout = CM_RESPONSE_TIMEOUT_DEFAULT;
+	sn->cm_retries = CM_RETRIES_DEFAULT;
+	sn->packet_life_time = PACKET_LIFE_TIME_DEFAULT;
+	sn->mra_timeout = MRA_TIMEOUT_DEFAULT;
 	softcm_ports_init(&sn->ports);
 	mutex_init(&sn->ids_lock);
 	INIT_LIST_HEAD(&sn->ids);
 	spin_lock_init(&sn->pending_lock);
 	INIT_LIST_HEAD(&sn->pending);
+	softcm_transport_net_init(sn);
 
+	ret = softcm_conntab_init(sn);
+	if (ret)
+		goto err_uninit_transport;
+	ret = softcm_stats_proc_init(net);
+	if (ret)
+		goto err_uninit_conntab;
 	ret = sysctl_register(sn);
 	if (ret)
-		goto err_uninit_ports;
+		goto err_uninit_stats;
 
 	WRITE_ONCE(sn->ready, true);
 	pr_debug("netns %u created\n", net->ns.inum);
 	return 0;
 
-err_uninit_ports:
+err_uninit_stats:
+	softcm_stats_proc_uninit(net);
+err_uninit_conntab:
+	softcm_conntab_uninit(sn);
+err_uninit_transport:
+	softcm_transport_net_uninit(sn);
 	softcm_ports_uninit(&sn->ports);
 	return ret;
 }
@@ -158,6 +212,10 @@ static void __net_exit softcm_net_exit(struct net *net)
 
 	WRITE_ONCE(sn->ready, false);
 	sysctl_unregister(sn);
+	softcm_stats_proc_uninit(net);
+	/* Nothing arrives after this; then the connections in timewait go. */
+	softcm_transport_net_uninit(sn);
+	softcm_conntab_uninit(sn);
 	/* Ids pin their namespace: none can exist or be resolving now. */
 	WARN_ON(!list_empty(&sn->pending));
 	WARN_ON(!list_empty(&sn->ids));

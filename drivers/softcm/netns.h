@@ -4,10 +4,16 @@
 
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rhashtable-types.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <net/net_namespace.h>
 
 #include "port.h"
+#include "stats.h"
+
+struct socket;
 
 struct ctl_table_header;
 
@@ -29,9 +35,34 @@ struct softcm_net {
 	/* sysctls: written through procfs, read locklessly with READ_ONCE */
 	int max_backlog;
 	int max_ids_per_file;
+	int cm_response_timeout;
+	int cm_retries;
+	int packet_life_time;
+	int mra_timeout;
+
+	/* The CM (conntab.c): our CA GUID here, transaction IDs, comm IDs. */
+	u64 guid;
+	u32 tid_hi;
+	atomic_t tid_lo;
+	struct rhashtable local_ids;	/* our comm ID -> id */
+	struct rhashtable remote_ids;	/* peer's (GUID, comm ID) -> id */
+	atomic_t nr_conns;		/* ids in local_ids */
+	struct softcm_stats stats;
+
+	/*
+	 * The transport (transport.c): UDP sockets opened on first use,
+	 * index 0 for IPv4 and 1 for IPv6, and the packets they received,
+	 * processed in order by @rx_work.
+	 */
+	struct mutex sock_lock;
+	struct socket *sock[2];
+	int sock_state[2];		/* 1 open, 0 not yet, -errno */
+	struct sk_buff_head rxq;
+	struct work_struct rx_work;
 };
 
 struct softcm_net *softcm_net(const struct net *net);
+u16 softcm_net_port(const struct softcm_net *sn);
 
 struct softcm_id;
 void softcm_netns_add_id(struct softcm_id *id);

@@ -237,3 +237,54 @@ void softcm_port_set_src(struct softcm_id *id, const struct sockaddr_storage *sr
 	softcm_addr_set_port(&id->src, port);
 	mutex_unlock(&ports->lock);
 }
+
+/*
+ * rdma_cm's cma_match_private_data(): a listener on the wildcard that is
+ * not AF-only takes any family; otherwise the family must be the
+ * request's and the address, unless a wildcard, its destination.
+ */
+static bool listener_matches(struct softcm_id *l, const struct sockaddr_storage *dst,
+			     int ifindex)
+{
+	if (softcm_addr_any(&l->src) && !l->afonly)
+		return true;
+	if (l->src.ss_family != dst->ss_family)
+		return false;
+	if (l->bound_ifindex && l->bound_ifindex != ifindex)
+		return false;
+	return softcm_addr_any(&l->src) || softcm_addr_equal(&l->src, dst);
+}
+
+/*
+ * The listener of port space @ps and @port that takes a request for
+ * @dst, referenced, or NULL; @any tells whether anything listens on the
+ * port at all (the REJ reason differs).  Its state is checked again under
+ * its mutex by the caller.
+ */
+struct softcm_id *softcm_port_find_listener(struct net *net, u16 ps, u16 port,
+					    const struct sockaddr_storage *dst,
+					    int ifindex, bool *any)
+{
+	struct softcm_ports *ports = &softcm_net(net)->ports;
+	struct softcm_id *cur, *found = NULL;
+	struct softcm_bind_list *bl;
+
+	*any = false;
+	mutex_lock(&ports->lock);
+	bl = xa_load(ps == SOFTCM_PS_TCP ? &ports->tcp : &ports->udp, port);
+	if (bl) {
+		hlist_for_each_entry(cur, &bl->owners, bind_node) {
+			if (READ_ONCE(cur->state) != SOFTCM_STATE_LISTEN)
+				continue;
+			*any = true;
+			if (dst->ss_family != AF_UNSPEC &&
+			    listener_matches(cur, dst, ifindex)) {
+				softcm_id_get(cur);
+				found = cur;
+				break;
+			}
+		}
+	}
+	mutex_unlock(&ports->lock);
+	return found;
+}

@@ -36,4 +36,9 @@ int softcm_port_check(struct softcm_bind_list *bl, struct softcm_id *id,
 void softcm_port_set_flags(struct softcm_id *id, bool reuseaddr, bool afonly);
 void softcm_port_set_src(struct softcm_id *id, const struct sockaddr_storage *src);
 
+struct net;
+struct softcm_id *softcm_port_find_listener(struct net *net, u16 ps, u16 port,
+					    const struct sockaddr_storage *dst,
+					    int ifindex, bool *any);
+
 #endif /* _SOFTCM_PORT_H */

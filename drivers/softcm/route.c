@@ -14,6 +14,7 @@
 
 #include "event.h"
 #include "id.h"
+#include "netns.h"
 #include "route.h"
 #include "sockaddr.h"
 #include "state.h"
@@ -22,8 +23,6 @@
 #define ROCE_OVERHEAD		96
 #define IB_MTU_256		1
 #define IB_MTU_4096		5
-/* IBTA packet lifetime rdma_cm uses for RoCE (CMA_IBOE_PACKET_LIFETIME). */
-#define ROCE_PACKET_LIFETIME	18
 #define ROCE_PKEY_DEFAULT	0xffff
 
 /* The largest IB MTU (256 << (n - 1)) that fits the device's MTU, or 0. */
@@ -97,7 +96,8 @@ int softcm_id_resolve_route(struct softcm_id *id, u32 timeout_ms)
 	p->hop_limit = id->dev.hop_limit;
 	p->traffic_class = id->tos;
 	p->flow_label = softcm_flow_label(&id->src, &id->dst);
-	p->packet_life_time = id->ack_timeout ? id->ack_timeout - 1 : ROCE_PACKET_LIFETIME;
+	p->packet_life_time = id->ack_timeout ? id->ack_timeout - 1 :
+			      READ_ONCE(softcm_net(id->net)->packet_life_time);
 	softcm_id_set_state(id, SOFTCM_STATE_ROUTE_QUERY, SOFTCM_STATE_ROUTE_RESOLVED);
 	softcm_event_queue(id, e);
 	return 0;

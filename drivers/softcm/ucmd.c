@@ -18,6 +18,7 @@
 #include "addr.h"
 #include "bind.h"
 #include "chardev.h"
+#include "cm.h"
 #include "event.h"
 #include "file.h"
 #include "id.h"
@@ -38,6 +39,10 @@ union ucmd_args {
 	struct softcm_resolve_addr resolve_addr;
 	struct softcm_resolve_route resolve_route;
 	struct softcm_query_route query_route;
+	struct softcm_connect connect;
+	struct softcm_accept accept;
+	struct softcm_reject reject;
+	struct softcm_disconnect disconnect;
 };
 
 /*
@@ -162,6 +167,9 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ss = c->which == SOFTCM_QUERY_LOCAL ? id->src : id->dst;
+	/* A connection that is over has no peer any more, as a socket. */
+	if (id->conn_over && c->which == SOFTCM_QUERY_PEER)
+		ss.ss_family = AF_UNSPEC;
 	unlock_put(id);
 
 	if (c->which == SOFTCM_QUERY_PEER && ss.ss_family == AF_UNSPEC)
@@ -321,6 +329,60 @@ static int ucmd_query_route(struct softcm_file *sf, union ucmd_args *a)
 	return ret;
 }
 
+static int ucmd_connect(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_id *id;
+	int ret;
+
+	id = get_locked(sf, a->connect.handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_cm_connect(id, &a->connect);
+	unlock_put(id);
+	return ret;
+}
+
+static int ucmd_accept(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_id *id;
+	int ret;
+
+	id = get_locked(sf, a->accept.handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_cm_accept(id, &a->accept);
+	unlock_put(id);
+	return ret;
+}
+
+static int ucmd_reject(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_id *id;
+	int ret;
+
+	id = get_locked(sf, a->reject.handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_cm_reject(id, &a->reject);
+	unlock_put(id);
+	return ret;
+}
+
+static int ucmd_disconnect(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_id *id;
+	int ret;
+
+	if (a->disconnect.reserved0)
+		return -EINVAL;
+	id = get_locked(sf, a->disconnect.handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_cm_disconnect(id);
+	unlock_put(id);
+	return ret;
+}
+
 struct ucmd {
 	int (*handler)(struct softcm_file *sf, union ucmd_args *a);
 	void (*undo)(struct softcm_file *sf, union ucmd_args *a);
@@ -346,6 +408,10 @@ static const struct ucmd ucmds[] = {
 	UCMD(RESOLVE_ADDR, ucmd_resolve_addr, softcm_resolve_addr, NULL),
 	UCMD(RESOLVE_ROUTE, ucmd_resolve_route, softcm_resolve_route, NULL),
 	UCMD(QUERY_ROUTE, ucmd_query_route, softcm_query_route, NULL),
+	UCMD(CONNECT, ucmd_connect, softcm_connect, NULL),
+	UCMD(ACCEPT, ucmd_accept, softcm_accept, NULL),
+	UCMD(REJECT, ucmd_reject, softcm_reject, NULL),
+	UCMD(DISCONNECT, ucmd_disconnect, softcm_disconnect, NULL),
 };
 
 static_assert(ARRAY_SIZE(ucmds) == SOFTCM_CMD_COUNT);
@@ -363,6 +429,10 @@ static_assert(sizeof(struct softcm_resolve_addr) == 272);
 static_assert(sizeof(struct softcm_resolve_route) == 8);
 static_assert(sizeof(struct softcm_query_route) == 72);
 static_assert(sizeof(struct softcm_event) == 296);
+static_assert(sizeof(struct softcm_connect) == 280);
+static_assert(sizeof(struct softcm_accept) == 288);
+static_assert(sizeof(struct softcm_reject) == 264);
+static_assert(sizeof(struct softcm_disconnect) == 8);
 
 long softcm_ucmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long arg)
 {

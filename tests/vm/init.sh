@@ -31,6 +31,10 @@ out() { echo "$*" >&3; }
 export SOFTCM_KO=/softcm/softcm.ko SOFTCM_TOOL=/softcm/bin/softcm
 export SOFTCM_BUGS_KO=/softcm/softcm_bugs.ko
 
+# softcm.ko needs the UDP tunnel helpers; tests load it with finit_module(),
+# which does not resolve dependencies, so they are loaded here.
+modprobe -a udp_tunnel ip6_udp_tunnel
+
 finish() {
 	out "SOFTCM-DONE"
 	sync

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The active side of a connection: rdma_connect() sends a REQ built as
+ * rdma_cm builds it for RoCEv2 (cma_connect_ib() and cm_format_req()),
+ * and the REP that answers it is acknowledged with an RTU.  There is no
+ * QP to move to RTR/RTS in between, so by default the kernel sends the RTU
+ * itself and reports ESTABLISHED; an application that asked for it gets
+ * CONNECT_RESPONSE and sends the RTU with rdma_establish().
+ */
+
+#include <linux/slab.h>
+
+#include "cm.h"
+#include "cmahdr.h"
+#include "cmproto.h"
+#include "cmtime.h"
+#include "conntab.h"
+#include "id.h"
+#include "netns.h"
+#include "sockaddr.h"
+#include "state.h"
+#include "stats.h"
+#include "transport.h"
+
+#define ROCE_PKEY	0xffff
+#define LID_PERMISSIVE	0xffff
+
+/* The connection's packet addresses: the resolved ones. */
+static void wire_from_route(struct softcm_id *id)
+{
+	id->cm.wire_src = id->src;
+	id->cm.wire_dst = id->dst;
+	id->cm.ifindex = id->dev.ifindex;
+	id->cm.tos = id->path.traffic_class;
+}
+
+static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
+		     const struct softcm_conn_param *p, u8 resp_timeout)
+{
+	const struct softcm_path *path = &id->path;
+
+	req->service_id = softcm_service_id(id->ps, softcm_addr_port(&id->dst));
+	req->ca_guid = softcm_net(id->net)->guid;
+	req->qpn = id->cm.qpn;
+	req->responder_resources = p->responder_resources;
+	req->initiator_depth = p->initiator_depth;
+	req->remote_cm_timeout = resp_timeout;
+	req->local_cm_timeout = resp_timeout;
+	req->transport_type = 0;	/* RC */
+	req->flow_control = p->flow_control;
+	req->starting_psn = id->psn;
+	req->retry_count = p->retry_count;
+	req->rnr_retry_count = p->rnr_retry_count;
+	req->max_cm_retries = id->cm.max_retries;
+	req->srq = p->srq;
+	req->pkey = ROCE_PKEY;
+	req->path_mtu = path->mtu;
+	/* A routed path has no LIDs: permissive ones, not subnet-local. */
+	if (path->hop_limit > 1) {
+		req->local_lid = LID_PERMISSIVE;
+		req->remote_lid = LID_PERMISSIVE;
+	} else {
+		req->subnet_local = 1;
+	}
+	memcpy(req->local_gid, path->sgid, sizeof(req->local_gid));
+	memcpy(req->remote_gid, path->dgid, sizeof(req->remote_gid));
+	req->flow_label = path->flow_label;
+	req->traffic_class = path->traffic_class;
+	req->hop_limit = path->hop_limit;
+	req->local_ack_timeout = softcm_cm_ack_timeout(SOFTCM_CA_ACK_DELAY,
+						       path->packet_life_time);
+}
+
+static int check_param(const struct softcm_conn_param *p, unsigned int max_pdata)
+{
+	if (p->private_data_len > max_pdata || p->retry_count > 7 ||
+	    p->rnr_retry_count > 7 || p->flow_control > 1 || p->srq > 1 ||
+	    p->reserved0)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Everything a connect needs before anything is sent: the namespace's
+ * socket, a comm ID, the state change.  Undone by softcm_cm_end() and a
+ * return to ROUTE_RESOLVED.
+ */
+static int start(struct softcm_id *id, const struct softcm_connect *c)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+	int ret;
+
+	ret = softcm_transport_get(sn);
+	if (ret)
+		return ret;
+	wire_from_route(id);
+	id->cm.qpn = c->param.qp_num & 0xffffff;
+	id->cm.max_retries = softcm_cm_sysctl(id, &sn->cm_retries);
+	id->cm.av_timeout = min(id->path.packet_life_time + 1, 31);
+	id->cm.manual_rtu = c->flags & SOFTCM_CONNECT_RESPONSE;
+	id->cm.tid = softcm_conn_new_tid(sn);
+	id->conn_over = false;
+	ret = softcm_conn_insert(id);
+	if (ret)
+		return ret;
+	softcm_id_set_state(id, SOFTCM_STATE_ROUTE_RESOLVED, SOFTCM_STATE_CONNECT);
+	return 0;
+}
+
+static void undo_start(struct softcm_id *id)
+{
+	softcm_cm_end(id);
+	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
+}
+
+int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+	struct softcm_cm_msg *req;
+	u8 resp_timeout;
+	int ret;
+
+	lockdep_assert_held(&id->mutex);
+
+	if (id->state != SOFTCM_STATE_ROUTE_RESOLVED || c->flags & ~SOFTCM_CONNECT_RESPONSE)
+		return -EINVAL;
+	if (id->ps == SOFTCM_PS_UDP)
+		return softcm_cm_connect_ud(id, c);
+	ret = check_param(&c->param, SOFTCM_REQ_PRIVATE_DATA);
+	if (ret)
+		return ret;
+
+	ret = start(id, c);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	req = softcm_cm_msg(id, SOFTCM_CM_REQ);
+	if (!req)
+		goto err_undo;
+	resp_timeout = softcm_cm_sysctl(id, &sn->cm_response_timeout);
+	fill_req(id, req, &c->param, resp_timeout);
+	ret = softcm_cma_hdr_put(req->pdata, &id->src, &id->dst);
+	if (ret)
+		goto err_free;
+	memcpy(req->pdata + SOFTCM_CMA_HDR_SIZE, c->param.private_data,
+	       c->param.private_data_len);
+	req->pdata_len = SOFTCM_CMA_HDR_SIZE + c->param.private_data_len;
+
+	softcm_cm_set_state(id, SOFTCM_CM_REQ_SENT);
+	ret = softcm_cm_send_retry(id, req,
+				   softcm_cm_req_timeout_ms(id->path.packet_life_time,
+							    resp_timeout),
+				   id->cm.max_retries);
+	if (ret)
+		goto err_free;
+	kfree(req);
+	return 0;
+
+err_free:
+	kfree(req);
+err_undo:
+	undo_start(id);
+	return ret;
+}
+
+static int send_rtu(struct softcm_id *id)
+{
+	struct softcm_cm_msg *msg = softcm_cm_msg(id, SOFTCM_CM_RTU);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = softcm_cm_send(id, msg);
+	kfree(msg);
+	return ret;
+}
+
+static void rep_param(struct softcm_conn_param *p, const struct softcm_cm_msg *rep)
+{
+	memset(p, 0, sizeof(*p));
+	p->qp_num = rep->qpn;
+	/* the peer's view, turned into ours */
+	p->responder_resources = rep->initiator_depth;
+	p->initiator_depth = rep->responder_resources;
+	p->flow_control = rep->flow_control;
+	p->rnr_retry_count = rep->rnr_retry_count;
+	p->srq = rep->srq;
+	p->private_data_len = SOFTCM_REP_PDATA;
+	memcpy(p->private_data, rep->pdata, SOFTCM_REP_PDATA);
+}
+
+/* A REP again: our RTU (or the MRA for it) was lost. */
+static void dup_rep(struct softcm_net *sn, struct softcm_id *id)
+{
+	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
+	switch (id->cm.state) {
+	case SOFTCM_CM_ESTABLISHED:
+		send_rtu(id);
+		break;
+	case SOFTCM_CM_REP_RCVD:
+		softcm_cm_set_state(id, SOFTCM_CM_MRA_REP_SENT);
+		fallthrough;
+	case SOFTCM_CM_MRA_REP_SENT:
+		softcm_cm_send_mra(id, SOFTCM_MSG_REP);
+		break;
+	default:
+		break;
+	}
+}
+
+void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		       const struct softcm_cm_msg *msg)
+{
+	struct softcm_conn_param *p;
+	struct softcm_id *id;
+
+	id = softcm_cm_lookup(sn, msg->remote_comm_id, msg->local_comm_id, pkt);
+	if (!id)
+		return;
+	if (id->cm.state != SOFTCM_CM_REQ_SENT && id->cm.state != SOFTCM_CM_MRA_REQ_RCVD) {
+		if (id->cm.in_remote)
+			dup_rep(sn, id);
+		else
+			softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_STALE);
+		goto out;
+	}
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	if (!p || softcm_conn_insert_remote(id, msg->ca_guid, msg->local_comm_id)) {
+		/* Dropped: the REP comes again. */
+		softcm_stat_inc(&sn->stats, p ? SOFTCM_STAT_DROP_STALE : SOFTCM_STAT_DROP_NOMEM);
+		kfree(p);
+		goto out;
+	}
+	softcm_cm_stop(id);
+	id->cm.remote_qpn = msg->qpn;
+	id->cm.remote_psn = msg->starting_psn;
+	id->cm.av_timeout = softcm_cm_ack_timeout(msg->target_ack_delay,
+						  id->path.packet_life_time);
+	softcm_cm_set_state(id, SOFTCM_CM_REP_RCVD);
+	rep_param(p, msg);
+	if (id->cm.manual_rtu) {
+		softcm_cm_report(id, SOFTCM_EVENT_CONNECT_RESPONSE, 0, p);
+	} else {
+		send_rtu(id);
+		softcm_cm_set_state(id, SOFTCM_CM_ESTABLISHED);
+		softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, p);
+	}
+	kfree(p);
+out:
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}
+
+/* rdma_establish() after CONNECT_RESPONSE: the RTU, and nothing to report. */
+int softcm_cm_establish(struct softcm_id *id)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (id->state != SOFTCM_STATE_CONNECT ||
+	    (id->cm.state != SOFTCM_CM_REP_RCVD && id->cm.state != SOFTCM_CM_MRA_REP_SENT))
+		return -EINVAL;
+	send_rtu(id);
+	softcm_cm_set_state(id, SOFTCM_CM_ESTABLISHED);
+	return 0;
+}

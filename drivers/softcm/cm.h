@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SOFTCM_CM_H
+#define _SOFTCM_CM_H
+
+#include <linux/skbuff.h>
+#include <uapi/linux/softcm.h>
+
+struct softcm_id;
+struct softcm_net;
+
+void softcm_cm_id_init(struct softcm_id *id);
+void softcm_cm_destroy(struct softcm_id *id);
+void softcm_cm_rcv(struct softcm_net *sn, struct sk_buff *skb);
+
+int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c);
+int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c);
+int softcm_cm_reject(struct softcm_id *id, const struct softcm_reject *c);
+int softcm_cm_disconnect(struct softcm_id *id);
+
+#endif /* _SOFTCM_CM_H */

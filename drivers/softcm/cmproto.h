@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the CM's message handlers share: cm.c (the machinery, and the
+ * messages both sides handle alike), active.c, passive.c and sidr.c.
+ * Every function that takes an id expects its mutex held.
+ */
+#ifndef _SOFTCM_CMPROTO_H
+#define _SOFTCM_CMPROTO_H
+
+#include <linux/socket.h>
+#include <softcm/wire.h>
+#include <uapi/linux/softcm.h>
+
+#include "cmstate.h"
+
+struct softcm_event_entry;
+struct softcm_id;
+struct softcm_net;
+
+/* IBTA REJ reasons and message types we send or act on. */
+enum {
+	SOFTCM_REJ_TIMEOUT		= 4,
+	SOFTCM_REJ_INVALID_SERVICE_ID	= 8,
+	SOFTCM_REJ_STALE_CONN		= 10,
+	SOFTCM_REJ_CONSUMER		= SOFTCM_REJ_CONSUMER_DEFINED,
+
+	SOFTCM_MSG_REQ			= 0,
+	SOFTCM_MSG_REP			= 1,
+	SOFTCM_MSG_OTHER		= 2,
+
+	SOFTCM_SIDR_SUCCESS		= 0,
+	SOFTCM_SIDR_UNSUPPORTED		= 1,
+	SOFTCM_SIDR_REJECT		= 2,
+};
+
+/* A received packet's addresses (ports unused). */
+struct softcm_pkt {
+	struct sockaddr_storage src;	/* the sender */
+	struct sockaddr_storage dst;	/* us */
+	int ifindex;
+};
+
+/* cm.c */
+void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to);
+struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr);
+int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg);
+int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
+			 unsigned int timeout_ms, u8 retries);
+void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		     struct softcm_cm_msg *msg);
+void softcm_cm_resend(struct softcm_id *id);
+void softcm_cm_stop(struct softcm_id *id);
+void softcm_cm_arm(struct softcm_id *id, unsigned int ms);
+void softcm_cm_timewait(struct softcm_id *id);
+void softcm_cm_end(struct softcm_id *id);
+int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
+		       const u8 *pdata, u8 len);
+int softcm_cm_send_mra(struct softcm_id *id, u8 msg_type);
+bool softcm_cm_matches(struct softcm_id *id, u32 local_id, u32 remote_id,
+		       const struct softcm_pkt *pkt);
+struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
+				   u32 remote_id, const struct softcm_pkt *pkt);
+void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
+		      int status, const struct softcm_conn_param *param);
+void softcm_cm_ended(struct softcm_id *id);
+u8 softcm_cm_sysctl(struct softcm_id *id, const int *field);
+
+/* active.c */
+void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		       const struct softcm_cm_msg *msg);
+int softcm_cm_establish(struct softcm_id *id);
+
+/* passive.c */
+void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		       const struct softcm_cm_msg *msg);
+void softcm_cm_rcv_rtu(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		       const struct softcm_cm_msg *msg);
+struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
+					const struct softcm_pkt *pkt,
+					const struct sockaddr_storage *src,
+					const struct sockaddr_storage *dst,
+					struct softcm_event_entry **event);
+void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
+			       struct softcm_event_entry *e);
+int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			    u64 service_id, u16 want_ps, const u8 *pdata,
+			    struct sockaddr_storage *src, struct sockaddr_storage *dst,
+			    struct softcm_id **listener);
+
+/* sidr.c */
+int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c);
+void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			    const struct softcm_cm_msg *msg);
+void softcm_cm_rcv_sidr_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			    const struct softcm_cm_msg *msg);
+int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
+			  const u8 *pdata, u8 len);
+
+#endif /* _SOFTCM_CMPROTO_H */

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The namespace's connections, found in O(1) by the comm IDs in a
+ * message: ours (every message but REQ and SIDR_REQ names it) and the
+ * peer's with its CA GUID (duplicate requests, REJ(TIMEOUT)).
+ *
+ * Our comm IDs are random and unique in the namespace, so that a sender
+ * that is not the peer cannot guess them.  Lookups run under RCU and take
+ * a reference that the id can still give (ids are freed after a grace
+ * period); the local table holds one reference on each id it contains,
+ * and an id is in the remote table only while it is in the local one.
+ * Insertion and removal happen under the id's mutex.
+ */
+
+#include <linux/lockdep.h>
+#include <linux/random.h>
+#include <linux/rhashtable.h>
+
+#include "conntab.h"
+#include "id.h"
+#include "netns.h"
+
+static const struct rhashtable_params local_params = {
+	.key_len = sizeof(u32),
+	.key_offset = offsetof(struct softcm_id, cm.local_id),
+	.head_offset = offsetof(struct softcm_id, cm.local_node),
+	.automatic_shrinking = true,
+};
+
+static const struct rhashtable_params remote_params = {
+	.key_len = sizeof(struct softcm_remote_key),
+	.key_offset = offsetof(struct softcm_id, cm.remote),
+	.head_offset = offsetof(struct softcm_id, cm.remote_node),
+	.automatic_shrinking = true,
+};
+
+int softcm_conntab_init(struct softcm_net *sn)
+{
+	int ret;
+
+	ret = rhashtable_init(&sn->local_ids, &local_params);
+	if (ret)
+		return ret;
+	ret = rhashtable_init(&sn->remote_ids, &remote_params);
+	if (ret)
+		goto err_destroy_local;
+	/*
+	 * A CA GUID of our own per namespace, as each rxe device derives one
+	 * from its MAC: peers key duplicate detection on it.
+	 */
+	sn->guid = get_random_u64();
+	sn->tid_hi = get_random_u32();
+	atomic_set(&sn->tid_lo, 0);
+	atomic_set(&sn->nr_conns, 0);
+	return 0;
+
+err_destroy_local:
+	rhashtable_destroy(&sn->local_ids);
+	return ret;
+}
+
+/*
+ * Only connections in timewait whose ids userspace destroyed can remain:
+ * every other id pins the namespace.  When the module goes away they go
+ * now rather than at the end of their timewait.
+ */
+void softcm_conntab_uninit(struct softcm_net *sn)
+{
+	struct rhashtable_iter iter;
+	struct softcm_id *id;
+
+	for (;;) {
+		rhashtable_walk_enter(&sn->local_ids, &iter);
+		rhashtable_walk_start(&iter);
+		do {
+			id = rhashtable_walk_next(&iter);
+		} while (IS_ERR(id) && PTR_ERR(id) == -EAGAIN);
+		if (id && !IS_ERR(id))
+			softcm_id_get(id);
+		rhashtable_walk_stop(&iter);
+		rhashtable_walk_exit(&iter);
+		if (!id || IS_ERR(id))
+			break;
+
+		mutex_lock(&id->mutex);
+		id->cm.timer = SOFTCM_CM_TIMER_NONE;
+		mutex_unlock(&id->mutex);
+		if (cancel_delayed_work_sync(&id->cm.work))
+			softcm_id_put(id);
+		mutex_lock(&id->mutex);
+		softcm_conn_remove(id);
+		mutex_unlock(&id->mutex);
+		softcm_id_put(id);
+	}
+	rhashtable_destroy(&sn->remote_ids);
+	rhashtable_destroy(&sn->local_ids);
+}
+
+/* Give @id a fresh comm ID and make it findable by it. */
+int softcm_conn_insert(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+	int tries, ret = -EBUSY;
+
+	lockdep_assert_held(&id->mutex);
+
+	/* Collisions are rare; a few tries make a failure vanishingly so. */
+	for (tries = 0; tries < 8 && ret == -EBUSY; tries++) {
+		id->cm.local_id = get_random_u32() ?: 1;
+		ret = rhashtable_lookup_insert_fast(&sn->local_ids, &id->cm.local_node,
+						    local_params);
+		if (ret == -EEXIST)
+			ret = -EBUSY;
+	}
+	if (ret) {
+		id->cm.local_id = 0;
+		return ret;
+	}
+	softcm_id_get(id);
+	atomic_inc(&sn->nr_conns);
+	return 0;
+}
+
+/* Also findable by the peer's comm ID; -EEXIST if another id has it. */
+int softcm_conn_insert_remote(struct softcm_id *id, u64 guid, u32 comm_id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+	int ret;
+
+	lockdep_assert_held(&id->mutex);
+
+	if (WARN_ON(!id->cm.local_id || id->cm.in_remote))
+		return -EINVAL;
+	id->cm.remote.guid = guid;
+	id->cm.remote.comm_id = comm_id;
+	id->cm.remote.zero = 0;
+	ret = rhashtable_lookup_insert_fast(&sn->remote_ids, &id->cm.remote_node,
+					    remote_params);
+	if (!ret)
+		id->cm.in_remote = true;
+	return ret;
+}
+
+/* The caller holds its own reference: the table's is dropped here. */
+void softcm_conn_remove(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	lockdep_assert_held(&id->mutex);
+
+	if (id->cm.in_remote) {
+		rhashtable_remove_fast(&sn->remote_ids, &id->cm.remote_node,
+				       remote_params);
+		id->cm.in_remote = false;
+	}
+	if (!id->cm.local_id)
+		return;
+	rhashtable_remove_fast(&sn->local_ids, &id->cm.local_node, local_params);
+	id->cm.local_id = 0;
+	atomic_dec(&sn->nr_conns);
+	softcm_id_put(id);
+}
+
+static struct softcm_id *get_rcu(struct softcm_id *id)
+{
+	return id && kref_get_unless_zero(&id->ref) ? id : NULL;
+}
+
+struct softcm_id *softcm_conn_find(struct softcm_net *sn, u32 local_id)
+{
+	struct softcm_id *id;
+
+	if (!local_id)
+		return NULL;
+	rcu_read_lock();
+	id = get_rcu(rhashtable_lookup(&sn->local_ids, &local_id, local_params));
+	rcu_read_unlock();
+	return id;
+}
+
+struct softcm_id *softcm_conn_find_remote(struct softcm_net *sn, u64 guid, u32 comm_id)
+{
+	struct softcm_remote_key key = { .guid = guid, .comm_id = comm_id };
+	struct softcm_id *id;
+
+	rcu_read_lock();
+	id = get_rcu(rhashtable_lookup(&sn->remote_ids, &key, remote_params));
+	rcu_read_unlock();
+	return id;
+}
+
+/* Transaction IDs as the Linux MAD layer makes them: agent's high half. */
+u64 softcm_conn_new_tid(struct softcm_net *sn)
+{
+	return (u64)sn->tid_hi << 32 | (u32)atomic_inc_return(&sn->tid_lo);
+}

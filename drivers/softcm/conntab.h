@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _SOFTCM_CONNTAB_H
+#define _SOFTCM_CONNTAB_H
+
+#include <linux/types.h>
+
+struct softcm_id;
+struct softcm_net;
+
+int softcm_conntab_init(struct softcm_net *sn);
+void softcm_conntab_uninit(struct softcm_net *sn);
+
+int softcm_conn_insert(struct softcm_id *id);
+int softcm_conn_insert_remote(struct softcm_id *id, u64 guid, u32 comm_id);
+void softcm_conn_remove(struct softcm_id *id);
+struct softcm_id *softcm_conn_find(struct softcm_net *sn, u32 local_id);
+struct softcm_id *softcm_conn_find_remote(struct softcm_net *sn, u64 guid, u32 comm_id);
+u64 softcm_conn_new_tid(struct softcm_net *sn);
+
+#endif /* _SOFTCM_CONNTAB_H */

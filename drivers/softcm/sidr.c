@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Service ID resolution for RDMA_PS_UDP ids (udaddy's flow): the active
+ * side's SIDR_REQ carries rdma_cm's header like a REQ; the listener's
+ * accept or reject answers with a SIDR_REP, which gives the active side
+ * ESTABLISHED with the peer's QPN and Q_Key, or UNREACHABLE.  No
+ * connection follows, so both sides' comm IDs are freed at the answer.
+ *
+ * A SIDR_REQ carries no CA GUID: duplicates are recognised by the request
+ * ID and the sender's address instead.
+ */
+
+#include <linux/jhash.h>
+#include <linux/slab.h>
+
+#include "cm.h"
+#include "cmahdr.h"
+#include "cmproto.h"
+#include "cmtime.h"
+#include "conntab.h"
+#include "event.h"
+#include "id.h"
+#include "netns.h"
+#include "sockaddr.h"
+#include "state.h"
+#include "stats.h"
+#include "transport.h"
+
+#define ROCE_PKEY	0xffff
+
+/* Stands in for the GUID a SIDR_REQ lacks: the sender's address. */
+static u64 sender_key(const struct sockaddr_storage *ss)
+{
+	u32 h;
+
+	if (ss->ss_family == AF_INET)
+		h = jhash_1word(((const struct sockaddr_in *)ss)->sin_addr.s_addr, 0);
+	else
+		h = jhash(&((const struct sockaddr_in6 *)ss)->sin6_addr,
+			  sizeof(struct in6_addr), 0);
+	/* Never a GUID of ours: those are random 64-bit values. */
+	return (u64)0x5349 << 48 | h;
+}
+
+int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+	struct softcm_cm_msg *req;
+	u8 resp_timeout;
+	int ret;
+
+	if (c->param.private_data_len > SOFTCM_SIDR_REQ_PRIVATE_DATA || c->param.reserved0)
+		return -EINVAL;
+	ret = softcm_transport_get(sn);
+	if (ret)
+		return ret;
+
+	id->cm.wire_src = id->src;
+	id->cm.wire_dst = id->dst;
+	id->cm.ifindex = id->dev.ifindex;
+	id->cm.tos = id->path.traffic_class;
+	id->cm.max_retries = softcm_cm_sysctl(id, &sn->cm_retries);
+	id->cm.tid = softcm_conn_new_tid(sn);
+	id->conn_over = false;
+	ret = softcm_conn_insert(id);
+	if (ret)
+		return ret;
+	softcm_id_set_state(id, SOFTCM_STATE_ROUTE_RESOLVED, SOFTCM_STATE_CONNECT);
+
+	ret = -ENOMEM;
+	req = softcm_cm_msg(id, SOFTCM_CM_SIDR_REQ);
+	if (!req)
+		goto err_undo;
+	req->pkey = ROCE_PKEY;
+	req->service_id = softcm_service_id(id->ps, softcm_addr_port(&id->dst));
+	ret = softcm_cma_hdr_put(req->pdata, &id->src, &id->dst);
+	if (ret)
+		goto err_free;
+	memcpy(req->pdata + SOFTCM_CMA_HDR_SIZE, c->param.private_data,
+	       c->param.private_data_len);
+	req->pdata_len = SOFTCM_CMA_HDR_SIZE + c->param.private_data_len;
+	resp_timeout = softcm_cm_sysctl(id, &sn->cm_response_timeout);
+	softcm_cm_set_state(id, SOFTCM_CM_SIDR_REQ_SENT);
+	ret = softcm_cm_send_retry(id, req, softcm_cm_ms(resp_timeout), id->cm.max_retries);
+	if (ret)
+		goto err_free;
+	kfree(req);
+	return 0;
+
+err_free:
+	kfree(req);
+err_undo:
+	softcm_cm_end(id);
+	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
+	return ret;
+}
+
+/* The listener's answer (or ours, for a request nobody may have). */
+int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
+			  const u8 *pdata, u8 len)
+{
+	struct softcm_cm_msg *rep = softcm_cm_msg(id, SOFTCM_CM_SIDR_REP);
+
+	lockdep_assert_held(&id->mutex);
+
+	if (!rep)
+		return -ENOMEM;
+	/* A SIDR_REP names the requester's ID only. */
+	rep->local_comm_id = id->cm.remote.comm_id;
+	rep->remote_comm_id = 0;
+	rep->status = status;
+	rep->service_id = id->cm.service_id;
+	if (status == SOFTCM_SIDR_SUCCESS) {
+		rep->qpn = qpn & 0xffffff;
+		rep->qkey = SOFTCM_UDP_QKEY;
+	}
+	memcpy(rep->pdata, pdata, len);
+	rep->pdata_len = len;
+	softcm_cm_send(id, rep);
+	kfree(rep);
+	softcm_cm_end(id);
+	return 0;
+}
+
+static void answer_anonymous(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			     const struct softcm_cm_msg *req, u8 status)
+{
+	struct softcm_cm_msg *rep = kzalloc(sizeof(*rep), GFP_KERNEL);
+
+	if (!rep)
+		return;
+	rep->attr = SOFTCM_CM_SIDR_REP;
+	rep->hdr.tid = req->hdr.tid;
+	rep->local_comm_id = req->local_comm_id;
+	rep->status = status;
+	rep->service_id = req->service_id;
+	softcm_cm_reply(sn, pkt, rep);
+	kfree(rep);
+}
+
+void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			    const struct softcm_cm_msg *msg)
+{
+	u64 key = sender_key(&pkt->src);
+	struct sockaddr_storage src, dst;
+	struct softcm_id *listener, *id;
+	struct softcm_event_entry *e;
+	struct softcm_conn_param *p;
+	int reason;
+
+	id = softcm_conn_find_remote(sn, key, msg->local_comm_id);
+	if (id) {
+		/* Our answer comes when the application gives it. */
+		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
+		softcm_id_put(id);
+		return;
+	}
+	reason = softcm_cm_parse_request(sn, pkt, msg->service_id, SOFTCM_PS_UDP,
+					 msg->pdata, &src, &dst, &listener);
+	if (reason) {
+		answer_anonymous(sn, pkt, msg, reason == SOFTCM_REJ_INVALID_SERVICE_ID ?
+				 SOFTCM_SIDR_UNSUPPORTED : SOFTCM_SIDR_REJECT);
+		return;
+	}
+
+	mutex_lock(&listener->mutex);
+	if (listener->state != SOFTCM_STATE_LISTEN) {
+		answer_anonymous(sn, pkt, msg, SOFTCM_SIDR_REJECT);
+		goto out;
+	}
+	id = softcm_cm_new_request(listener, pkt, &src, &dst, &e);
+	if (!id)
+		goto out;
+	if (softcm_conn_insert(id) ||
+	    softcm_conn_insert_remote(id, key, msg->local_comm_id)) {
+		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_NOMEM);
+		softcm_cm_end(id);
+		mutex_unlock(&id->mutex);
+		kfree(e);
+		softcm_id_abort(id);
+		goto out;
+	}
+	id->cm.tid = msg->hdr.tid;
+	id->cm.service_id = msg->service_id;
+	softcm_cm_set_state(id, SOFTCM_CM_SIDR_REQ_RCVD);
+	p = &e->ev.param;
+	p->private_data_len = SOFTCM_SIDR_REQ_PRIVATE_DATA;
+	memcpy(p->private_data, msg->pdata + SOFTCM_CMA_HDR_SIZE,
+	       SOFTCM_SIDR_REQ_PRIVATE_DATA);
+	softcm_cm_publish_request(listener, id, e);
+out:
+	mutex_unlock(&listener->mutex);
+	softcm_id_put(listener);
+}
+
+void softcm_cm_rcv_sidr_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			    const struct softcm_cm_msg *msg)
+{
+	struct softcm_conn_param *p;
+	struct softcm_id *id;
+
+	/* The reply names our request ID only. */
+	id = softcm_cm_lookup(sn, msg->local_comm_id, 0, pkt);
+	if (!id)
+		return;
+	if (id->cm.state != SOFTCM_CM_SIDR_REQ_SENT) {
+		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
+		goto out;
+	}
+	softcm_cm_end(id);
+	if (msg->status != SOFTCM_SIDR_SUCCESS) {
+		softcm_cm_ended(id);
+		softcm_cm_report(id, SOFTCM_EVENT_UNREACHABLE, msg->status, NULL);
+		goto out;
+	}
+	/* rdma_cm refuses a Q_Key other than its own for an IP port space. */
+	if (msg->qkey != SOFTCM_UDP_QKEY) {
+		softcm_cm_ended(id);
+		softcm_cm_report(id, SOFTCM_EVENT_ADDR_ERROR, -EINVAL, NULL);
+		goto out;
+	}
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (p) {
+		p->qp_num = msg->qpn;
+		p->qkey = msg->qkey;
+		p->private_data_len = SOFTCM_SIDR_REP_PDATA;
+		memcpy(p->private_data, msg->pdata, SOFTCM_SIDR_REP_PDATA);
+	}
+	softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, p);
+	kfree(p);
+out:
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /proc/net/softcm_stats: the namespace's CM counters and gauges, one
+ * "name value" per line, for tests and for people (softcm(8) reads it).
+ */
+
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+
+#include "netns.h"
+#include "stats.h"
+
+static const char *const names[SOFTCM_STAT_COUNT] = {
+	[SOFTCM_STAT_RX + 0] = "rx_req", "rx_mra", "rx_rej", "rx_rep", "rx_rtu",
+	"rx_dreq", "rx_drep", "rx_sidr_req", "rx_sidr_rep",
+	[SOFTCM_STAT_TX + 0] = "tx_req", "tx_mra", "tx_rej", "tx_rep", "tx_rtu",
+	"tx_dreq", "tx_drep", "tx_sidr_req", "tx_sidr_rep",
+	[SOFTCM_STAT_RETRANSMITS] = "retransmits",
+	[SOFTCM_STAT_TIMEOUTS] = "timeouts",
+	[SOFTCM_STAT_DUPLICATES] = "duplicates",
+	[SOFTCM_STAT_DROP_LENGTH] = "drop_length",
+	[SOFTCM_STAT_DROP_HEADER] = "drop_header",
+	[SOFTCM_STAT_DROP_QKEY] = "drop_qkey",
+	[SOFTCM_STAT_DROP_PKEY] = "drop_pkey",
+	[SOFTCM_STAT_DROP_ICRC] = "drop_icrc",
+	[SOFTCM_STAT_DROP_MAD] = "drop_mad",
+	[SOFTCM_STAT_DROP_UNKNOWN] = "drop_unknown",
+	[SOFTCM_STAT_DROP_STALE] = "drop_stale",
+	[SOFTCM_STAT_DROP_PEER] = "drop_peer",
+	[SOFTCM_STAT_DROP_BACKLOG] = "drop_backlog",
+	[SOFTCM_STAT_DROP_QUEUE] = "drop_queue",
+	[SOFTCM_STAT_DROP_NOMEM] = "drop_nomem",
+	[SOFTCM_STAT_TX_ERRORS] = "tx_errors",
+};
+
+const char *softcm_stat_name(enum softcm_stat i)
+{
+	return i < SOFTCM_STAT_COUNT ? names[i] : NULL;
+}
+
+static int stats_show(struct seq_file *m, void *v)
+{
+	struct softcm_net *sn = softcm_net(seq_file_single_net(m));
+	unsigned int i;
+
+	for (i = 0; i < SOFTCM_STAT_COUNT; i++)
+		seq_printf(m, "%s %ld\n", names[i], atomic_long_read(&sn->stats.v[i]));
+	seq_printf(m, "connections %d\n", atomic_read(&sn->nr_conns));
+	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->sock_state[0]));
+	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->sock_state[1]));
+	seq_printf(m, "udp_port %u\n", softcm_net_port(sn));
+	return 0;
+}
+
+int softcm_stats_proc_init(struct net *net)
+{
+	if (!proc_create_net_single("softcm_stats", 0444, net->proc_net,
+				    stats_show, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+void softcm_stats_proc_uninit(struct net *net)
+{
+	remove_proc_entry("softcm_stats", net->proc_net);
+}

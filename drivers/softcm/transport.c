@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RoCEv2 transport of CM MADs: per network namespace, a kernel UDP tunnel
+ * socket on the CM port (as rxe's) receives; sending builds the whole
+ * IP/UDP/BTH/DETH/MAD/ICRC packet and hands it to the IP layer, as rxe
+ * does, so that every byte the peer checks is ours to get right.
+ *
+ * The sockets are opened by the first listen or connect in a namespace,
+ * not when it is created: the port may belong to rdma_rxe in the initial
+ * namespace, and softcm must not take it from rxe loaded later.
+ *
+ * Receiving runs in softirq and only checks what rxe checks before a MAD
+ * reaches its CM (headers, Q_Key, P_Key, ICRC), then queues the packet
+ * for the namespace's receive work, where the CM runs in process context
+ * and may sleep on ids' mutexes.
+ */
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <asm/unaligned.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+#include <softcm/wire.h>
+
+#include "cm.h"
+#include "netns.h"
+#include "params.h"
+#include "stats.h"
+#include "transport.h"
+
+/* rxe's source port for QP1 (0xc000 | hash_32(1, 14)); nobody checks it. */
+#define ROCE_QP1_SPORT	0xd872
+/* Beyond this many packets waiting for the CM, a flood is dropped. */
+#define RXQ_MAX		4096
+
+struct workqueue_struct *softcm_wq;
+
+u16 softcm_net_port(const struct softcm_net *sn)
+{
+	return softcm_udp_port;
+}
+
+static enum softcm_stat drop_reason(int err)
+{
+	switch (err) {
+	case -EMSGSIZE:
+		return SOFTCM_STAT_DROP_LENGTH;
+	case -EPERM:
+		return SOFTCM_STAT_DROP_QKEY;
+	case -EACCES:
+		return SOFTCM_STAT_DROP_PKEY;
+	default:
+		return SOFTCM_STAT_DROP_HEADER;
+	}
+}
+
+static int encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct softcm_net *sn = rcu_dereference_sk_user_data(sk);
+	enum softcm_stat why;
+	struct udphdr *udph;
+	u8 *bth, *iph;
+	bool ipv6;
+	int ret;
+
+	if (!sn)
+		goto free;
+	why = SOFTCM_STAT_DROP_LENGTH;
+	if (skb_linearize(skb))
+		goto drop;
+	udph = udp_hdr(skb);
+	if (ntohs(udph->len) != sizeof(*udph) + SOFTCM_ROCE_PAYLOAD ||
+	    skb_tail_pointer(skb) < (u8 *)udph + sizeof(*udph) + SOFTCM_ROCE_PAYLOAD)
+		goto drop;
+	bth = (u8 *)(udph + 1);
+	ret = softcm_roce_check_headers(bth, SOFTCM_ROCE_PAYLOAD);
+	if (ret) {
+		why = drop_reason(ret);
+		goto drop;
+	}
+
+	iph = skb_network_header(skb);
+	ipv6 = ip_hdr(skb)->version == 6;
+	/* The ICRC covers a plain 20-byte IPv4 header, as rxe sends. */
+	why = SOFTCM_STAT_DROP_HEADER;
+	if (!ipv6 && ip_hdr(skb)->ihl != 5)
+		goto drop;
+	why = SOFTCM_STAT_DROP_ICRC;
+	if (softcm_roce_icrc(iph, ipv6, (u8 *)udph, bth,
+			     SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE) !=
+	    get_unaligned_le32(bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE))
+		goto drop;
+
+	why = SOFTCM_STAT_DROP_QUEUE;
+	if (skb_queue_len(&sn->rxq) >= RXQ_MAX)
+		goto drop;
+	/* The input route is only valid under this RCU section. */
+	skb_dst_drop(skb);
+	softcm_rx_cb(skb)->ifindex = skb->skb_iif;
+	skb_queue_tail(&sn->rxq, skb);
+	queue_work(softcm_wq, &sn->rx_work);
+	return 0;
+
+drop:
+	softcm_stat_inc(&sn->stats, why);
+free:
+	kfree_skb(skb);
+	return 0;
+}
+
+static void rx_work(struct work_struct *work)
+{
+	struct softcm_net *sn = container_of(work, struct softcm_net, rx_work);
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&sn->rxq))) {
+		softcm_cm_rcv(sn, skb);
+		consume_skb(skb);
+		cond_resched();
+	}
+}
+
+static struct socket *open_sock(struct softcm_net *sn, bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tnl = {
+		.sk_user_data = sn,
+		.encap_type = 1,
+		.encap_rcv = encap_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.local_udp_port = htons(softcm_net_port(sn)),
+	};
+	struct socket *sock;
+	int ret;
+
+	if (ipv6) {
+		if (!IS_ENABLED(CONFIG_IPV6))
+			return ERR_PTR(-EAFNOSUPPORT);
+		cfg.family = AF_INET6;
+		cfg.ipv6_v6only = 1;
+		/* rxe sends a zero UDP checksum, over IPv6 too */
+		cfg.use_udp6_rx_checksums = 0;
+	} else {
+		cfg.family = AF_INET;
+	}
+	ret = udp_sock_create(sn->net, &cfg, &sock);
+	if (ret)
+		return ERR_PTR(ret);
+	setup_udp_tunnel_sock(sn->net, sock, &tnl);
+	return sock;
+}
+
+/*
+ * Open the namespace's sockets if they are not yet.  IPv4 must work; an
+ * IPv6 failure (IPv6 disabled in the namespace, say) is only recorded.
+ */
+int softcm_transport_get(struct softcm_net *sn)
+{
+	struct socket *sock;
+	int i, ret;
+
+	if (READ_ONCE(sn->sock_state[0]) == 1)
+		return 0;
+
+	mutex_lock(&sn->sock_lock);
+	for (i = 0; i < 2; i++) {
+		if (sn->sock[i])
+			continue;
+		sock = open_sock(sn, i);
+		if (IS_ERR(sock)) {
+			WRITE_ONCE(sn->sock_state[i], PTR_ERR(sock));
+			continue;
+		}
+		sn->sock[i] = sock;
+		WRITE_ONCE(sn->sock_state[i], 1);
+	}
+	ret = sn->sock_state[0] == 1 ? 0 : sn->sock_state[0];
+	mutex_unlock(&sn->sock_lock);
+	if (ret)
+		pr_warn_ratelimited("UDP port %u is not available in network namespace %u (%d); connections there fail with EADDRINUSE\n",
+				    softcm_net_port(sn), sn->net->ns.inum, ret);
+	return ret;
+}
+
+void softcm_transport_net_init(struct softcm_net *sn)
+{
+	mutex_init(&sn->sock_lock);
+	skb_queue_head_init(&sn->rxq);
+	INIT_WORK(&sn->rx_work, rx_work);
+}
+
+void softcm_transport_net_uninit(struct softcm_net *sn)
+{
+	int i;
+
+	/* After this no encap_rcv runs: it clears sk_user_data and waits. */
+	for (i = 0; i < 2; i++) {
+		if (sn->sock[i])
+			udp_tunnel_sock_release(sn->sock[i]);
+		sn->sock[i] = NULL;
+	}
+	cancel_work_sync(&sn->rx_work);
+	skb_queue_purge(&sn->rxq);
+	mutex_destroy(&sn->sock_lock);
+}
+
+/* BTH, DETH and the MAD, with room for the ICRC, at the end of @skb. */
+static u8 *put_payload(struct sk_buff *skb, const u8 *mad)
+{
+	u8 *bth = skb_put(skb, SOFTCM_ROCE_PAYLOAD);
+
+	softcm_roce_put_headers(bth, 0);
+	memcpy(bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE, mad, SOFTCM_MAD_SIZE);
+	return bth;
+}
+
+static struct udphdr *push_udp(struct sk_buff *skb, struct softcm_net *sn)
+{
+	struct udphdr *udph = skb_push(skb, sizeof(*udph));
+
+	skb_reset_transport_header(skb);
+	udph->source = htons(ROCE_QP1_SPORT);
+	udph->dest = htons(softcm_net_port(sn));
+	udph->len = htons(sizeof(*udph) + SOFTCM_ROCE_PAYLOAD);
+	udph->check = 0;
+	return udph;
+}
+
+static struct sk_buff *alloc_packet(struct net_device *dev, unsigned int iplen)
+{
+	unsigned int head = LL_RESERVED_SPACE(dev) + iplen + sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(head + SOFTCM_ROCE_PAYLOAD + dev->needed_tailroom, GFP_KERNEL);
+	if (skb)
+		skb_reserve(skb, head);
+	return skb;
+}
+
+static int xmit4(struct softcm_net *sn, const struct sockaddr_in *src,
+		 const struct sockaddr_in *dst, int oif, u8 tos, const u8 *mad)
+{
+	struct flowi4 fl4 = {
+		.flowi4_oif = oif,
+		.flowi4_tos = tos & ~INET_ECN_MASK,
+		.flowi4_proto = IPPROTO_UDP,
+		.daddr = dst->sin_addr.s_addr,
+		.saddr = src->sin_addr.s_addr,
+	};
+	struct udphdr *udph;
+	struct sk_buff *skb;
+	struct rtable *rt;
+	struct iphdr *iph;
+	u8 *bth;
+
+	rt = ip_route_output_key(sn->net, &fl4);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	skb = alloc_packet(rt->dst.dev, sizeof(*iph));
+	if (!skb) {
+		ip_rt_put(rt);
+		return -ENOMEM;
+	}
+	bth = put_payload(skb, mad);
+	udph = push_udp(skb, sn);
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = IPVERSION;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = tos;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ip4_dst_hoplimit(&rt->dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = fl4.saddr;
+	iph->daddr = fl4.daddr;
+	__ip_select_ident(sn->net, iph, 1);
+	/* Every field the ICRC covers is final now; the checksum is masked. */
+	put_unaligned_le32(softcm_roce_icrc((u8 *)iph, false, (u8 *)udph, bth,
+					    SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
+			   bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE);
+
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, &rt->dst);
+	return ip_local_out(sn->net, NULL, skb);
+}
+
+static int xmit6(struct softcm_net *sn, const struct sockaddr_in6 *src,
+		 const struct sockaddr_in6 *dst, int oif, u8 tos, const u8 *mad)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct flowi6 fl6 = {
+		.flowi6_oif = oif,
+		.flowi6_proto = IPPROTO_UDP,
+		.daddr = dst->sin6_addr,
+		.saddr = src->sin6_addr,
+	};
+	struct dst_entry *ndst;
+	struct ipv6hdr *ip6h;
+	struct udphdr *udph;
+	struct sk_buff *skb;
+	u8 *bth;
+
+	ndst = ipv6_stub->ipv6_dst_lookup_flow(sn->net, NULL, &fl6, NULL);
+	if (IS_ERR(ndst))
+		return PTR_ERR(ndst);
+	if (ndst->error) {
+		int err = ndst->error;
+
+		dst_release(ndst);
+		return err;
+	}
+	skb = alloc_packet(ndst->dev, sizeof(*ip6h));
+	if (!skb) {
+		dst_release(ndst);
+		return -ENOMEM;
+	}
+	bth = put_payload(skb, mad);
+	udph = push_udp(skb, sn);
+
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, tos, 0);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = ip6_dst_hoplimit(ndst);
+	ip6h->saddr = fl6.saddr;
+	ip6h->daddr = fl6.daddr;
+	put_unaligned_le32(softcm_roce_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
+					    SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
+			   bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE);
+
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb->protocol = htons(ETH_P_IPV6);
+	skb_dst_set(skb, ndst);
+	return ip6_local_out(sn->net, NULL, skb);
+#else
+	return -EAFNOSUPPORT;
+#endif
+}
+
+/* One CM MAD from @src to @dst's CM port; ports in the addresses are unused. */
+int softcm_xmit(struct softcm_net *sn, const struct sockaddr_storage *src,
+		const struct sockaddr_storage *dst, int oif, u8 tos, const u8 *mad)
+{
+	int ret;
+
+	if (src->ss_family != dst->ss_family)
+		return -EAFNOSUPPORT;
+	if (dst->ss_family == AF_INET)
+		ret = xmit4(sn, (const struct sockaddr_in *)src,
+			    (const struct sockaddr_in *)dst, oif, tos, mad);
+	else if (dst->ss_family == AF_INET6)
+		ret = xmit6(sn, (const struct sockaddr_in6 *)src,
+			    (const struct sockaddr_in6 *)dst, oif, tos, mad);
+	else
+		ret = -EAFNOSUPPORT;
+	/* The stack's own verdicts (congestion) are not ours to report. */
+	ret = net_xmit_eval(ret);
+	if (ret)
+		softcm_stat_inc(&sn->stats, SOFTCM_STAT_TX_ERRORS);
+	return ret;
+}
+
+int softcm_transport_init(void)
+{
+	softcm_wq = alloc_workqueue("softcm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return softcm_wq ? 0 : -ENOMEM;
+}
+
+void softcm_transport_uninit(void)
+{
+	destroy_workqueue(softcm_wq);
+}
