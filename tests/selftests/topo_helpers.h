@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the selftests that build network-namespace topologies with
+ * `ip netns add` and look at softcm from inside them: entering a
+ * namespace from one thread, writing its net.softcm sysctls, and reading
+ * its /proc/net/softcm_stats counters.
+ *
+ * The calling thread's namespace matters: a /dev/softcm file, a sysctl
+ * file and a /proc/net file each belong to the namespace of the thread
+ * that opened it.  Every helper that enters a namespace goes back to the
+ * one given as @home before it returns.
+ */
+#ifndef _SOFTCM_TOPO_HELPERS_H
+#define _SOFTCM_TOPO_HELPERS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vm_helpers.h"	/* write_text(); include after kselftest_harness.h */
+
+static inline long topo_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The calling thread's own network namespace, to come back to; -errno. */
+static inline int netns_self(void)
+{
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* A namespace made by `ip netns add NAME`; -errno. */
+static inline int netns_open(const char *name)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Move the calling thread into @nsfd; 0 or -errno. */
+static inline int netns_enter(int nsfd)
+{
+	return setns(nsfd, CLONE_NEWNET) ? -errno : 0;
+}
+
+/* Write net.softcm.@name of namespace @nsfd; 0 or -errno. */
+static inline int netns_softcm_sysctl(int nsfd, int home, const char *name, long value)
+{
+	char path[128], text[32];
+	int ret;
+
+	ret = netns_enter(nsfd);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/proc/sys/net/softcm/%s", name);
+	snprintf(text, sizeof(text), "%ld\n", value);
+	ret = write_text(path, text);
+	if (netns_enter(home) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+/*
+ * An fd of namespace @nsfd's /proc/net/softcm_stats, to read with
+ * stats_get() for as long as the test runs; -errno.
+ */
+static inline int stats_open(int nsfd, int home)
+{
+	int fd, ret;
+
+	ret = netns_enter(nsfd);
+	if (ret)
+		return ret;
+	fd = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	if (netns_enter(home)) {
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+#define STATS_MISSING LLONG_MIN
+
+/*
+ * The value of counter or gauge @name ("name value" lines), read afresh;
+ * STATS_MISSING when the file cannot be read or has no such line.
+ */
+static inline long long stats_get(int fd, const char *name)
+{
+	char buf[8192], *p;
+	size_t len = strlen(name), used = 0;
+	ssize_t n;
+
+	while (used < sizeof(buf) - 1) {
+		n = pread(fd, buf + used, sizeof(buf) - 1 - used, used);
+		if (n < 0)
+			return STATS_MISSING;
+		if (!n)
+			break;
+		used += n;
+	}
+	buf[used] = '\0';
+	p = buf;
+	while (p && *p) {
+		if (!strncmp(p, name, len) && (p[len] == ' ' || p[len] == '\t'))
+			return strtoll(p + len + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return STATS_MISSING;
+}
+
+/* Poll until @name == @want; 0, or -ETIME after @timeout_ms. */
+static inline int stats_wait_eq(int fd, const char *name, long long want, int timeout_ms)
+{
+	long deadline = topo_now_ms() + timeout_ms;
+
+	while (stats_get(fd, name) != want) {
+		if (topo_now_ms() > deadline)
+			return -ETIME;
+		usleep(5000);
+	}
+	return 0;
+}
+
+/* Poll until @name > @than; 0, or -ETIME after @timeout_ms. */
+static inline int stats_wait_above(int fd, const char *name, long long than, int timeout_ms)
+{
+	long deadline = topo_now_ms() + timeout_ms;
+	long long v;
+
+	for (;;) {
+		v = stats_get(fd, name);
+		if (v != STATS_MISSING && v > than)
+			return 0;
+		if (topo_now_ms() > deadline)
+			return -ETIME;
+		usleep(5000);
+	}
+}
+
+#endif /* _SOFTCM_TOPO_HELPERS_H */
