@@ -19,6 +19,7 @@
 #include "port.h"
 #include "sockaddr.h"
 #include "state.h"
+#include "transport.h"
 
 /* Is @sin a usable source address in @net? */
 static int check_local4(struct net *net, const struct sockaddr_in *sin)
@@ -170,6 +171,10 @@ int softcm_id_listen(struct softcm_id *id, int backlog)
 		return -EINVAL;
 
 	ret = softcm_port_make_unique(id);
+	if (ret)
+		return ret;
+	/* Requests arrive on the namespace's socket: it must be open. */
+	ret = softcm_transport_get(softcm_net(id->net));
 	if (ret)
 		return ret;
 	id->backlog = backlog <= 0 || backlog > max ? max : backlog;

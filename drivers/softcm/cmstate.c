@@ -8,6 +8,7 @@
 
 #include <linux/bits.h>
 #include <linux/kernel.h>
+#include <linux/export.h>
 #include <kunit/visibility.h>
 
 #include "cmstate.h"

@@ -6,6 +6,7 @@
  */
 
 #include <linux/minmax.h>
+#include <linux/export.h>
 #include <kunit/visibility.h>
 
 #include "cmtime.h"

@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The connection commands at the ABI (CONNECT, ACCEPT, REJECT, DISCONNECT)
+ * and what goes on the wire for them, with raw ioctls on two files, each
+ * opened in its own namespace:
+ *
+ *   +-- sc-k1 ------------+         +-- sc-k2 -----------+
+ *   | k1 10.81.0.1        |--veth---| k2 10.81.0.2       |
+ *   |    fd81::1          |         |    fd81::2         |
+ *   | q1 10.81.1.1        |--veth---| sc-k3: 10.81.1.3,  |
+ *   +---------------------+         |  never uses softcm |
+ *                                   +--------------------+
+ *
+ * Active ids live in sc-k1 (self->a), passive ones in sc-k2 (self->p).
+ * Both namespaces run fast CM timers (sysctls), so that timeouts take
+ * tenths of seconds; no test sleeps to synchronise: each waits for the
+ * event it expects, with a bound.
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
+#include <linux/softcm.h>
+
+#include "kselftest_harness.h"
+#include "ioctl_helpers.h"
+#include "vm_helpers.h"
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in sc-k1 sc-k2 sc-k3; do ip netns add $n; ip -n $n link set lo up; done\n"
+	"ip link add k1 netns sc-k1 type veth peer name k2 netns sc-k2\n"
+	"ip link add q1 netns sc-k1 type veth peer name q3 netns sc-k3\n"
+	"ip -n sc-k1 addr add 10.81.0.1/24 dev k1\n"
+	"ip -n sc-k1 addr add fd81::1/64 dev k1 nodad\n"
+	"ip -n sc-k2 addr add 10.81.0.2/24 dev k2\n"
+	"ip -n sc-k2 addr add fd81::2/64 dev k2 nodad\n"
+	"ip -n sc-k1 addr add 10.81.1.1/24 dev q1\n"
+	"ip -n sc-k3 addr add 10.81.1.3/24 dev q3\n"
+	"for l in sc-k1:k1 sc-k1:q1 sc-k2:k2 sc-k3:q3; do ip -n ${l%:*} link set ${l#*:} up; done\n"
+	"for n in sc-k1 sc-k2; do ip netns exec $n sh -c '"
+	"echo 14 >/proc/sys/net/softcm/cm_response_timeout; "
+	"echo 10 >/proc/sys/net/softcm/packet_life_time; "
+	"echo 3 >/proc/sys/net/softcm/cm_retries; "
+	"echo 14 >/proc/sys/net/softcm/mra_timeout'; done\n";
+
+#define WAIT_MS 20000
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The next event within timeout_ms; -ETIME if none came. */
+static int next_event(int fd, struct softcm_event *ev, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret = poll(&pfd, 1, timeout_ms);
+
+	if (ret < 0)
+		return -errno;
+	if (!ret)
+		return -ETIME;
+	return read(fd, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -errno;
+}
+
+static void set_sa(struct sockaddr_storage *ss, const char *ip, int port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(ip, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		inet_pton(AF_INET6, ip, &s6->sin6_addr);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		inet_pton(AF_INET, ip, &s4->sin_addr);
+	}
+}
+
+static socklen_t sa_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+	       sizeof(struct sockaddr_in);
+}
+
+static int do_listen(int fd, __u16 ps, const char *ip, int port, int backlog, __u32 *h)
+{
+	struct softcm_bind b = { 0 };
+	struct softcm_listen l = { 0 };
+	struct sockaddr_storage ss;
+	int ret = create_id(fd, ps, 0x1000 + port, h);
+
+	if (ret)
+		return ret;
+	set_sa(&ss, ip, port);
+	b.handle = *h;
+	b.addr_len = sa_len(&ss);
+	memcpy(b.addr, &ss, b.addr_len);
+	if (ioctl(fd, SOFTCM_IOCTL_BIND, &b))
+		return -errno;
+	l.handle = *h;
+	l.backlog = backlog;
+	return ioctl(fd, SOFTCM_IOCTL_LISTEN, &l) ? -errno : 0;
+}
+
+/* A new id resolved (address and route) to ip:port; events consumed. */
+static int resolved(int fd, __u16 ps, const char *ip, int port, __u32 *h)
+{
+	struct softcm_resolve_addr r = { .timeout_ms = 5000 };
+	struct softcm_resolve_route rr = { .timeout_ms = 5000 };
+	struct sockaddr_storage ss;
+	struct softcm_event ev;
+	int ret = create_id(fd, ps, 0x2000 + port, h);
+
+	if (ret)
+		return ret;
+	set_sa(&ss, ip, port);
+	r.handle = *h;
+	r.dst_len = sa_len(&ss);
+	memcpy(r.dst, &ss, r.dst_len);
+	if (ioctl(fd, SOFTCM_IOCTL_RESOLVE_ADDR, &r))
+		return -errno;
+	ret = next_event(fd, &ev, WAIT_MS);
+	if (ret || ev.event != SOFTCM_EVENT_ADDR_RESOLVED)
+		return ret ?: -EPROTO;
+	rr.handle = *h;
+	if (ioctl(fd, SOFTCM_IOCTL_RESOLVE_ROUTE, &rr))
+		return -errno;
+	ret = next_event(fd, &ev, WAIT_MS);
+	if (ret || ev.event != SOFTCM_EVENT_ROUTE_RESOLVED)
+		return ret ?: -EPROTO;
+	return 0;
+}
+
+static int connect_id(int fd, __u32 h, __u32 flags, const void *pd, int len, __u32 qpn)
+{
+	struct softcm_connect c = { .handle = h, .flags = flags };
+
+	c.param.qp_num = qpn;
+	c.param.responder_resources = 3;
+	c.param.initiator_depth = 5;
+	c.param.retry_count = 7;
+	c.param.rnr_retry_count = 6;
+	c.param.private_data_len = len;
+	if (len)
+		memcpy(c.param.private_data, pd, len);
+	return ioctl(fd, SOFTCM_IOCTL_CONNECT, &c) ? -errno : 0;
+}
+
+static int accept_id(int fd, __u32 h, __u64 uid, const void *pd, int len, __u32 qpn)
+{
+	struct softcm_accept c = { .uid = uid, .handle = h };
+
+	c.param.qp_num = qpn;
+	c.param.responder_resources = 2;
+	c.param.initiator_depth = 4;
+	c.param.private_data_len = len;
+	if (len)
+		memcpy(c.param.private_data, pd, len);
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
+}
+
+static int reject_id(int fd, __u32 h, __u8 reason, const void *pd, int len)
+{
+	struct softcm_reject c = { .handle = h, .reason = reason, .private_data_len = len };
+
+	if (len)
+		memcpy(c.private_data, pd, len);
+	return ioctl(fd, SOFTCM_IOCTL_REJECT, &c) ? -errno : 0;
+}
+
+static int disconnect_id(int fd, __u32 h)
+{
+	struct softcm_disconnect c = { .handle = h };
+
+	return ioctl(fd, SOFTCM_IOCTL_DISCONNECT, &c) ? -errno : 0;
+}
+
+/*
+ * /proc/net/softcm_stats of sc-k1 and sc-k2, opened from inside each: the
+ * file stays bound to the namespace it was opened in, and rereading it is
+ * cheap enough to poll.
+ */
+static int stats_fd[2] = { -1, -1 };
+
+/* A counter of namespace ns ("sc-k1" or "sc-k2"), or -1. */
+static long stat_of(const char *ns, const char *name)
+{
+	int fd = stats_fd[!strcmp(ns, "sc-k2")];
+	char buf[4096], *line, *save;
+	ssize_t len;
+
+	len = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char key[64];
+		long val;
+
+		if (sscanf(line, "%63s %ld", key, &val) == 2 && !strcmp(key, name))
+			return val;
+	}
+	return -1;
+}
+
+/* Poll a counter until it reaches want (bounded); returns the last value. */
+static long wait_stat(const char *ns, const char *name, long want, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms, v;
+
+	while ((v = stat_of(ns, name)) != want && now_ms() < end)
+		usleep(5000);
+	return v;
+}
+
+/* Poll until a counter is at least want; returns the last value. */
+static long wait_stat_min(const char *ns, const char *name, long want, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms, v;
+
+	while ((v = stat_of(ns, name)) < want && now_ms() < end)
+		usleep(2000);
+	return v;
+}
+
+static int open_in(const char *ns)
+{
+	char path[64];
+	int nsfd, fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		return -errno;
+	if (setns(nsfd, CLONE_NEWNET)) {
+		close(nsfd);
+		return -errno;
+	}
+	close(nsfd);
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(stats_fd[!strcmp(ns, "sc-k2")]);
+		stats_fd[!strcmp(ns, "sc-k2")] = open("/proc/self/net/softcm_stats",
+						      O_RDONLY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+FIXTURE(cm) {
+	int a;		/* a file in sc-k1: active ids */
+	int p;		/* a file in sc-k2: passive ids */
+	int home;
+};
+
+FIXTURE_SETUP(cm)
+{
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	if (access("/run/netns/sc-k1", F_OK)) {
+		ASSERT_EQ(0, system(setup_cmds));
+	}
+	self->home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, self->home);
+	self->p = open_in("sc-k2");
+	ASSERT_LE(0, self->p);
+	self->a = open_in("sc-k1");
+	ASSERT_LE(0, self->a);
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+	close(self->a);
+	close(self->p);
+	/* Everything these files held is over once its timewait ends. */
+	EXPECT_EQ(0, wait_stat("sc-k1", "connections", 0, WAIT_MS));
+	EXPECT_EQ(0, wait_stat("sc-k2", "connections", 0, WAIT_MS));
+	setns(self->home, CLONE_NEWNET);
+	close(self->home);
+}
+
+static void pattern(unsigned char *buf, int len, int seed)
+{
+	int i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = seed + i * 7;
+}
+
+/*
+ * The whole life of a connection: request with private data, accept with
+ * private data, the peer addresses both sides see, disconnect from the
+ * active side, the passive side's DREP, timewait on both.
+ */
+TEST_F(cm, connect_accept_disconnect)
+{
+	unsigned char req_pd[SOFTCM_REQ_PRIVATE_DATA], rep_pd[SOFTCM_REP_PRIVATE_DATA];
+	struct sockaddr_storage ss, local;
+	struct softcm_event ev;
+	__u32 l, a, n, len;
+
+	pattern(req_pd, sizeof(req_pd), 1);
+	pattern(rep_pd, sizeof(rep_pd), 2);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7001, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7001, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, req_pd, sizeof(req_pd), 0x123456));
+	ASSERT_EQ(SOFTCM_STATE_CONNECT, state_of(self->a, a));
+
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	EXPECT_EQ(0x1000 + 7001, ev.uid);	/* the listener's */
+	n = ev.handle;
+	EXPECT_NE(l, n);
+	EXPECT_EQ(SOFTCM_REQ_PRIVATE_DATA, ev.param.private_data_len);
+	EXPECT_EQ(0, memcmp(req_pd, ev.param.private_data, sizeof(req_pd)));
+	EXPECT_EQ(0x123456, ev.param.qp_num);
+	/* the requester's resources and depth, seen from here */
+	EXPECT_EQ(5, ev.param.responder_resources);
+	EXPECT_EQ(3, ev.param.initiator_depth);
+	EXPECT_EQ(7, ev.param.retry_count);
+	EXPECT_EQ(6, ev.param.rnr_retry_count);
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, n));
+
+	/* the new id's peer is the requester, local the listener's port */
+	len = sizeof(ss);
+	ASSERT_EQ(0, query_addr(self->p, n, SOFTCM_QUERY_PEER, &ss, &len));
+	len = sizeof(local);
+	ASSERT_EQ(0, query_addr(self->a, a, SOFTCM_QUERY_LOCAL, &local, &len));
+	EXPECT_EQ(sizeof(struct sockaddr_in), len);
+	EXPECT_EQ(0, memcmp(&ss, &local, sizeof(struct sockaddr_in)));
+	len = sizeof(ss);
+	ASSERT_EQ(0, query_addr(self->p, n, SOFTCM_QUERY_LOCAL, &ss, &len));
+	EXPECT_EQ(htons(7001), ((struct sockaddr_in *)&ss)->sin_port);
+	EXPECT_EQ(htonl(0x0a510002), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+
+	ASSERT_EQ(0, accept_id(self->p, n, 0x77, rep_pd, sizeof(rep_pd), 0xabcdef));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	EXPECT_EQ(a, ev.handle);
+	EXPECT_EQ(SOFTCM_REP_PRIVATE_DATA, ev.param.private_data_len);
+	EXPECT_EQ(0, memcmp(rep_pd, ev.param.private_data, sizeof(rep_pd)));
+	EXPECT_EQ(0xabcdef, ev.param.qp_num);
+	EXPECT_EQ(4, ev.param.responder_resources);
+	EXPECT_EQ(2, ev.param.initiator_depth);
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	EXPECT_EQ(0x77, ev.uid);	/* the accept gave the id its uid */
+	EXPECT_EQ(n, ev.handle);
+	EXPECT_EQ(1, stat_of("sc-k1", "connections"));
+	EXPECT_EQ(1, stat_of("sc-k2", "connections"));
+
+	ASSERT_EQ(0, disconnect_id(self->a, a));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+	EXPECT_EQ(0, ev.status);
+	EXPECT_EQ(SOFTCM_STATE_DISCONNECT, state_of(self->p, n));
+	/* over: no peer any more */
+	len = sizeof(ss);
+	EXPECT_EQ(-ENOTCONN, query_addr(self->p, n, SOFTCM_QUERY_PEER, &ss, &len));
+	ASSERT_EQ(0, disconnect_id(self->p, n));	/* the DREP */
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_TIMEWAIT_EXIT, ev.event);
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_TIMEWAIT_EXIT, ev.event);
+	EXPECT_EQ(0, stat_of("sc-k1", "connections"));
+	EXPECT_EQ(0, stat_of("sc-k2", "connections"));
+	/* a disconnect after the end sends nothing and is no error */
+	EXPECT_EQ(0, disconnect_id(self->a, a));
+	EXPECT_EQ(0, destroy_id(self->a, a, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, n, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, l, NULL));
+}
+
+TEST_F(cm, bad_input_changes_nothing)
+{
+	unsigned char pd[SOFTCM_PRIVATE_DATA_MAX] = { 0 };
+	struct softcm_connect c = { 0 };
+	struct softcm_event ev;
+	__u32 l, a, n;
+
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 1, &a));
+	/* not resolved */
+	EXPECT_EQ(-EINVAL, connect_id(self->a, a, 0, NULL, 0, 1));
+	EXPECT_EQ(-EINVAL, disconnect_id(self->a, a));
+	EXPECT_EQ(-EINVAL, accept_id(self->a, a, 1, NULL, 0, 1));
+	EXPECT_EQ(-EINVAL, reject_id(self->a, a, 0, NULL, 0));
+	EXPECT_EQ(0, destroy_id(self->a, a, NULL));
+	EXPECT_EQ(-ENOENT, connect_id(self->a, a, 0, NULL, 0, 1));
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.81.0.2", 7002, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7002, &a));
+	/* too much private data, retry counts beyond 3 bits, unknown flags */
+	EXPECT_EQ(-EINVAL, connect_id(self->a, a, 0, pd, SOFTCM_REQ_PRIVATE_DATA + 1, 1));
+	c.handle = a;
+	c.param.retry_count = 8;
+	EXPECT_EQ(-1, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.param.retry_count = 0;
+	c.flags = 0x80;
+	EXPECT_EQ(-1, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(SOFTCM_STATE_ROUTE_RESOLVED, state_of(self->a, a));
+	/* a listener is not a request */
+	EXPECT_EQ(-EINVAL, accept_id(self->p, l, 1, NULL, 0, 1));
+	EXPECT_EQ(-EINVAL, reject_id(self->p, l, 0, NULL, 0));
+
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	EXPECT_EQ(-EINVAL, connect_id(self->a, a, 0, NULL, 0, 1));	/* twice */
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	n = ev.handle;
+	EXPECT_EQ(-EINVAL, accept_id(self->p, n, 1, pd, SOFTCM_REP_PRIVATE_DATA + 1, 1));
+	EXPECT_EQ(-EINVAL, reject_id(self->p, n, 0, pd, SOFTCM_REJ_PRIVATE_DATA + 1));
+	EXPECT_EQ(-EINVAL, reject_id(self->p, n, 5, NULL, 0));	/* not 28 or 35 */
+	EXPECT_EQ(-EINVAL, disconnect_id(self->p, l));
+	/* the request is still answerable */
+	EXPECT_EQ(0, reject_id(self->p, n, 0, NULL, 0));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	EXPECT_EQ(SOFTCM_EVENT_REJECTED, ev.event);
+	EXPECT_EQ(SOFTCM_REJ_CONSUMER_DEFINED, ev.status);
+	EXPECT_EQ(-EINVAL, reject_id(self->p, n, 0, NULL, 0));	/* answered */
+}
+
+TEST_F(cm, no_listener_is_rejected_with_reason_8)
+{
+	struct softcm_event ev;
+	__u32 a;
+
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7003, &a));
+	/* the peer's socket must be open: any listen there opens it */
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	if (ev.event == SOFTCM_EVENT_UNREACHABLE)
+		SKIP(return, "the peer namespace never opened its socket");
+	ASSERT_EQ(SOFTCM_EVENT_REJECTED, ev.event);
+	EXPECT_EQ(8, ev.status);
+	EXPECT_EQ(SOFTCM_REJ_PRIVATE_DATA, ev.param.private_data_len);
+	/* rejected is over: the id keeps its state, the peer is gone */
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->a, a));
+}
+
+TEST_F(cm, reject_carries_private_data)
+{
+	unsigned char pd[SOFTCM_REJ_PRIVATE_DATA];
+	struct softcm_event ev;
+	__u32 l, a;
+
+	pattern(pd, sizeof(pd), 9);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7004, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7004, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	ASSERT_EQ(0, reject_id(self->p, ev.handle, SOFTCM_REJ_CONSUMER_DEFINED, pd, 100));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_REJECTED, ev.event);
+	EXPECT_EQ(SOFTCM_REJ_CONSUMER_DEFINED, ev.status);
+	EXPECT_EQ(SOFTCM_REJ_PRIVATE_DATA, ev.param.private_data_len);
+	EXPECT_EQ(0, memcmp(pd, ev.param.private_data, 100));
+}
+
+/* librdmacm's no-QP flow: CONNECT_RESPONSE, then rdma_establish(). */
+TEST_F(cm, connect_response_then_establish)
+{
+	struct softcm_accept est = { .flags = SOFTCM_ACCEPT_ESTABLISH };
+	struct softcm_event ev;
+	__u32 l, a, n;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7005, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7005, &a));
+	est.handle = a;
+	ASSERT_EQ(0, connect_id(self->a, a, SOFTCM_CONNECT_RESPONSE, NULL, 0, 1));
+	EXPECT_EQ(-1, ioctl(self->a, SOFTCM_IOCTL_ACCEPT, &est));	/* no REP yet */
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	n = ev.handle;
+	ASSERT_EQ(0, accept_id(self->p, n, 5, NULL, 0, 2));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_ACCEPT, &est));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	/* and nothing more for the active side */
+	EXPECT_EQ(-ETIME, next_event(self->a, &ev, 200));
+}
+
+/* Nobody answers: the REQ is sent 1 + cm_retries times, then UNREACHABLE. */
+TEST_F(cm, silent_peer_is_unreachable)
+{
+	long before = stat_of("sc-k1", "retransmits");
+	struct softcm_event ev;
+	__u32 a;
+
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.1.3", 7006, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_UNREACHABLE, ev.event);
+	EXPECT_EQ(-ETIMEDOUT, ev.status);
+	EXPECT_EQ(before + 3, stat_of("sc-k1", "retransmits"));
+}
+
+/* Requests beyond the backlog are dropped without a REJ until one is read. */
+TEST_F(cm, backlog_drops_and_peer_retries)
+{
+	struct pollfd pfd = { .fd = self->p, .events = POLLIN };
+	struct softcm_event ev;
+	__u32 l, a1, a2;
+	long drops;
+
+	/* Enough retransmissions for the second request to outlast the first. */
+	ASSERT_EQ(0, system("ip netns exec sc-k1 sh -c 'echo 15 >/proc/sys/net/softcm/cm_retries'"));
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7007, 1, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7007, &a1));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7007, &a2));
+	drops = stat_of("sc-k2", "drop_backlog");
+	ASSERT_EQ(0, connect_id(self->a, a1, 0, NULL, 0, 1));
+	/* wait until the first request is queued, unread */
+	ASSERT_EQ(1, poll(&pfd, 1, WAIT_MS));
+	ASSERT_EQ(0, connect_id(self->a, a2, 0, NULL, 0, 2));
+	EXPECT_LE(drops + 1, wait_stat_min("sc-k2", "drop_backlog", drops + 1, WAIT_MS));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	EXPECT_EQ(1, ev.param.qp_num);
+	/* a credit is back: the retransmitted second request gets in */
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	EXPECT_EQ(2, ev.param.qp_num);
+	system("ip netns exec sc-k1 sh -c 'echo 3 >/proc/sys/net/softcm/cm_retries'");
+}
+
+/* A request never read dies with its listener, and the requester hears so. */
+TEST_F(cm, listener_destroyed_with_unread_request)
+{
+	struct pollfd pfd = { .fd = self->p, .events = POLLIN };
+	struct softcm_event ev;
+	__u32 l, a;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7008, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7008, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(1, poll(&pfd, 1, WAIT_MS));
+	ASSERT_EQ(0, destroy_id(self->p, l, NULL));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_REJECTED, ev.event);
+	EXPECT_EQ(SOFTCM_REJ_CONSUMER_DEFINED, ev.status);
+	EXPECT_EQ(-ETIME, next_event(self->p, &ev, 100));
+}
+
+/* Destroying an established id sends a DREQ: the peer is disconnected. */
+TEST_F(cm, destroy_established_disconnects_peer)
+{
+	struct softcm_event ev;
+	__u32 l, a, n;
+	long dreqs;
+
+	/* An AF_INET wildcard is AF-only, as in rdma_cm: IPv6 needs "::". */
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "::", 7009, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "fd81::2", 7009, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	n = ev.handle;
+	ASSERT_EQ(0, accept_id(self->p, n, 9, NULL, 0, 2));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	dreqs = stat_of("sc-k2", "rx_dreq");
+	ASSERT_EQ(0, destroy_id(self->a, a, NULL));
+	EXPECT_EQ(dreqs + 1, wait_stat("sc-k2", "rx_dreq", dreqs + 1, WAIT_MS));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+	ASSERT_EQ(0, disconnect_id(self->p, n));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_TIMEWAIT_EXIT, ev.event);
+}
+
+/* Both sides disconnect at once: each DREQ answers the other. */
+TEST_F(cm, crossing_dreqs)
+{
+	struct softcm_event ev;
+	__u32 l, a, n;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7010, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7010, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	n = ev.handle;
+	ASSERT_EQ(0, accept_id(self->p, n, 9, NULL, 0, 2));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(0, disconnect_id(self->a, a));
+	ASSERT_EQ(0, disconnect_id(self->p, n));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+	/* each got the other's DREQ; the DREPs follow their disconnects */
+	if (disconnect_id(self->a, a) == 0 && disconnect_id(self->p, n) == 0) {
+		ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+		EXPECT_EQ(SOFTCM_EVENT_TIMEWAIT_EXIT, ev.event);
+		ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+		EXPECT_EQ(SOFTCM_EVENT_TIMEWAIT_EXIT, ev.event);
+	}
+}
+
+/* udaddy's flow: SIDR_REQ, then SIDR_REP with the QPN and rdma_cm's Q_Key. */
+TEST_F(cm, sidr_accept_and_reject)
+{
+	unsigned char pd[SOFTCM_SIDR_REQ_PRIVATE_DATA];
+	struct softcm_event ev;
+	__u32 l, a;
+
+	pattern(pd, sizeof(pd), 4);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_UDP, "0.0.0.0", 7011, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_UDP, "10.81.0.2", 7011, &a));
+	EXPECT_EQ(-EINVAL, connect_id(self->a, a, 0, pd, sizeof(pd) + 1, 1));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, pd, sizeof(pd), 1));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	EXPECT_EQ(SOFTCM_SIDR_REQ_PRIVATE_DATA, ev.param.private_data_len);
+	EXPECT_EQ(0, memcmp(pd, ev.param.private_data, sizeof(pd)));
+	ASSERT_EQ(0, accept_id(self->p, ev.handle, 3, pd, 10, 0x1234));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	EXPECT_EQ(0x1234, ev.param.qp_num);
+	EXPECT_EQ(SOFTCM_UDP_QKEY, ev.param.qkey);
+	EXPECT_EQ(0, memcmp(pd, ev.param.private_data, 10));
+
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_UDP, "10.81.0.2", 7011, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(0, reject_id(self->p, ev.handle, 0, NULL, 0));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_UNREACHABLE, ev.event);
+	EXPECT_EQ(2, ev.status);	/* IB_SIDR_REJECT */
+}
+
+TEST_HARNESS_MAIN
