@@ -699,19 +699,23 @@ static void pkt_of(struct sk_buff *skb, struct softcm_pkt *pkt)
 		struct sockaddr_in *s = (struct sockaddr_in *)&pkt->src;
 		struct sockaddr_in *d = (struct sockaddr_in *)&pkt->dst;
 
-		s->sin_family = d->sin_family = AF_INET;
+		s->sin_family = AF_INET;
+		d->sin_family = AF_INET;
 		s->sin_addr.s_addr = ip_hdr(skb)->saddr;
 		d->sin_addr.s_addr = ip_hdr(skb)->daddr;
 	} else {
 		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&pkt->src;
 		struct sockaddr_in6 *d = (struct sockaddr_in6 *)&pkt->dst;
 
-		s->sin6_family = d->sin6_family = AF_INET6;
+		s->sin6_family = AF_INET6;
+		d->sin6_family = AF_INET6;
 		s->sin6_addr = ipv6_hdr(skb)->saddr;
 		d->sin6_addr = ipv6_hdr(skb)->daddr;
 		/* A link-local peer is reached over the link it came from. */
-		if (ipv6_addr_type(&s->sin6_addr) & IPV6_ADDR_LINKLOCAL)
-			s->sin6_scope_id = d->sin6_scope_id = pkt->ifindex;
+		if (ipv6_addr_type(&s->sin6_addr) & IPV6_ADDR_LINKLOCAL) {
+			s->sin6_scope_id = pkt->ifindex;
+			d->sin6_scope_id = pkt->ifindex;
+		}
 	}
 }
 

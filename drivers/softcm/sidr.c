@@ -34,7 +34,7 @@ static u64 sender_key(const struct sockaddr_storage *ss)
 	u32 h;
 
 	if (ss->ss_family == AF_INET)
-		h = jhash_1word(((const struct sockaddr_in *)ss)->sin_addr.s_addr, 0);
+		h = jhash_1word((__force u32)((const struct sockaddr_in *)ss)->sin_addr.s_addr, 0);
 	else
 		h = jhash(&((const struct sockaddr_in6 *)ss)->sin6_addr,
 			  sizeof(struct in6_addr), 0);

@@ -67,6 +67,9 @@ TEST(tool_module_missing)
 	ASSERT_EQ(0, softcm_ensure_unloaded());
 	EXPECT_EQ(1, run_tool("version", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "not loaded")) TH_LOG("%s", out);
+	/* One line, the tool's, not the library's as well. */
+	EXPECT_EQ(1, run_tool("ping 127.0.0.1", out, sizeof(out)));
+	EXPECT_STREQ("softcm ping: the softcm module is not loaded\n", out);
 	ASSERT_EQ(0, softcm_load(NULL));
 }
 
@@ -78,6 +81,14 @@ TEST(tool_usage_errors)
 	EXPECT_EQ(2, run_tool("no-such-command", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "unknown command")) TH_LOG("%s", out);
 	EXPECT_EQ(2, run_tool("version extra", out, sizeof(out)));
+	EXPECT_EQ(2, run_tool("ping", out, sizeof(out)));
+	EXPECT_EQ(2, run_tool("ping -l 127.0.0.1", out, sizeof(out)));
+	EXPECT_EQ(2, run_tool("ping -n 0 -l", out, sizeof(out)));
+	EXPECT_EQ(2, run_tool("ping -d 012345678901234567890123456789012345678901234567890123456 "
+			      "127.0.0.1", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "at most 56 bytes")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run_tool("ping --help", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "ping -l")) TH_LOG("%s", out);
 	EXPECT_EQ(0, run_tool("--help", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "Usage: softcm")) TH_LOG("%s", out);
 }

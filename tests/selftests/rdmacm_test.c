@@ -282,7 +282,41 @@ TEST(verbs_calls_are_enosys)
 	EXPECT_EQ(ENOSYS, errno);
 	EXPECT_EQ(-1, rdma_join_multicast(id, NULL, NULL));
 	EXPECT_EQ(ENOSYS, errno);
+	EXPECT_EQ(-1, rdma_notify(id, IBV_EVENT_COMM_EST));
+	EXPECT_EQ(ENOSYS, errno);
 	rdma_destroy_qp(id);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+/* What the library refuses before asking the kernel, as librdmacm. */
+TEST_F(cm, connection_calls_checked_by_the_library)
+{
+	struct rdma_conn_param param = { .responder_resources = 17 };
+	struct rdma_cm_id *id, *req;
+	int one = 1;
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	/* No QP, so a REQ without parameters would have no QP number. */
+	EXPECT_EQ(-1, rdma_connect(id, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, rdma_connect(id, &param));	/* above the maximum, 16 */
+	EXPECT_EQ(EINVAL, errno);
+	param.responder_resources = RDMA_MAX_RESP_RES;
+	param.initiator_depth = 17;
+	EXPECT_EQ(-1, rdma_connect(id, &param));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* A library option: the kernel never sees it. */
+	EXPECT_EQ(0, rdma_set_option(id, RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE,
+				     &one, sizeof(one)));
+	EXPECT_EQ(-1, rdma_set_option(id, RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE,
+				      &one, 1));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* rdma_get_request() is for synchronous listeners only. */
+	ASSERT_EQ(0, rdma_listen(id, 0));
+	EXPECT_EQ(-1, rdma_get_request(id, &req));
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, rdma_destroy_id(id));
 }
 

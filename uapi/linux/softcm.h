@@ -389,7 +389,7 @@ struct softcm_conn_param {
 	__u8		private_data[SOFTCM_PRIVATE_DATA_MAX];
 };
 
-#define SOFTCM_CONNECT_RESPONSE	(1U << 0)	/* CONNECT_RESPONSE, not ESTABLISHED */
+#define SOFTCM_CONNECT_RESPONSE	0x1U	/* CONNECT_RESPONSE, not ESTABLISHED */
 
 struct softcm_connect {
 	__u32		handle;		/* in */
@@ -397,7 +397,7 @@ struct softcm_connect {
 	struct softcm_conn_param param;	/* in */
 };
 
-#define SOFTCM_ACCEPT_ESTABLISH	(1U << 0)	/* rdma_establish(): send the RTU */
+#define SOFTCM_ACCEPT_ESTABLISH	0x1U	/* rdma_establish(): send the RTU */
 
 struct softcm_accept {
 	__aligned_u64	uid;		/* in: the id's uid from now on */
