@@ -38,16 +38,23 @@ struct softcm_file *softcm_file_create(struct net *net)
  * Last close: nobody else can reach this file any more, but a concurrent
  * MIGRATE_ID issued on another file may still be taking an id out of it;
  * the compare-and-exchange decides which of us destroys or keeps it.
+ *
+ * A request to one of our listeners may publish a new id here until the
+ * listener is destroyed, under a handle the sweep has already passed: so
+ * sweep again until nothing is left.  After a sweep every listener is
+ * destroyed, and a request publishes under its listener's mutex.
  */
 void softcm_file_release(struct softcm_file *sf)
 {
 	struct softcm_id *id;
 	unsigned long handle;
 
-	xa_for_each(&sf->ids, handle, id) {
-		if (softcm_file_unpublish(sf, handle, id) == id)
-			softcm_id_destroy(id, NULL);
-	}
+	do {
+		xa_for_each(&sf->ids, handle, id) {
+			if (softcm_file_unpublish(sf, handle, id) == id)
+				softcm_id_destroy(id, NULL);
+		}
+	} while (!xa_empty(&sf->ids));
 	WARN_ON(!list_empty(&sf->events));
 	xa_destroy(&sf->ids);
 	pr_debug("file %p destroyed\n", sf);
