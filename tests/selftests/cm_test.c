@@ -17,9 +17,15 @@
  * event it expects, with a bound.
  */
 #include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <linux/softcm.h>
@@ -643,6 +649,297 @@ TEST_F(cm, sidr_accept_and_reject)
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_UNREACHABLE, ev.event);
 	EXPECT_EQ(2, ev.status);	/* IB_SIDR_REJECT */
+}
+
+/*
+ * Packets on the wire, crafted here: a raw IPv4 socket (IP_HDRINCL) lets
+ * the test fix every header field the ICRC covers, so that it can send
+ * well-framed CM MADs with chosen contents, or break one thing at a time.
+ */
+#define ROCE_LEN	280	/* BTH + DETH + MAD + ICRC */
+#define MAD_OFF		20	/* the MAD in the UDP payload */
+
+static uint32_t crc32_ieee(uint32_t crc, const uint8_t *p, size_t n)
+{
+	int k;
+
+	while (n--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = crc & 1 ? (crc >> 1) ^ 0xedb88320 : crc >> 1;
+	}
+	return crc;
+}
+
+/* rxe's ICRC over a whole IPv4 packet (20-byte header, UDP, payload). */
+static uint32_t icrc(const uint8_t *pkt, size_t len)
+{
+	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t h[20 + 8 + 12];
+	uint32_t crc;
+
+	memcpy(h, pkt, sizeof(h));
+	h[1] = 0xff;			/* TOS */
+	h[8] = 0xff;			/* TTL */
+	h[10] = h[11] = 0xff;		/* IP checksum */
+	h[26] = h[27] = 0xff;		/* UDP checksum */
+	h[28 + 4] = 0xff;		/* BTH FECN/BECN/resv6 */
+	crc = crc32_ieee(0xffffffff, ones, sizeof(ones));
+	crc = crc32_ieee(crc, h, sizeof(h));
+	crc = crc32_ieee(crc, pkt + sizeof(h), len - sizeof(h) - 4);
+	return ~crc;
+}
+
+struct wire {
+	uint8_t pkt[20 + 8 + 400];
+	size_t paylen;		/* UDP payload */
+};
+
+/* A well-formed CM MAD packet from src to dst, of attribute attr. */
+static void wire_init(struct wire *w, const char *src, const char *dst, uint16_t attr)
+{
+	struct iphdr *ip = (struct iphdr *)w->pkt;
+	struct udphdr *udp = (struct udphdr *)(w->pkt + 20);
+	uint8_t *bth = w->pkt + 28, *mad = bth + MAD_OFF;
+
+	memset(w, 0, sizeof(*w));
+	w->paylen = ROCE_LEN;
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->id = htons(0x1234);
+	ip->frag_off = htons(IP_DF);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	inet_pton(AF_INET, src, &ip->saddr);
+	inet_pton(AF_INET, dst, &ip->daddr);
+	udp->source = htons(0xd872);
+	udp->dest = htons(4791);
+	bth[0] = 0x64;			/* UD SEND_ONLY */
+	bth[2] = bth[3] = 0xff;		/* P_Key */
+	bth[7] = 1;			/* QP1 */
+	bth[12] = 0x80;			/* DETH Q_Key 0x80010000 */
+	bth[13] = 0x01;
+	bth[19] = 1;			/* source QP 1 */
+	mad[0] = 1;
+	mad[1] = 7;			/* CM */
+	mad[2] = 2;
+	mad[3] = 3;			/* SEND */
+	mad[8] = 0x42;			/* a transaction ID */
+	mad[16] = attr >> 8;
+	mad[17] = attr;
+}
+
+static uint8_t *wire_mad(struct wire *w)
+{
+	return w->pkt + 28 + MAD_OFF;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+/* Lengths and ICRC as they would be sent, then send from sc-k1. */
+static int wire_send(struct wire *w, bool keep_icrc)
+{
+	struct iphdr *ip = (struct iphdr *)w->pkt;
+	struct udphdr *udp = (struct udphdr *)(w->pkt + 20);
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = ip->daddr };
+	size_t len = 28 + w->paylen;
+	uint32_t crc;
+	int fd, one = 1;
+	ssize_t ret;
+
+	ip->tot_len = htons(len);
+	udp->len = htons(8 + w->paylen);
+	if (!keep_icrc && w->paylen >= 24) {
+		crc = icrc(w->pkt, len);
+		memcpy(w->pkt + len - 4, &crc, 4);	/* host order, as rxe */
+	}
+	fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	ret = sendto(fd, w->pkt, len, 0, (struct sockaddr *)&to, sizeof(to));
+	close(fd);
+	return ret == (ssize_t)len ? 0 : -errno;
+}
+
+/* Send one broken packet and wait for the counter that must take it. */
+static long sent_and_counted(struct wire *w, bool keep_icrc, const char *counter)
+{
+	long before = stat_of("sc-k2", counter);
+
+	if (wire_send(w, keep_icrc))
+		return -1;
+	return wait_stat("sc-k2", counter, before + 1, WAIT_MS) - before;
+}
+
+TEST_F(cm, malformed_packets_dropped_and_counted)
+{
+	struct softcm_event ev;
+	struct wire w;
+	__u32 l;
+
+	/* the peer's socket is open */
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7012, 0, &l));
+
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	w.paylen = 100;					/* truncated */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_length"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	w.paylen = 400;					/* oversized */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_length"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	w.pkt[28] = 0x04;				/* RC SEND_ONLY */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_header"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	w.pkt[28 + 7] = 2;				/* not QP1 */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_header"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	w.pkt[28 + 3] = 0x00;				/* P_Key 0xff00 */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_pkey"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	w.pkt[28 + 13] = 0x02;				/* another Q_Key */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_qkey"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	EXPECT_EQ(0, wire_send(&w, false));		/* computes the ICRC */
+	wire_mad(&w)[40] ^= 1;				/* one bit after it */
+	EXPECT_EQ(1, sent_and_counted(&w, true, "drop_icrc"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);
+	wire_mad(&w)[1] = 4;				/* not the CM class */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_mad"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x30);	/* no such message */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_mad"));
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x14);	/* RTU for nobody */
+	put32(wire_mad(&w) + 24, 0x11111111);
+	put32(wire_mad(&w) + 28, 0x22222222);
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_unknown"));
+	/* and none of it reached the listener */
+	EXPECT_EQ(-ETIME, next_event(self->p, &ev, 100));
+}
+
+/* Learn a connection's comm IDs from its RTU as it crosses sc-k2's link. */
+static int sniff_rtu(int pfd, uint32_t *active_id, uint32_t *passive_id)
+{
+	uint8_t frame[512];
+	long end = now_ms() + WAIT_MS;
+
+	while (now_ms() < end) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		const uint8_t *mad;
+		ssize_t len;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		len = recv(pfd, frame, sizeof(frame), 0);
+		if (len < 14 + 28 + ROCE_LEN || frame[12] != 0x08 || frame[13] != 0x00)
+			continue;
+		mad = frame + 14 + 28 + MAD_OFF;
+		if (mad[1] != 7 || mad[17] != 0x14)
+			continue;
+		memcpy(active_id, mad + 24, 4);
+		memcpy(passive_id, mad + 28, 4);
+		*active_id = ntohl(*active_id);
+		*passive_id = ntohl(*passive_id);
+		return 0;
+	}
+	return -ETIME;
+}
+
+/*
+ * Only the peer may end a connection: a DREQ with the right comm IDs and
+ * QPN from another address is dropped, the same from the peer's address
+ * disconnects.
+ */
+TEST_F(cm, spoofed_dreq_leaves_connection_alone)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	uint32_t aid = 0, pid = 0;
+	struct softcm_event ev;
+	struct wire w;
+	__u32 l, a, n;
+	int pfd;
+
+	/* a packet socket in sc-k2 (the passive file was opened there) */
+	ASSERT_EQ(0, open_in("sc-k2") < 0);
+	pfd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	ASSERT_LE(0, pfd);
+	sll.sll_ifindex = if_nametoindex("k2");
+	ASSERT_EQ(0, bind(pfd, (struct sockaddr *)&sll, sizeof(sll)));
+	ASSERT_EQ(0, open_in("sc-k1") < 0);
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7013, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7013, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	n = ev.handle;
+	ASSERT_EQ(0, accept_id(self->p, n, 9, NULL, 0, 0x55));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(0, sniff_rtu(pfd, &aid, &pid));
+	close(pfd);
+
+	wire_init(&w, "10.81.0.99", "10.81.0.2", 0x15);	/* spoofed */
+	put32(wire_mad(&w) + 24, aid);
+	put32(wire_mad(&w) + 28, pid);
+	put32(wire_mad(&w) + 32, 0x55 << 8);		/* remote QPN, 24 bits */
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_peer"));
+	EXPECT_EQ(-ETIME, next_event(self->p, &ev, 200));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, n));
+
+	/* wrong QPN from the right peer: not this connection's either */
+	wire_init(&w, "10.81.0.1", "10.81.0.2", 0x15);
+	put32(wire_mad(&w) + 24, aid);
+	put32(wire_mad(&w) + 28, pid);
+	put32(wire_mad(&w) + 32, 0x56 << 8);
+	EXPECT_EQ(1, sent_and_counted(&w, false, "drop_unknown"));
+	EXPECT_EQ(-ETIME, next_event(self->p, &ev, 200));
+
+	/* the real thing works */
+	put32(wire_mad(&w) + 32, 0x55 << 8);
+	ASSERT_EQ(0, wire_send(&w, false));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	EXPECT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+}
+
+/* Where the CM port is taken, listen and connect say so; the rest works. */
+TEST_F(cm, port_taken_reports_eaddrinuse)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	struct softcm_event ev;
+	int ufd, fd;
+	__u32 h;
+
+	ASSERT_EQ(0, system("ip netns del sc-k4 2>/dev/null; ip netns add sc-k4 &&"
+			    " ip -n sc-k4 link set lo up"));
+	fd = open_in("sc-k4");
+	ASSERT_LE(0, fd);
+	ufd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, ufd);
+	ASSERT_EQ(0, bind(ufd, (struct sockaddr *)&sin, sizeof(sin)));
+
+	ASSERT_EQ(0, create_id(fd, SOFTCM_PS_TCP, 1, &h));
+	EXPECT_EQ(-EADDRINUSE, ioctl(fd, SOFTCM_IOCTL_LISTEN, &(struct softcm_listen){ .handle = h }) ?
+		  -errno : 0);
+	ASSERT_EQ(0, destroy_id(fd, h, NULL));
+	/* resolution does not need the port */
+	ASSERT_EQ(0, resolved(fd, SOFTCM_PS_TCP, "127.0.0.1", 7014, &h));
+	EXPECT_EQ(-EADDRINUSE, connect_id(fd, h, 0, NULL, 0, 1));
+	EXPECT_EQ(SOFTCM_STATE_ROUTE_RESOLVED, state_of(fd, h));
+	EXPECT_EQ(-ETIME, next_event(fd, &ev, 50));
+	close(ufd);
+	/* the port is free again: the next connect opens it */
+	ASSERT_EQ(0, connect_id(fd, h, 0, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(fd, &ev, WAIT_MS));
+	EXPECT_EQ(SOFTCM_EVENT_REJECTED, ev.event);
+	EXPECT_EQ(8, ev.status);
+	close(fd);
+	ASSERT_EQ(0, open_in("sc-k1") < 0);
+	system("ip netns del sc-k4");
 }
 
 TEST_HARNESS_MAIN
