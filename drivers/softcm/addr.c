@@ -390,6 +390,12 @@ int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 	spin_lock_bh(&sn->pending_lock);
 	list_add_tail(&req->node, &sn->pending);
 	spin_unlock_bh(&sn->pending_lock);
+	/*
+	 * A neighbour that answered before we were on the pending list woke
+	 * nobody: look once more now that its netevent would find us.
+	 */
+	if (ret == -ENODATA && !resolve(id, &res))
+		ret = 0;
 	/* Resolved now or not, the answer comes from the work, as an event. */
 	queue_delayed_work(softcm_wq, &req->work, ret ? req->deadline - jiffies : 0);
 	return 0;
@@ -450,26 +456,28 @@ static struct notifier_block netevent_nb = {
 
 int softcm_addr_init(void)
 {
-	int ret;
-
 	softcm_wq = alloc_workqueue("softcm", WQ_MEM_RECLAIM, 0);
-	if (!softcm_wq)
-		return -ENOMEM;
-	ret = register_netevent_notifier(&netevent_nb);
-	if (ret)
-		goto err_destroy_wq;
-	return 0;
-
-err_destroy_wq:
-	destroy_workqueue(softcm_wq);
-	return ret;
+	return softcm_wq ? 0 : -ENOMEM;
 }
 
 /* Every id is gone by now; stale works may still run: wait for them. */
 void softcm_addr_uninit(void)
 {
-	unregister_netevent_notifier(&netevent_nb);
 	destroy_workqueue(softcm_wq);
+}
+
+/*
+ * Neighbour updates are looked at in the namespace's state: only once
+ * every namespace has it (after the pernet registration) may they come.
+ */
+int softcm_addr_start(void)
+{
+	return register_netevent_notifier(&netevent_nb);
+}
+
+void softcm_addr_stop(void)
+{
+	unregister_netevent_notifier(&netevent_nb);
 }
 
 struct workqueue_struct *softcm_workqueue(void)

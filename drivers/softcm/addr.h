@@ -15,5 +15,7 @@ struct workqueue_struct *softcm_workqueue(void);
 
 int softcm_addr_init(void);
 void softcm_addr_uninit(void);
+int softcm_addr_start(void);
+void softcm_addr_stop(void);
 
 #endif /* _SOFTCM_ADDR_H */

@@ -26,6 +26,7 @@
 #include <linux/udp.h>
 #include <asm/unaligned.h>
 
+#include "addr.h"
 #include "cm.h"
 #include "cmproto.h"
 #include "cmtime.h"
@@ -110,7 +111,7 @@ void softcm_cm_arm(struct softcm_id *id, unsigned int ms)
 	lockdep_assert_held(&id->mutex);
 
 	id->cm.deadline = jiffies + delay;
-	if (!mod_delayed_work(softcm_wq, &id->cm.work, delay))
+	if (!mod_delayed_work(softcm_workqueue(), &id->cm.work, delay))
 		softcm_id_get(id);
 }
 

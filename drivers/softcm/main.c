@@ -12,7 +12,6 @@
 #include "chardev.h"
 #include "netns.h"
 #include "notify.h"
-#include "transport.h"
 #include "version.h"
 
 static int __init softcm_mod_init(void)
@@ -23,17 +22,17 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		return ret;
 
-	ret = softcm_transport_init();
+	ret = softcm_netns_init();
 	if (ret)
 		goto err_uninit_addr;
 
-	ret = softcm_netns_init();
+	ret = softcm_addr_start();
 	if (ret)
-		goto err_uninit_transport;
+		goto err_uninit_netns;
 
 	ret = softcm_notify_init();
 	if (ret)
-		goto err_uninit_netns;
+		goto err_stop_addr;
 
 	/* Last: once the device exists userspace can open it. */
 	ret = softcm_chardev_init();
@@ -45,10 +44,10 @@ static int __init softcm_mod_init(void)
 
 err_uninit_notify:
 	softcm_notify_uninit();
+err_stop_addr:
+	softcm_addr_stop();
 err_uninit_netns:
 	softcm_netns_uninit();
-err_uninit_transport:
-	softcm_transport_uninit();
 err_uninit_addr:
 	softcm_addr_uninit();
 	return ret;
@@ -58,8 +57,8 @@ static void __exit softcm_mod_exit(void)
 {
 	softcm_chardev_uninit();
 	softcm_notify_uninit();
+	softcm_addr_stop();
 	softcm_netns_uninit();
-	softcm_transport_uninit();
 	softcm_addr_uninit();
 	pr_debug("softcm unloaded\n");
 }

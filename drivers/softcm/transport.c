@@ -27,6 +27,7 @@
 #include <net/udp_tunnel.h>
 #include <softcm/wire.h>
 
+#include "addr.h"
 #include "cm.h"
 #include "netns.h"
 #include "params.h"
@@ -37,8 +38,6 @@
 #define ROCE_QP1_SPORT	0xd872
 /* Beyond this many packets waiting for the CM, a flood is dropped. */
 #define RXQ_MAX		4096
-
-struct workqueue_struct *softcm_wq;
 
 u16 softcm_net_port(const struct softcm_net *sn)
 {
@@ -103,7 +102,7 @@ static int encap_rcv(struct sock *sk, struct sk_buff *skb)
 	skb_dst_drop(skb);
 	softcm_rx_cb(skb)->ifindex = skb->skb_iif;
 	skb_queue_tail(&sn->rxq, skb);
-	queue_work(softcm_wq, &sn->rx_work);
+	queue_work(softcm_workqueue(), &sn->rx_work);
 	return 0;
 
 drop:
@@ -367,15 +366,4 @@ int softcm_xmit(struct softcm_net *sn, const struct sockaddr_storage *src,
 	if (ret)
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_TX_ERRORS);
 	return ret;
-}
-
-int softcm_transport_init(void)
-{
-	softcm_wq = alloc_workqueue("softcm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	return softcm_wq ? 0 : -ENOMEM;
-}
-
-void softcm_transport_uninit(void)
-{
-	destroy_workqueue(softcm_wq);
 }

@@ -18,15 +18,11 @@ static inline struct softcm_rx_cb *softcm_rx_cb(struct sk_buff *skb)
 	return (struct softcm_rx_cb *)skb->cb;
 }
 
-int softcm_transport_init(void);
-void softcm_transport_uninit(void);
 void softcm_transport_net_init(struct softcm_net *sn);
 void softcm_transport_net_uninit(struct softcm_net *sn);
 
 int softcm_transport_get(struct softcm_net *sn);
 int softcm_xmit(struct softcm_net *sn, const struct sockaddr_storage *src,
 		const struct sockaddr_storage *dst, int oif, u8 tos, const u8 *mad);
-
-extern struct workqueue_struct *softcm_wq;
 
 #endif /* _SOFTCM_TRANSPORT_H */
