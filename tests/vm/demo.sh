@@ -83,7 +83,8 @@ sed 1d $log
 [ $rc = 0 ] || { echo "demo: the server failed ($rc)" >&2; exit 1; }
 
 echo
-echo "# each namespace counted its side of the handshake (nonzero counters):"
+echo "# each namespace counted its side of the handshake (nonzero counters;"
+echo "# \"connections 1\" is the connection in timewait, which lasts 2 s):"
 step ip netns exec $srv grep -vw 0 /proc/net/softcm_stats
 step ip netns exec $cli grep -vw 0 /proc/net/softcm_stats
 
