@@ -81,11 +81,11 @@ static int check_param(const struct softcm_conn_param *p, unsigned int max_pdata
 }
 
 /*
- * Everything a connect needs before anything is sent: the namespace's
- * socket, a comm ID, the state change.  Undone by softcm_cm_end() and a
- * return to ROUTE_RESOLVED.
+ * Everything a connect (REQ or SIDR_REQ) needs before anything is sent:
+ * the namespace's socket, a comm ID, the state change.  Undone by
+ * softcm_cm_undo_start().
  */
-static int start(struct softcm_id *id, const struct softcm_connect *c)
+int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c)
 {
 	struct softcm_net *sn = softcm_net(id->net);
 	int ret;
@@ -107,7 +107,7 @@ static int start(struct softcm_id *id, const struct softcm_connect *c)
 	return 0;
 }
 
-static void undo_start(struct softcm_id *id)
+void softcm_cm_undo_start(struct softcm_id *id)
 {
 	softcm_cm_end(id);
 	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
@@ -130,7 +130,7 @@ int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
 	if (ret)
 		return ret;
 
-	ret = start(id, c);
+	ret = softcm_cm_start(id, c);
 	if (ret)
 		return ret;
 	ret = -ENOMEM;
@@ -159,19 +159,7 @@ int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
 err_free:
 	kfree(req);
 err_undo:
-	undo_start(id);
-	return ret;
-}
-
-static int send_rtu(struct softcm_id *id)
-{
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, SOFTCM_CM_RTU);
-	int ret;
-
-	if (!msg)
-		return -ENOMEM;
-	ret = softcm_cm_send(id, msg);
-	kfree(msg);
+	softcm_cm_undo_start(id);
 	return ret;
 }
 
@@ -195,7 +183,7 @@ static void dup_rep(struct softcm_net *sn, struct softcm_id *id)
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
 	switch (id->cm.state) {
 	case SOFTCM_CM_ESTABLISHED:
-		send_rtu(id);
+		softcm_cm_send_bare(id, SOFTCM_CM_RTU);
 		break;
 	case SOFTCM_CM_REP_RCVD:
 		softcm_cm_set_state(id, SOFTCM_CM_MRA_REP_SENT);
@@ -241,7 +229,7 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	if (id->cm.manual_rtu) {
 		softcm_cm_report(id, SOFTCM_EVENT_CONNECT_RESPONSE, 0, p);
 	} else {
-		send_rtu(id);
+		softcm_cm_send_bare(id, SOFTCM_CM_RTU);
 		softcm_cm_set_state(id, SOFTCM_CM_ESTABLISHED);
 		softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, p);
 	}
@@ -259,7 +247,7 @@ int softcm_cm_establish(struct softcm_id *id)
 	if (id->state != SOFTCM_STATE_CONNECT ||
 	    (id->cm.state != SOFTCM_CM_REP_RCVD && id->cm.state != SOFTCM_CM_MRA_REP_SENT))
 		return -EINVAL;
-	send_rtu(id);
+	softcm_cm_send_bare(id, SOFTCM_CM_RTU);
 	softcm_cm_set_state(id, SOFTCM_CM_ESTABLISHED);
 	return 0;
 }

@@ -104,6 +104,19 @@ int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg)
 	return 0;
 }
 
+/* A message of nothing but comm IDs (RTU, DREP), sent once. */
+int softcm_cm_send_bare(struct softcm_id *id, u8 attr)
+{
+	struct softcm_cm_msg *msg = softcm_cm_msg(id, attr);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = softcm_cm_send(id, msg);
+	kfree(msg);
+	return ret;
+}
+
 void softcm_cm_arm(struct softcm_id *id, unsigned int ms)
 {
 	unsigned long delay = msecs_to_jiffies(ms);
@@ -425,18 +438,6 @@ out:
 	unlock_put(id);
 }
 
-static int send_drep(struct softcm_id *id)
-{
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, SOFTCM_CM_DREP);
-	int ret;
-
-	if (!msg)
-		return -ENOMEM;
-	ret = softcm_cm_send(id, msg);
-	kfree(msg);
-	return ret;
-}
-
 static struct softcm_cm_msg *dreq_msg(struct softcm_id *id)
 {
 	struct softcm_cm_msg *msg;
@@ -498,7 +499,7 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		 * the DREP waits for rdma_disconnect(), as with rdma_cm.
 		 */
 		if (id->state == SOFTCM_STATE_DESTROYING) {
-			send_drep(id);
+			softcm_cm_send_bare(id, SOFTCM_CM_DREP);
 			softcm_cm_timewait(id);
 		}
 		disconnected(id, 0);
@@ -506,7 +507,7 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	case SOFTCM_CM_TIMEWAIT:
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
 		id->cm.tid = msg->hdr.tid;
-		send_drep(id);
+		softcm_cm_send_bare(id, SOFTCM_CM_DREP);
 		break;
 	case SOFTCM_CM_DREQ_RCVD:
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
@@ -563,7 +564,7 @@ int softcm_cm_disconnect(struct softcm_id *id)
 		}
 		return 0;
 	case SOFTCM_CM_DREQ_RCVD:
-		send_drep(id);
+		softcm_cm_send_bare(id, SOFTCM_CM_DREP);
 		softcm_cm_timewait(id);
 		return 0;
 	default:
@@ -677,7 +678,7 @@ void softcm_cm_destroy(struct softcm_id *id)
 		softcm_cm_timewait(id);
 		return;
 	case SOFTCM_CM_DREQ_RCVD:
-		send_drep(id);
+		softcm_cm_send_bare(id, SOFTCM_CM_DREP);
 		softcm_cm_timewait(id);
 		return;
 	case SOFTCM_CM_TIMEWAIT:

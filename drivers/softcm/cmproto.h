@@ -44,6 +44,7 @@ struct softcm_pkt {
 void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to);
 struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr);
 int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg);
+int softcm_cm_send_bare(struct softcm_id *id, u8 attr);
 int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 			 unsigned int timeout_ms, u8 retries);
 void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
@@ -66,6 +67,8 @@ void softcm_cm_ended(struct softcm_id *id);
 u8 softcm_cm_sysctl(struct softcm_id *id, const int *field);
 
 /* active.c */
+int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c);
+void softcm_cm_undo_start(struct softcm_id *id);
 void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		       const struct softcm_cm_msg *msg);
 int softcm_cm_establish(struct softcm_id *id);
@@ -79,6 +82,7 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					const struct softcm_pkt *pkt,
 					const struct sockaddr_storage *src,
 					const struct sockaddr_storage *dst,
+					u64 guid, u32 comm_id,
 					struct softcm_event_entry **event);
 void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
 			       struct softcm_event_entry *e);

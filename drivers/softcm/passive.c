@@ -83,14 +83,16 @@ int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
 }
 
 /*
- * A new id for a request to @listener, locked, with its addresses and
- * wire addresses set and a CONNECT_REQUEST event to fill; NULL (counted)
- * when the backlog is full or memory short: the request is then dropped.
+ * A new id for a request to @listener, locked, with its addresses, wire
+ * addresses and comm IDs (ours, and @comm_id of @guid's) set, and a
+ * CONNECT_REQUEST event to fill; NULL (counted) when the backlog is full
+ * or memory short: the request is then dropped, and the peer retries.
  */
 struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					const struct softcm_pkt *pkt,
 					const struct sockaddr_storage *src,
 					const struct sockaddr_storage *dst,
+					u64 guid, u32 comm_id,
 					struct softcm_event_entry **event)
 {
 	struct softcm_net *sn = softcm_net(listener->net);
@@ -119,8 +121,14 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 	id->cm.wire_src = pkt->dst;
 	id->cm.wire_dst = pkt->src;
 	id->cm.ifindex = pkt->ifindex;
+	if (softcm_conn_insert(id) || softcm_conn_insert_remote(id, guid, comm_id))
+		goto err_abort;
 	return id;
 
+err_abort:
+	softcm_cm_end(id);
+	mutex_unlock(&id->mutex);
+	softcm_id_abort(id);
 err_free_event:
 	kfree(*event);
 err_nomem:
@@ -277,18 +285,10 @@ void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		reject_req(sn, pkt, msg, SOFTCM_REJ_CONSUMER);
 		goto out;
 	}
-	id = softcm_cm_new_request(listener, pkt, &src, &dst, &e);
+	id = softcm_cm_new_request(listener, pkt, &src, &dst, msg->ca_guid,
+				   msg->local_comm_id, &e);
 	if (!id)
 		goto out;
-	if (softcm_conn_insert(id) ||
-	    softcm_conn_insert_remote(id, msg->ca_guid, msg->local_comm_id)) {
-		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_NOMEM);
-		softcm_cm_end(id);
-		mutex_unlock(&id->mutex);
-		kfree(e);
-		softcm_id_abort(id);
-		goto out;
-	}
 	setup_conn(id, msg);
 	req_param(&e->ev.param, msg);
 	softcm_cm_publish_request(listener, id, e);

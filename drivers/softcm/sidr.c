@@ -51,21 +51,9 @@ int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)
 
 	if (c->param.private_data_len > SOFTCM_SIDR_REQ_PRIVATE_DATA || c->param.reserved0)
 		return -EINVAL;
-	ret = softcm_transport_get(sn);
+	ret = softcm_cm_start(id, c);
 	if (ret)
 		return ret;
-
-	id->cm.wire_src = id->src;
-	id->cm.wire_dst = id->dst;
-	id->cm.ifindex = id->dev.ifindex;
-	id->cm.tos = id->path.traffic_class;
-	id->cm.max_retries = softcm_cm_sysctl(id, &sn->cm_retries);
-	id->cm.tid = softcm_conn_new_tid(sn);
-	id->conn_over = false;
-	ret = softcm_conn_insert(id);
-	if (ret)
-		return ret;
-	softcm_id_set_state(id, SOFTCM_STATE_ROUTE_RESOLVED, SOFTCM_STATE_CONNECT);
 
 	ret = -ENOMEM;
 	req = softcm_cm_msg(id, SOFTCM_CM_SIDR_REQ);
@@ -90,8 +78,7 @@ int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)
 err_free:
 	kfree(req);
 err_undo:
-	softcm_cm_end(id);
-	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
+	softcm_cm_undo_start(id);
 	return ret;
 }
 
@@ -168,18 +155,9 @@ void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		answer_anonymous(sn, pkt, msg, SOFTCM_SIDR_REJECT);
 		goto out;
 	}
-	id = softcm_cm_new_request(listener, pkt, &src, &dst, &e);
+	id = softcm_cm_new_request(listener, pkt, &src, &dst, key, msg->local_comm_id, &e);
 	if (!id)
 		goto out;
-	if (softcm_conn_insert(id) ||
-	    softcm_conn_insert_remote(id, key, msg->local_comm_id)) {
-		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_NOMEM);
-		softcm_cm_end(id);
-		mutex_unlock(&id->mutex);
-		kfree(e);
-		softcm_id_abort(id);
-		goto out;
-	}
 	id->cm.tid = msg->hdr.tid;
 	id->cm.service_id = msg->service_id;
 	softcm_cm_set_state(id, SOFTCM_CM_SIDR_REQ_RCVD);
