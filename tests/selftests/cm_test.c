@@ -13,8 +13,10 @@
  *
  * Active ids live in sc-k1 (self->a), passive ones in sc-k2 (self->p).
  * Both namespaces run fast CM timers (sysctls), so that timeouts take
- * tenths of seconds; no test sleeps to synchronise: each waits for the
- * event it expects, with a bound.
+ * tenths of seconds (8 times as long on the debug kernel: every time
+ * exponent has softcm_slow_shift() added, the retry count stays); no test
+ * sleeps to synchronise: each waits for the event it expects, with a
+ * bound.
  */
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
@@ -45,12 +47,28 @@ static const char *const setup_cmds =
 	"ip -n sc-k2 addr add fd81::2/64 dev k2 nodad\n"
 	"ip -n sc-k1 addr add 10.81.1.1/24 dev q1\n"
 	"ip -n sc-k3 addr add 10.81.1.3/24 dev q3\n"
-	"for l in sc-k1:k1 sc-k1:q1 sc-k2:k2 sc-k3:q3; do ip -n ${l%:*} link set ${l#*:} up; done\n"
-	"for n in sc-k1 sc-k2; do ip netns exec $n sh -c '"
-	"echo 14 >/proc/sys/net/softcm/cm_response_timeout; "
-	"echo 10 >/proc/sys/net/softcm/packet_life_time; "
-	"echo 3 >/proc/sys/net/softcm/cm_retries; "
-	"echo 14 >/proc/sys/net/softcm/mra_timeout'; done\n";
+	"for l in sc-k1:k1 sc-k1:q1 sc-k2:k2 sc-k3:q3; do ip -n ${l%:*} link set ${l#*:} up; done\n";
+
+/*
+ * The fast timers of sc-k1 and sc-k2: responses and MRAs of 64 ms, a
+ * packet life time of 4 ms (REQs 72 ms apart), 3 retries; each time
+ * exponent plus softcm_slow_shift().
+ */
+static const char *timer_cmds(void)
+{
+	static char cmd[512];
+	int shift = softcm_slow_shift();
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e\n"
+		 "for n in sc-k1 sc-k2; do ip netns exec $n sh -c '"
+		 "echo %d >/proc/sys/net/softcm/cm_response_timeout; "
+		 "echo %d >/proc/sys/net/softcm/packet_life_time; "
+		 "echo 3 >/proc/sys/net/softcm/cm_retries; "
+		 "echo %d >/proc/sys/net/softcm/mra_timeout'; done\n",
+		 14 + shift, 10 + shift, 14 + shift);
+	return cmd;
+}
 
 #define WAIT_MS 20000
 
@@ -274,6 +292,7 @@ FIXTURE_SETUP(cm)
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-k1", F_OK)) {
 		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, system(timer_cmds()));
 	}
 	self->home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->home);

@@ -12,6 +12,9 @@
  * with fast CM timers in both (net.softcm.cm_response_timeout 14 = 64 ms,
  * packet_life_time 10 = 4 ms, cm_retries 5, mra_timeout 16 = 268 ms),
  * written again before every test, so a test may change them for itself.
+ * Every time exponent a test sets has softcm_slow_shift() added: on the
+ * debug kernel each timer is 8 times as long, the number of retries the
+ * same.
  * One thread drives both sides: a channel belongs to the namespace its
  * opener was in, so the fixture opens ch1 in sc-p1 and ch2 in sc-p2 and
  * every async id lives where its channel does.  Synchronous ids open
@@ -81,11 +84,12 @@ static const char *const setup_cmds =
 static const struct {
 	const char *name;
 	long value;
+	bool time;	/* an IBTA time exponent: scaled by softcm_slow_shift() */
 } fast_timers[] = {
-	{ "cm_response_timeout", 14 },
-	{ "packet_life_time", 10 },
-	{ "cm_retries", 5 },
-	{ "mra_timeout", 16 },
+	{ "cm_response_timeout", 14, true },
+	{ "packet_life_time", 10, true },
+	{ "cm_retries", 5, false },
+	{ "mra_timeout", 16, true },
 };
 
 /* Set when a test put a qdisc on p1 or p2; whoever sees it removes them. */
@@ -389,6 +393,7 @@ static struct rdma_event_channel *channel_in(struct __test_metadata *_metadata,
 FIXTURE_SETUP(cm)
 {
 	unsigned int i;
+	long value;
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/" NS1, F_OK) || access("/run/netns/" NS2, F_OK)) {
@@ -405,10 +410,11 @@ FIXTURE_SETUP(cm)
 	self->ns2 = netns_open(NS2);
 	ASSERT_LE(0, self->ns2);
 	for (i = 0; i < sizeof(fast_timers) / sizeof(fast_timers[0]); i++) {
+		value = fast_timers[i].value + (fast_timers[i].time ? softcm_slow_shift() : 0);
 		ASSERT_EQ(0, netns_softcm_sysctl(self->ns1, self->home, fast_timers[i].name,
-						 fast_timers[i].value)) TH_LOG("%s", fast_timers[i].name);
+						 value)) TH_LOG("%s", fast_timers[i].name);
 		ASSERT_EQ(0, netns_softcm_sysctl(self->ns2, self->home, fast_timers[i].name,
-						 fast_timers[i].value)) TH_LOG("%s", fast_timers[i].name);
+						 value)) TH_LOG("%s", fast_timers[i].name);
 	}
 	self->st1 = stats_open(self->ns1, self->home);
 	ASSERT_LE(0, self->st1);
@@ -451,12 +457,12 @@ static void set_both(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self,
 
 /*
  * Timers slow enough for a test to change a filter while a message is
- * being retransmitted: 16 tries, 268 ms apart (the guest may need a
- * second to run tc).
+ * being retransmitted: 16 tries, 268 ms apart, 2.1 s on the debug kernel
+ * (the guest may need a second to run tc, the debug kernel several).
  */
 static void slow_timers(struct __test_metadata *_metadata, FIXTURE_DATA(cm) *self)
 {
-	set_both(_metadata, self, "cm_response_timeout", 16);
+	set_both(_metadata, self, "cm_response_timeout", 16 + softcm_slow_shift());
 	set_both(_metadata, self, "cm_retries", 15);
 }
 
@@ -1898,11 +1904,24 @@ static struct batch *new_batch(struct __test_metadata *_metadata, FIXTURE_DATA(c
 	b->dst = sa(IP1, port);
 	b->listen = listener(_metadata, self->ch1, RDMA_PS_TCP, IP1, port);
 	/*
-	 * A request waits for this loop to accept it, slower under the
-	 * debug kernel than the fast MRA timeout's 1.6 s: 4 s per MRA.
+	 * A request waits for this loop to answer it, behind the rest of the
+	 * batch.  A REQ retransmitted before its answer and arriving after a
+	 * REJ is, rightly, a new request, and a REP that runs out of
+	 * retransmissions before the client's kernel takes it is an
+	 * UNREACHABLE: a response timeout 4 times the fast one (REQs 264 ms,
+	 * REPs 256 ms apart; 2.1 s and 2 s on the debug kernel), and MRAs of
+	 * 4 s (32 s), so that neither happens in a correct run.
 	 */
-	ASSERT_EQ(0, netns_softcm_sysctl(self->ns1, self->home, "mra_timeout", 20));
+	set_both(_metadata, self, "cm_response_timeout", 16 + softcm_slow_shift());
+	ASSERT_EQ(0, netns_softcm_sysctl(self->ns1, self->home, "mra_timeout",
+					 20 + softcm_slow_shift()));
 	return b;
+}
+
+/* Connections in flight at once: fewer on the debug kernel, as many in all. */
+static int in_flight(int stock)
+{
+	return softcm_slow_shift() ? 20 : stock;
 }
 
 /* REQ 0..56, REP 0..196 and REJ 0..148 bytes, each arriving intact. */
@@ -1911,7 +1930,7 @@ TEST_F_TIMEOUT(cm, private_data_every_length, 600)
 	enum { ACCEPTED = SOFTCM_REP_PRIVATE_DATA + 1, REJECTED = SOFTCM_REJ_PRIVATE_DATA + 1 };
 	struct conn *c = calloc(ACCEPTED + REJECTED, sizeof(*c));
 	struct batch *b;
-	int i, n = ACCEPTED + REJECTED;
+	int i, k, n = ACCEPTED + REJECTED;
 
 	ASSERT_NE(NULL, c);
 	b = new_batch(_metadata, self, PORT(27));
@@ -1926,8 +1945,9 @@ TEST_F_TIMEOUT(cm, private_data_every_length, 600)
 		c[i].req_len = (i * 5) % (SOFTCM_REQ_PRIVATE_DATA + 1);
 		c[i].rej_len = i - ACCEPTED;
 	}
-	for (i = 0; i < n; i += 50)
-		run_batch(_metadata, b, c + i, n - i < 50 ? n - i : 50);
+	k = in_flight(50);
+	for (i = 0; i < n; i += k)
+		run_batch(_metadata, b, c + i, n - i < k ? n - i : k);
 	EXPECT_EQ(0, rdma_destroy_id(b->listen));
 	free(b);
 	free(c);
@@ -1938,7 +1958,7 @@ TEST_F_TIMEOUT(cm, thousand_connections, 600)
 {
 	struct conn *c = calloc(1000, sizeof(*c));
 	struct batch *b;
-	int i;
+	int i, k;
 
 	ASSERT_NE(NULL, c);
 	b = new_batch(_metadata, self, PORT(26));
@@ -1948,8 +1968,9 @@ TEST_F_TIMEOUT(cm, thousand_connections, 600)
 		c[i].rep_len = i % (SOFTCM_REP_PRIVATE_DATA + 1);
 		c[i].rej_len = -1;
 	}
-	for (i = 0; i < 1000; i += 100)
-		run_batch(_metadata, b, c + i, 100);
+	k = in_flight(100);
+	for (i = 0; i < 1000; i += k)
+		run_batch(_metadata, b, c + i, 1000 - i < k ? 1000 - i : k);
 	EXPECT_EQ(0, rdma_destroy_id(b->listen));
 	free(b);
 	free(c);

@@ -35,6 +35,23 @@ static inline const char *softcm_ko(void)
 	return p ? p : "/lib/softcm/softcm.ko";
 }
 
+/*
+ * How much slower the running kernel is than Debian's, as a power of two:
+ * 0 on the stock kernel, 3 (8x) on our debug kernel (KASAN, lockdep and
+ * kmemleak under TCG).  tests/vm/run.sh writes SOFTCM_KERNEL=stock or
+ * debug (its --kernel) into run.conf and tests/vm/init.sh exports it;
+ * unset or anything else counts as stock.  The tests add it to every IBTA
+ * time exponent they set (4.096 us * 2^n: +3 is 8x), so that their CM
+ * timers scale with the kernel's speed while retry counts stay as they
+ * are.
+ */
+static inline int softcm_slow_shift(void)
+{
+	const char *k = getenv("SOFTCM_KERNEL");
+
+	return k && !strcmp(k, "debug") ? 3 : 0;
+}
+
 static inline bool softcm_loaded(void)
 {
 	return access("/sys/module/softcm", F_OK) == 0;

@@ -26,8 +26,10 @@ exec 3>/dev/ttyS1
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 out() { echo "$*" >&3; }
 
-# SOFTCM_TESTS (programs, in order), SOFTCM_TEST_TIMEOUT, SOFTCM_MODE
+# SOFTCM_TESTS (programs, in order), SOFTCM_TEST_TIMEOUT, SOFTCM_MODE,
+# SOFTCM_KERNEL (stock or debug: the programs scale their CM timers by it)
 . /softcm/run.conf
+export SOFTCM_KERNEL
 export SOFTCM_KO=/softcm/softcm.ko SOFTCM_TOOL=/softcm/bin/softcm
 export SOFTCM_BUGS_KO=/softcm/softcm_bugs.ko
 

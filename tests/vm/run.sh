@@ -128,6 +128,7 @@ cat >"$stage/softcm/run.conf" <<EOF
 SOFTCM_TESTS="${programs[*]}"
 SOFTCM_TEST_TIMEOUT=$test_timeout
 SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
+SOFTCM_KERNEL=$kernel
 EOF
 (cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet -R 0:0) >"$run/overlay.cpio"
 # The kernel unpacks concatenated newc archives in order; ours overrides.
