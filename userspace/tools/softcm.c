@@ -35,15 +35,17 @@ static void usage(FILE *f)
 		"Commands:\n"
 		"  version    print the tool's and the loaded module's versions;\n"
 		"             fails when the module is missing or speaks another ABI\n"
-		"  ping -l [-b ADDR] [-p PORT] [-n COUNT] [-t MS]\n"
+		"  ping -l [-D] [-u] [-b ADDR] [-p PORT] [-n COUNT] [-t MS]\n"
 		"             accept COUNT connections (1) on ADDR (0.0.0.0) port PORT\n"
 		"             (%s): show each peer's address and private data, answer\n"
-		"             \"%s\", and disconnect when the peer does\n"
-		"  ping [-p PORT] [-d DATA] [-t MS] ADDR\n"
+		"             \"%s\", and disconnect when the peer does; with -D,\n"
+		"             disconnect first, as soon as a connection is established\n"
+		"  ping [-u] [-p PORT] [-d DATA] [-t MS] ADDR\n"
 		"             connect to ADDR port PORT with DATA (\"%s\") as private\n"
 		"             data; show the peer, its answer and the handshake time,\n"
 		"             then disconnect.  Every wait for the peer gives up after\n"
-		"             MS ms (client: %d, server: never)\n"
+		"             MS ms (client: %d, server: never).  -u: a UD id\n"
+		"             (RDMA_PS_UDP): a SIDR exchange, no connection\n"
 		"  help       print this text\n",
 		PING_PORT, PING_REPLY, PING_DATA, PING_TIMEOUT_MS);
 }
@@ -164,6 +166,8 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
 
 struct ping_opts {
 	int listen;
+	int disconnect_first;		/* server: send the DREQ ourselves */
+	enum rdma_port_space ps;	/* RDMA_PS_TCP, or RDMA_PS_UDP for SIDR */
 	const char *bind;
 	const char *port;
 	const char *data;
@@ -205,7 +209,7 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 
 	if (lookup(o->addr, o->port, 0, &ai))
 		return 1;
-	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+	if (rdma_create_id(ch, &id, NULL, o->ps)) {
 		freeaddrinfo(ai);
 		return ping_fail("rdma_create_id: %s", strerror(errno));
 	}
@@ -242,12 +246,23 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 	if (!event)
 		goto out;
 	printf("established with %s\n", addr_str(rdma_get_peer_addr(id), a, sizeof(a)));
+	if (o->ps == RDMA_PS_UDP)
+		printf("remote QPN %#x, Q_Key %#x\n", event->param.ud.qp_num,
+		       event->param.ud.qkey);
 	printf("private data from the server: %s\n",
+	       o->ps == RDMA_PS_UDP ?
+	       data_str(event->param.ud.private_data, event->param.ud.private_data_len,
+			d, sizeof(d)) :
 	       data_str(event->param.conn.private_data, event->param.conn.private_data_len,
 			d, sizeof(d)));
 	printf("handshake: %ld us\n", (long)((t1.tv_sec - t0.tv_sec) * 1000000 +
 					     (t1.tv_nsec - t0.tv_nsec) / 1000));
 	rdma_ack_cm_event(event);
+	/* A datagram id has nothing to disconnect: SIDR was the whole exchange. */
+	if (o->ps == RDMA_PS_UDP) {
+		ret = 0;
+		goto out;
+	}
 
 	if (rdma_disconnect(id)) {
 		ping_fail("rdma_disconnect: %s", strerror(errno));
@@ -266,7 +281,7 @@ out:
 }
 
 /* Connection @n's request: show it, then accept it with our answer. */
-static int serve_request(struct rdma_cm_event *event, int n)
+static int serve_request(struct rdma_cm_event *event, int n, enum rdma_port_space ps)
 {
 	struct rdma_conn_param param = {
 		.private_data = PING_REPLY,
@@ -287,10 +302,15 @@ static int serve_request(struct rdma_cm_event *event, int n)
 	       addr_str(rdma_get_peer_addr(id), a, sizeof(a)),
 	       addr_str((struct sockaddr *)&peer, b, sizeof(b)));
 	printf("[%d] private data from the client: %s\n", n,
+	       ps == RDMA_PS_UDP ?
+	       data_str(event->param.ud.private_data, event->param.ud.private_data_len,
+			d, sizeof(d)) :
 	       data_str(event->param.conn.private_data, event->param.conn.private_data_len,
 			d, sizeof(d)));
 	if (rdma_accept(id, &param))
 		return ping_fail("rdma_accept: %s", strerror(errno));
+	if (ps == RDMA_PS_UDP)
+		printf("[%d] answered (SIDR)\n", n);
 	return 0;
 }
 
@@ -305,7 +325,7 @@ static int ping_server(struct rdma_event_channel *ch, const struct ping_opts *o)
 
 	if (lookup(o->bind, o->port, 1, &ai))
 		return 1;
-	if (rdma_create_id(ch, &listen, NULL, RDMA_PS_TCP)) {
+	if (rdma_create_id(ch, &listen, NULL, o->ps)) {
 		freeaddrinfo(ai);
 		return ping_fail("rdma_create_id: %s", strerror(errno));
 	}
@@ -326,20 +346,37 @@ static int ping_server(struct rdma_event_channel *ch, const struct ping_opts *o)
 		n = (int)(long)id->context;
 		switch (event->event) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			if (serve_request(event, ++seen)) {
+			if (serve_request(event, ++seen, o->ps)) {
 				rdma_ack_cm_event(event);
 				rdma_destroy_id(id);
 				goto out;
 			}
+			/* The SIDR_REP is all a datagram id has to say. */
+			if (o->ps == RDMA_PS_UDP) {
+				rdma_ack_cm_event(event);
+				rdma_destroy_id(id);
+				done++;
+				continue;
+			}
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
 			printf("[%d] established\n", n);
+			if (o->disconnect_first) {
+				/* Our DREQ; DISCONNECTED comes with the DREP. */
+				if (rdma_disconnect(id)) {
+					ping_fail("[%d] rdma_disconnect: %s", n, strerror(errno));
+					rdma_ack_cm_event(event);
+					rdma_destroy_id(id);
+					goto out;
+				}
+				printf("[%d] disconnecting\n", n);
+			}
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 			printf("[%d] disconnected\n", n);
 			rdma_ack_cm_event(event);
 			/* Our DREP: the peer's rdma_disconnect() completes. */
-			if (rdma_disconnect(id))
+			if (!o->disconnect_first && rdma_disconnect(id))
 				ping_fail("[%d] rdma_disconnect: %s", n, strerror(errno));
 			rdma_destroy_id(id);
 			done++;
@@ -371,15 +408,22 @@ static int cmd_ping(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ping_opts o = { .port = PING_PORT, .data = PING_DATA, .count = 1,
-			       .timeout_ms = -2 };
+			       .timeout_ms = -2, .ps = RDMA_PS_TCP };
 	struct rdma_event_channel *ch;
+	size_t max_data;
 	char *end;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+lb:p:n:d:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+lDub:p:n:d:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.listen = 1;
+			break;
+		case 'D':
+			o.disconnect_first = 1;
+			break;
+		case 'u':
+			o.ps = RDMA_PS_UDP;
 			break;
 		case 'b':
 			o.bind = optarg;
@@ -409,10 +453,12 @@ static int cmd_ping(int argc, char **argv)
 	}
 	if (o.listen ? optind != argc : optind != argc - 1)
 		goto usage_error;
+	if (o.disconnect_first && (!o.listen || o.ps == RDMA_PS_UDP))
+		goto usage_error;
 	o.addr = o.listen ? NULL : argv[optind];
-	if (strlen(o.data) > SOFTCM_REQ_PRIVATE_DATA) {
-		fprintf(stderr, "softcm ping: -d: at most %d bytes of private data\n",
-			SOFTCM_REQ_PRIVATE_DATA);
+	max_data = o.ps == RDMA_PS_UDP ? SOFTCM_SIDR_REQ_PRIVATE_DATA : SOFTCM_REQ_PRIVATE_DATA;
+	if (strlen(o.data) > max_data) {
+		fprintf(stderr, "softcm ping: -d: at most %zu bytes of private data\n", max_data);
 		return 2;
 	}
 	if (o.timeout_ms == -2)
