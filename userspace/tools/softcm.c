@@ -40,12 +40,13 @@ static void usage(FILE *f)
 		"             (%s): show each peer's address and private data, answer\n"
 		"             \"%s\", and disconnect when the peer does; with -D,\n"
 		"             disconnect first, as soon as a connection is established\n"
-		"  ping [-u] [-p PORT] [-d DATA] [-t MS] ADDR\n"
+		"  ping [-u | -w] [-p PORT] [-d DATA] [-t MS] ADDR\n"
 		"             connect to ADDR port PORT with DATA (\"%s\") as private\n"
 		"             data; show the peer, its answer and the handshake time,\n"
-		"             then disconnect.  Every wait for the peer gives up after\n"
-		"             MS ms (client: %d, server: never).  -u: a UD id\n"
-		"             (RDMA_PS_UDP): a SIDR exchange, no connection\n"
+		"             then disconnect (-w: wait for the server to).  Every wait\n"
+		"             for the peer gives up after MS ms (client: %d, server:\n"
+		"             never).  -u: a UD id (RDMA_PS_UDP): a SIDR exchange, no\n"
+		"             connection\n"
 		"  help       print this text\n",
 		PING_PORT, PING_REPLY, PING_DATA, PING_TIMEOUT_MS);
 }
@@ -167,6 +168,7 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
 struct ping_opts {
 	int listen;
 	int disconnect_first;		/* server: send the DREQ ourselves */
+	int wait_disconnect;		/* client: leave the DREQ to the server */
 	enum rdma_port_space ps;	/* RDMA_PS_TCP, or RDMA_PS_UDP for SIDR */
 	const char *bind;
 	const char *port;
@@ -264,7 +266,7 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 		goto out;
 	}
 
-	if (rdma_disconnect(id)) {
+	if (!o->wait_disconnect && rdma_disconnect(id)) {
 		ping_fail("rdma_disconnect: %s", strerror(errno));
 		goto out;
 	}
@@ -272,6 +274,11 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 	if (!event)
 		goto out;
 	rdma_ack_cm_event(event);
+	/* Our DREP: the server's rdma_disconnect() completes. */
+	if (o->wait_disconnect && rdma_disconnect(id)) {
+		ping_fail("rdma_disconnect: %s", strerror(errno));
+		goto out;
+	}
 	printf("disconnected\n");
 	ret = 0;
 out:
@@ -414,7 +421,7 @@ static int cmd_ping(int argc, char **argv)
 	char *end;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+lDub:p:n:d:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+lDuwb:p:n:d:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.listen = 1;
@@ -424,6 +431,9 @@ static int cmd_ping(int argc, char **argv)
 			break;
 		case 'u':
 			o.ps = RDMA_PS_UDP;
+			break;
+		case 'w':
+			o.wait_disconnect = 1;
 			break;
 		case 'b':
 			o.bind = optarg;
@@ -454,6 +464,8 @@ static int cmd_ping(int argc, char **argv)
 	if (o.listen ? optind != argc : optind != argc - 1)
 		goto usage_error;
 	if (o.disconnect_first && (!o.listen || o.ps == RDMA_PS_UDP))
+		goto usage_error;
+	if (o.wait_disconnect && (o.listen || o.ps == RDMA_PS_UDP))
 		goto usage_error;
 	o.addr = o.listen ? NULL : argv[optind];
 	max_data = o.ps == RDMA_PS_UDP ? SOFTCM_SIDR_REQ_PRIVATE_DATA : SOFTCM_REQ_PRIVATE_DATA;
