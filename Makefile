@@ -39,6 +39,8 @@ LIB_PC := $(BUILD)/lib/libsoftcm.pc
 LIB_MAP := userspace/lib/libsoftcm.map
 TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
+# Shell test programs (interop with soft-RoCE), copied as they are.
+SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/interop/*_test.sh))
 HEADERS := $(wildcard uapi/linux/*.h userspace/lib/*.h)
 
 .PHONY: all module userspace tests deps run check style sparse clean
@@ -74,7 +76,11 @@ $(BUILD)/bin/%: userspace/tools/%.c $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lsoftcm
 
-tests: $(SELFTESTS)
+tests: $(SELFTESTS) $(SCRIPT_TESTS)
+
+$(BUILD)/tests/%_test.sh: tests/interop/%_test.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
 
 $(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
