@@ -341,13 +341,11 @@ int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
 	memcpy(rep->pdata, p->private_data, p->private_data_len);
 	rep->pdata_len = p->private_data_len;
 
-	softcm_cm_set_state(id, SOFTCM_CM_REP_SENT);
 	ret = softcm_cm_send_retry(id, rep, id->cm.timeout_ms, id->cm.max_retries);
 	kfree(rep);
-	if (ret) {
-		id->cm.state = SOFTCM_CM_REQ_RCVD;
-		return ret;
-	}
+	if (ret)
+		return ret;	/* nothing was sent: the request is still ours to answer */
+	softcm_cm_set_state(id, SOFTCM_CM_REP_SENT);
 	/* From now on the id's events are the application's. */
 	WRITE_ONCE(id->uid, c->uid);
 	id->quiet = false;
