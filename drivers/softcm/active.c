@@ -95,7 +95,7 @@ int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c)
 		return ret;
 	wire_from_route(id);
 	id->cm.qpn = c->param.qp_num & 0xffffff;
-	id->cm.max_retries = softcm_cm_sysctl(id, &sn->cm_retries);
+	id->cm.max_retries = READ_ONCE(sn->cm_retries);
 	id->cm.av_timeout = min(id->path.packet_life_time + 1, 31);
 	id->cm.manual_rtu = c->flags & SOFTCM_CONNECT_RESPONSE;
 	id->cm.tid = softcm_conn_new_tid(sn);
@@ -137,7 +137,7 @@ int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
 	req = softcm_cm_msg(id, SOFTCM_CM_REQ);
 	if (!req)
 		goto err_undo;
-	resp_timeout = softcm_cm_sysctl(id, &sn->cm_response_timeout);
+	resp_timeout = READ_ONCE(sn->cm_response_timeout);
 	fill_req(id, req, &c->param, resp_timeout);
 	ret = softcm_cma_hdr_put(req->pdata, &id->src, &id->dst);
 	if (ret)

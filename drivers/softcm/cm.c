@@ -54,11 +54,6 @@ void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to)
 	id->cm.state = to;
 }
 
-u8 softcm_cm_sysctl(struct softcm_id *id, const int *field)
-{
-	return READ_ONCE(*field);
-}
-
 /* A message of @id's connection: header, both comm IDs, transaction. */
 struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr)
 {
@@ -283,7 +278,7 @@ int softcm_cm_send_mra(struct softcm_id *id, u8 msg_type)
 	if (!msg)
 		return -ENOMEM;
 	msg->msg_type = msg_type;
-	msg->service_timeout = softcm_cm_sysctl(id, &sn_of(id)->mra_timeout);
+	msg->service_timeout = READ_ONCE(sn_of(id)->mra_timeout);
 	ret = softcm_cm_send(id, msg);
 	kfree(msg);
 	return ret;
@@ -492,16 +487,13 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		softcm_cm_stop(id);
 		fallthrough;
 	case SOFTCM_CM_ESTABLISHED:
+		/*
+		 * The DREP waits for rdma_disconnect() or destroy, as with
+		 * rdma_cm.  A destroyed id is never here: destroy takes these
+		 * states to timewait.
+		 */
 		softcm_cm_set_state(id, SOFTCM_CM_DREQ_RCVD);
 		id->cm.tid = msg->hdr.tid;
-		/*
-		 * An id the application let go of answers at once; otherwise
-		 * the DREP waits for rdma_disconnect(), as with rdma_cm.
-		 */
-		if (id->state == SOFTCM_STATE_DESTROYING) {
-			softcm_cm_send_bare(id, SOFTCM_CM_DREP);
-			softcm_cm_timewait(id);
-		}
 		disconnected(id, 0);
 		break;
 	case SOFTCM_CM_TIMEWAIT:

@@ -64,7 +64,6 @@ struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
 void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
 		      int status, const struct softcm_conn_param *param);
 void softcm_cm_ended(struct softcm_id *id);
-u8 softcm_cm_sysctl(struct softcm_id *id, const int *field);
 
 /* active.c */
 int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c);

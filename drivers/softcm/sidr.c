@@ -67,7 +67,7 @@ int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)
 	memcpy(req->pdata + SOFTCM_CMA_HDR_SIZE, c->param.private_data,
 	       c->param.private_data_len);
 	req->pdata_len = SOFTCM_CMA_HDR_SIZE + c->param.private_data_len;
-	resp_timeout = softcm_cm_sysctl(id, &sn->cm_response_timeout);
+	resp_timeout = READ_ONCE(sn->cm_response_timeout);
 	softcm_cm_set_state(id, SOFTCM_CM_SIDR_REQ_SENT);
 	ret = softcm_cm_send_retry(id, req, softcm_cm_ms(resp_timeout), id->cm.max_retries);
 	if (ret)
