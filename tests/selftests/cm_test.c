@@ -80,19 +80,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The next event within timeout_ms; -ETIME if none came. */
-static int next_event(int fd, struct softcm_event *ev, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int ret = poll(&pfd, 1, timeout_ms);
-
-	if (ret < 0)
-		return -errno;
-	if (!ret)
-		return -ETIME;
-	return read(fd, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -errno;
-}
-
 static void set_sa(struct sockaddr_storage *ss, const char *ip, int port)
 {
 	memset(ss, 0, sizeof(*ss));

@@ -7,9 +7,11 @@
 #define _SOFTCM_IOCTL_HELPERS_H
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <linux/softcm.h>
 
@@ -62,6 +64,19 @@ static inline int query_addr(int fd, __u32 handle, int which, void *buf, __u32 *
 		return -errno;
 	*len = c.addr_len;
 	return 0;
+}
+
+/* The next event, waiting at most timeout_ms for it; -ETIME if none. */
+static inline int next_event(int fd, struct softcm_event *ev, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ret = poll(&pfd, 1, timeout_ms);
+
+	if (ret < 0)
+		return -errno;
+	if (!ret)
+		return -ETIME;
+	return read(fd, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -errno;
 }
 
 #endif /* _SOFTCM_IOCTL_HELPERS_H */

@@ -107,19 +107,6 @@ static int query_route(int fd, __u32 h, struct softcm_query_route *q)
 	return ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, q) ? -errno : 0;
 }
 
-/* The next event, waiting at most timeout_ms for it; -ETIME if none. */
-static int next_event(int fd, struct softcm_event *ev, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int ret = poll(&pfd, 1, timeout_ms);
-
-	if (ret < 0)
-		return -errno;
-	if (!ret)
-		return -ETIME;
-	return read(fd, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -errno;
-}
-
 static long now_ms(void)
 {
 	struct timespec ts;
