@@ -6,6 +6,8 @@
 # make check     install what is missing, run every test; ends "N passed, N failed"
 # make style     checkpatch.pl --strict over the kernel code
 # make sparse    sparse (C=2) over the kernel code
+# make bench     softcm, rdma_cm over soft-RoCE and TCP measured in one VM
+#                boot (stock kernel); results, ratios and a chart in build/bench
 #
 # Outputs go to build/ (userspace, tests) and build/kmod/<kernel>/ (module).
 
@@ -43,7 +45,7 @@ SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/se
 SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/interop/*_test.sh))
 HEADERS := $(wildcard uapi/linux/*.h userspace/lib/*.h)
 
-.PHONY: all module userspace tests deps run check style sparse clean
+.PHONY: all module userspace tests deps run check style sparse clean bench bench-progs
 all: module userspace tests
 
 deps:
@@ -86,6 +88,32 @@ $(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) 
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) -Wno-sign-compare \
 		-o $@ $< -L$(BUILD)/lib -lsoftcm -lpthread
+
+# Benchmarks (the programs in lib/: run.sh copies only the named ones
+# and that directory): one driver built against libsoftcm and against rdma-core's
+# librdmacm, the guest script, and the host side that makes the tables.
+# Not named *_test: make check never runs them.
+BENCH := $(BUILD)/bench
+BENCH_PROGS := $(BENCH)/lib/cmbench-softcm $(BENCH)/lib/cmbench-rdmacm $(BENCH)/bench.sh
+
+bench-progs: $(BENCH_PROGS)
+
+$(BENCH)/lib/cmbench-softcm: tests/bench/cmbench.c $(LIB_SO) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DCMBENCH_SOFTCM $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lsoftcm
+
+# The system's <rdma/rdma_cma.h> and librdmacm: nothing of ours on the path.
+$(BENCH)/lib/cmbench-rdmacm: tests/bench/cmbench.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm
+
+$(BENCH)/bench.sh: tests/bench/bench.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+bench: deps
+	@$(MAKE) --no-print-directory all bench-progs
+	@$(TOP)/tests/bench/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory all

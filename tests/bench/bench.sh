@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmarks, inside the test VM (tests/bench/run.sh boots it; never
+# part of make check).  TAP on stdout: one case, "bench", ok once every
+# system was measured.  The measurements (cmbench's lines) go to
+# $SOFTCM_ARTIFACTS/bench-results.txt, and as "# " comments to stdout too.
+#
+# rxe binds UDP 4791 in the initial namespace only, and softcm opens its
+# own 4791 socket in a namespace on first use: softcm never runs in init_net
+# here.
+#
+#   init_net: rxe0 on r0 10.90.0.1 --veth-- r1 10.90.0.2 in bx (softcm client)
+#             rdma_cm <-> rdma_cm: loopback on rxe0
+#   ba: v0 10.91.0.1 --veth-- v1 10.91.0.2 in bb   (softcm, TCP)
+#
+# Sizes come from lib/bench.conf when the host wrote one.
+
+set -u
+dir=$(cd "$(dirname "$0")" && pwd)
+SC=$dir/lib/cmbench-softcm RC=$dir/lib/cmbench-rdmacm
+NS="1000 10000"	# batch sizes
+LIVE="10000 100000"	# idle connections for the scale case
+RUNS=3 WINDOW=256 LAT=200
+[ -r "$dir/lib/bench.conf" ] && . "$dir/lib/bench.conf"
+out=${SOFTCM_ARTIFACTS:-/tmp}/bench-results.txt
+tmp=$(mktemp -d)
+pids=()
+fail=0
+
+echo "1..1"
+say() { echo "# $*"; }
+
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	rdma link delete rxe0 2>/dev/null
+	ip link del r0 2>/dev/null
+	ip netns del bx 2>/dev/null
+	ip netns del ba 2>/dev/null
+	ip netns del bb 2>/dev/null
+}
+trap 'cleanup; rm -rf "$tmp"' EXIT
+
+poll() {
+	local i tries=$1
+	shift
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+setup() {
+	local ns i
+	if [ -e /sys/module/softcm ] && [ ! -e /sys/module/rdma_rxe ]; then
+		rmmod softcm || return 1
+	fi
+	modprobe crc32_generic 2>/dev/null
+	modprobe -a rdma_rxe rdma_ucm ib_uverbs || return 1
+	[ -e /sys/module/softcm ] || insmod "$SOFTCM_KO" || return 1
+	for ns in bx ba bb; do
+		ip netns add $ns || return 1
+		ip -n $ns link set lo up || return 1
+	done
+	ip link add r0 type veth peer name r1 netns bx || return 1
+	ip addr add 10.90.0.1/24 dev r0 && ip link set r0 up || return 1
+	ip -n bx addr add 10.90.0.2/24 dev r1 && ip -n bx link set r1 up || return 1
+	ip -n ba link add v0 type veth peer name v1 netns bb || return 1
+	ip -n ba addr add 10.91.0.1/24 dev v0 && ip -n ba link set v0 up || return 1
+	ip -n bb addr add 10.91.0.2/24 dev v1 && ip -n bb link set v1 up || return 1
+	rdma link add rxe0 type rxe netdev r0 || return 1
+	poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5a:0001" \
+		/sys/class/infiniband/rxe0/ports/1/gids/* || { say "no IPv4 GID on rxe0"; return 1; }
+	# Room for every connection in flight and alive, on every system.
+	echo 65535 >/proc/sys/net/rdma_ucm/max_backlog || return 1
+	for ns in bx ba bb; do
+		ip netns exec $ns sh -c '
+			echo 65535 >/proc/sys/net/softcm/max_backlog &&
+			echo 16777216 >/proc/sys/net/softcm/max_ids_per_file &&
+			echo 65535 >/proc/sys/net/core/somaxconn &&
+			echo 65535 >/proc/sys/net/ipv4/tcp_max_syn_backlog &&
+			echo "1024 65535" >/proc/sys/net/ipv4/ip_local_port_range &&
+			echo 1 >/proc/sys/net/ipv4/tcp_tw_reuse' || return 1
+	done
+	poll 50 ping -c 1 -W 1 10.90.0.2 >/dev/null 2>&1 || { say "no ping r0 -> r1"; return 1; }
+	poll 50 ip netns exec bx ping -c 1 -W 1 10.90.0.1 >/dev/null 2>&1 || return 1
+	poll 50 ip netns exec bb ping -c 1 -W 1 10.91.0.1 >/dev/null 2>&1 || return 1
+	poll 50 ip netns exec ba ping -c 1 -W 1 10.91.0.2 >/dev/null 2>&1 || return 1
+	return 0
+}
+
+listening() { grep -q '^listening' "$1"; }
+
+# measure NAME SERVER_NS SERVER_PROG CLIENT_NS CLIENT_PROG SERVER_ADDR PORT ARGS...
+# (NS "-" is init_net)
+measure() {
+	local name=$1 sns=$2 sprog=$3 cns=$4 cprog=$5 addr=$6 port=$7 spid rc=0
+	shift 7
+	local sx=() cx=()
+	[ "$sns" != - ] && sx=(ip netns exec "$sns")
+	[ "$cns" != - ] && cx=(ip netns exec "$cns")
+	rm -f "$tmp/shm"
+	"${sx[@]}" "$sprog" server -b "$addr" -p "$port" -s "$tmp/shm" "$@" \
+		>"$tmp/$name.server" 2>&1 &
+	spid=$!
+	pids+=("$spid")
+	if ! poll 100 listening "$tmp/$name.server"; then
+		say "$name: the server did not listen"
+		sed "s/^/# $name server: /" "$tmp/$name.server"
+		fail=1
+		return
+	fi
+	local t0=$SECONDS
+	"${cx[@]}" "$cprog" client -a "$addr" -p "$port" -s "$tmp/shm" "$@" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	cat "$tmp/$name.out" >>"$out"
+	sed 's/^/# /' "$tmp/$name.out"
+	say "$name: $((SECONDS - t0)) s, exit $rc"
+	if [ "$rc" != 0 ]; then
+		fail=1
+		sed "s/^/# $name: /" "$tmp/$name.err"
+		sed "s/^/# $name server: /" "$tmp/$name.server" | tail -n 20
+	fi
+}
+
+{
+	echo "# guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2, $3}' /proc/meminfo)"
+	if [ -e /sys/bus/event_source/devices/cpu ]; then
+		echo "# guest PMU: cpu"
+	else
+		echo "# guest PMU: none (no hardware cycle counter; perf cannot count cycles)"
+	fi
+} >"$out"
+sed 's/^# /# /' "$out"
+
+if ! setup >"$tmp/setup" 2>&1; then
+	sed 's/^/# setup: /' "$tmp/setup"
+	echo "not ok 1 bench"
+	exit 0
+fi
+
+ns=${NS// /,}
+common=(-n "$ns" -w "$WINDOW" -r "$RUNS" -l "$LAT")
+measure softcm-veth ba "$SC" bb "$SC" 10.91.0.1 7900 -t cm -S softcm -T veth "${common[@]}" -c
+measure softcm-lo ba "$SC" ba "$SC" 10.91.0.1 7901 -t cm -S softcm -T lo "${common[@]}"
+measure rdmacm-lo - "$RC" - "$RC" 10.90.0.1 7902 -t cm -S rdmacm -T lo "${common[@]}"
+measure cross-veth - "$RC" bx "$SC" 10.90.0.1 7903 -t cm -S softcm-to-rdmacm -T veth "${common[@]}"
+measure tcp-veth ba "$SC" bb "$SC" 10.91.0.1 7904 -t tcp -S tcp -T veth "${common[@]}"
+measure tcp-lo ba "$SC" ba "$SC" 10.91.0.1 7905 -t tcp -S tcp -T lo "${common[@]}"
+if [ -n "$LIVE" ]; then
+	measure softcm-scale ba "$SC" bb "$SC" 10.91.0.1 7906 -t cm -S softcm -T veth \
+		-n "" -l 0 -P -w "$WINDOW" -r "$RUNS" -L "${LIVE// /,}"
+fi
+echo "# guest memory at the end: $(awk '/MemFree/ {print $2, $3}' /proc/meminfo) free" >>"$out"
+
+cleanup
+if [ "$fail" = 0 ]; then
+	echo "ok 1 bench"
+else
+	echo "not ok 1 bench"
+fi
