@@ -155,7 +155,16 @@ measure tcp-veth ba "$SC" bb "$SC" 10.91.0.1 7904 -t tcp -S tcp -T veth "${commo
 measure tcp-lo ba "$SC" ba "$SC" 10.91.0.1 7905 -t tcp -S tcp -T lo "${common[@]}"
 if [ -n "$LIVE" ]; then
 	measure softcm-scale ba "$SC" bb "$SC" 10.91.0.1 7906 -t cm -S softcm -T veth \
-		-n "" -l 0 -P -w "$WINDOW" -r "$RUNS" -L "${LIVE// /,}"
+		-n "" -l 0 -P -w "$WINDOW" -r "$RUNS" -L "${LIVE// /,}" -D "$tmp"
+	# Where the kernel memory of the idle connections went (both sides).
+	for l in $LIVE; do
+		[ -e "$tmp/slab-$l.after" ] || continue
+		awk -v live="$l" 'NR == FNR { if (FNR > 2) b[$1] = $3 * $4; next }
+			FNR > 2 { d = $3 * $4 - b[$1]; if (d > 0) print d, $1 }' \
+			"$tmp/slab-$l.before" "$tmp/slab-$l.after" | sort -rn | head -n 8 |
+			awk -v live="$l" '{ printf "# slab growth, %d idle softcm connections: %s %d bytes (%.0f per connection)\n", live, $2, $1, $1 / live }' |
+			tee -a "$out"
+	done
 fi
 echo "# guest memory at the end: $(awk '/MemFree/ {print $2, $3}' /proc/meminfo) free" >>"$out"
 

@@ -728,9 +728,24 @@ static void cold_case(void)
  * Scale: @live idle connections stay up while batches of 1000 are set up
  * and torn down; the rate beside the plain 1000 case shows O(n) costs.
  */
+static const char *o_slabdir;
+
+/* /proc/slabinfo into @o_slabdir/slab-@live.@when: which caches grow. */
+static void slab_snapshot(unsigned int live, const char *when)
+{
+	char cmd[512];
+
+	if (!o_slabdir)
+		return;
+	snprintf(cmd, sizeof(cmd), "cat /proc/slabinfo >%s/slab-%u.%s", o_slabdir, live, when);
+	if (system(cmd))
+		fprintf(stderr, "cmbench: %s failed\n", cmd);
+}
+
 static void scale_case(unsigned int live)
 {
-	double rate[MAX_RUNS], look[MAX_RUNS];
+	double rate[MAX_RUNS], look[MAX_RUNS], mem;
+	long before, after;
 	struct conn *idle = calloc(live, sizeof(*idle)), *c = calloc(1000, sizeof(*c));
 	struct sockaddr_storage ss;
 	unsigned int run, i, n = 1000;
@@ -739,10 +754,15 @@ static void scale_case(unsigned int live)
 
 	if (!idle || !c)
 		die("calloc");
+	slab_snapshot(live, "before");
+	before = slab_kib();
 	if (batch(idle, live, o_window, 0))
 		goto out;
 	for (i = 0; i < live; i++)
 		both_est(&idle[i], i);
+	after = slab_kib();
+	slab_snapshot(live, "after");
+	mem = (double)(after - before) * 1024 / live;
 	for (run = 0; run < o_runs; run++) {
 		if (batch(c, n, o_window, live))
 			goto out;
@@ -771,6 +791,8 @@ static void scale_case(unsigned int live)
 	}
 	report("scale", live, o_window, "rate", "conn/s", rate, o_runs);
 	report("scale", live, o_window, "lookup", "ns", look, o_runs);
+	/* One measurement, not o_runs: setting up @live is the costly part. */
+	report("scale", live, o_window, "kmem_per_conn", "bytes", &mem, 1);
 	if (teardown(idle, live, 0))
 		destroy(idle, live);
 out:
@@ -821,7 +843,7 @@ int main(int argc, char **argv)
 	}
 	server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:a:b:p:s:S:T:n:w:r:l:L:cMP")) != -1) {
+	while ((opt = getopt(argc, argv, "t:a:b:p:s:S:T:n:w:r:l:L:cMPD:")) != -1) {
 		switch (opt) {
 		case 't': tcp_mode = !strcmp(optarg, "tcp"); break;
 		case 'a': o_addr = optarg; break;
@@ -838,6 +860,7 @@ int main(int argc, char **argv)
 		case 'c': o_cold = 1; break;
 		case 'M': o_mem = 0; break;
 		case 'P': o_peer = 0; break;
+		case 'D': o_slabdir = optarg; break;
 		default: return 2;
 		}
 	}

@@ -17,6 +17,8 @@ packages=(
 	rdma-core rdmacm-utils ibverbs-utils
 	# debug kernel build cache; packet dissection for interop
 	ccache tshark
+	# make bench: the chart
+	gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn cmbench's lines into the ratio table and the chart's data.
+
+    report.py RESULTS OUTDIR
+
+RESULTS holds "cmbench key=value..." lines (and "# " comments).  Writes
+OUTDIR/table.txt (plain), OUTDIR/table.rst (for performance.rst),
+OUTDIR/<system>-<topo>.dat (gnuplot: n, rate min/median/max, p99
+min/median/max) and OUTDIR/chart.gp; exits 1 when a system is missing.
+"""
+import os
+import sys
+
+SYSTEMS = [  # (system, topo, column title)
+    ("softcm", "veth", "softcm veth"),
+    ("softcm", "lo", "softcm lo"),
+    ("rdmacm", "lo", "rdma_cm rxe lo"),
+    ("softcm-to-rdmacm", "veth", "softcm→rdma_cm rxe veth"),
+    ("tcp", "veth", "TCP veth"),
+    ("tcp", "lo", "TCP lo"),
+]
+
+
+def load(path):
+    res, notes = {}, []
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("# "):
+            notes.append(line[2:])
+        if not line.startswith("cmbench "):
+            continue
+        kv = dict(f.split("=", 1) for f in line.split()[1:])
+        key = (kv["system"], kv["topo"], kv["case"], int(kv["n"]), kv["metric"])
+        res[key] = (float(kv["min"]), float(kv["median"]), float(kv["max"]), kv["unit"])
+    return res, notes
+
+
+def fmt(v):
+    if v is None:
+        return "–"
+    if abs(v) >= 100:
+        return "%.0f" % v
+    if abs(v) >= 10:
+        return "%.1f" % v
+    if abs(v) >= 0.1:
+        return "%.2f" % v
+    return "%.2g" % v
+
+
+def main():
+    res, notes = load(sys.argv[1])
+    out = sys.argv[2]
+    ns = sorted({k[3] for k in res if k[2] == "setup"})
+    rows = []  # (label, unit, [median per system], better)
+
+    def get(sysname, topo, case, n, metric):
+        v = res.get((sysname, topo, case, n, metric))
+        return v[1] if v else None
+
+    def row(label, case, n, metric, unit, better):
+        vals = [get(s, t, case, n, metric) for s, t, _ in SYSTEMS]
+        rows.append((label, unit, vals, better))
+
+    for n in ns:
+        row("setup rate, N=%d" % n, "setup", n, "rate", "conn/s", "higher")
+    for n in ns:
+        row("setup latency p50, N=%d in flight" % n, "setup", n, "lat_p50", "µs", "lower")
+        row("setup latency p99, N=%d in flight" % n, "setup", n, "lat_p99", "µs", "lower")
+    single = sorted({k[3] for k in res if k[2] == "single"})
+    for n in single:
+        row("one connection at a time, p50", "single", n, "lat_p50", "µs", "lower")
+        row("one connection at a time, p99", "single", n, "lat_p99", "µs", "lower")
+        row("  connect → ESTABLISHED only, p50", "single", n, "connect_p50", "µs", "lower")
+        row("  address resolution, warm, p50", "single", n, "addr_p50", "µs", "lower")
+        row("  route resolution, p50", "single", n, "route_p50", "µs", "lower")
+    for n in ns:
+        row("teardown rate (disconnect), N=%d" % n, "setup", n, "teardown_rate", "conn/s",
+            "higher")
+        row("destroy rate, N=%d" % n, "setup", n, "destroy_rate", "ids/s", "higher")
+    for n in ns:
+        row("kernel slab per connection (2 ids), N=%d" % n, "setup", n, "kmem_per_conn",
+            "bytes", "lower")
+    rows.append(("peer address: rdma_get_peer_addr / getpeername(2)", "ns",
+                 [get(s, t, "peeraddr", 1, "getpeername" if s == "tcp" else
+                      "rdma_get_peer_addr") for s, t, _ in SYSTEMS], "lower"))
+    rows.append(("peer address: softcm_getpeername (ioctl)", "ns",
+                 [get(s, t, "peeraddr", 1, "softcm_getpeername") for s, t, _ in SYSTEMS],
+                 "lower"))
+    cold = [get(s, t, "resolve_cold", 20, "addr_p50") for s, t, _ in SYSTEMS]
+    if any(v is not None for v in cold):
+        rows.append(("address resolution, cold neighbour, p50", "µs", cold, "lower"))
+
+    head = ["measurement (median of runs)", "unit"] + [c for _, _, c in SYSTEMS] + \
+        ["softcm lo / rdma_cm lo", "softcm veth / TCP veth"]
+    table = []
+    for label, unit, vals, better in rows:
+        if all(v is None for v in vals):
+            continue
+        r1 = vals[1] / vals[2] if vals[1] is not None and vals[2] else None
+        r2 = vals[0] / vals[4] if vals[0] is not None and vals[4] else None
+        table.append([label, unit] + [fmt(v) for v in vals] +
+                     [fmt(r1) + ("" if r1 is None else "×"),
+                      fmt(r2) + ("" if r2 is None else "×")])
+
+    scale = sorted({k[3] for k in res if k[2] == "scale"})
+    base = get("softcm", "veth", "setup", 1000, "rate")
+    scale_lines = []
+    for live in scale:
+        r = get("softcm", "veth", "scale", live, "rate")
+        lk = get("softcm", "veth", "scale", live, "lookup")
+        rel = " (%.2f× the rate with no idle ids)" % (r / base) if base and r else ""
+        scale_lines.append("softcm veth, %d idle connections: batch of 1000 at %s conn/s%s;"
+                           " softcm_getpeername on an idle id %s ns"
+                           % (live, fmt(r), rel, fmt(lk)))
+
+    widths = [max(len(r[i]) for r in table + [head]) for i in range(len(head))]
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() + "\n")
+        for r in table:
+            f.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+        for s in scale_lines:
+            f.write(s + "\n")
+    with open(os.path.join(out, "table.rst"), "w") as f:
+        sep = "  ".join("=" * w for w in widths)
+        f.write(sep + "\n" + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() +
+                "\n" + sep + "\n")
+        for r in table:
+            f.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+        f.write(sep + "\n")
+        if scale_lines:
+            f.write("\n")
+            for s in scale_lines:
+                f.write("- " + s + "\n")
+
+    plots_rate, plots_p99 = [], []
+    missing = 0
+    for s, t, title in SYSTEMS:
+        dat = os.path.join(out, "%s-%s.dat" % (s, t))
+        lines = []
+        for n in ns:
+            r = res.get((s, t, "setup", n, "rate"))
+            p = res.get((s, t, "setup", n, "lat_p99"))
+            if r and p:
+                lines.append("%d %g %g %g %g %g %g\n" % (n, r[1], r[0], r[2],
+                                                         p[1] / 1e3, p[0] / 1e3, p[2] / 1e3))
+        if not lines:
+            missing = 1
+            continue
+        with open(dat, "w") as f:
+            f.writelines(lines)
+        plots_rate.append("'%s' using 1:2:3:4 with yerrorlines title '%s'" % (dat, title))
+        plots_p99.append("'%s' using 1:5:6:7 with yerrorlines title '%s'" % (dat, title))
+    with open(os.path.join(out, "chart.gp"), "w") as f:
+        f.write("""set terminal pngcairo size 1200,520 font ',10'
+set output '%s'
+set multiplot layout 1,2 title 'Connection setup, N connections in a batch (256 in flight); median of runs, bars min..max'
+set logscale x
+set xlabel 'N (connections)'
+set xtics (%s)
+set key top left
+set grid
+set ylabel 'connections per second (both sides ESTABLISHED)'
+set logscale y
+plot %s
+set ylabel 'p99 setup latency (ms)'
+set key top left
+plot %s
+unset multiplot
+""" % (os.path.join(out, "bench.png"), ", ".join(str(n) for n in ns),
+       ", \\\n     ".join(plots_rate), ", \\\n     ".join(plots_p99)))
+    return missing
+
+
+if __name__ == "__main__":
+    sys.exit(main())

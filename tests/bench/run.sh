@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: one boot of the stock kernel runs tests/bench/bench.sh (every
+# system, every case), then the results become a ratio table and a chart.
+#
+#   tests/bench/run.sh
+#
+# Environment: BENCH_NS ("100 1000 10000"), BENCH_LIVE ("10000 100000"),
+# BENCH_RUNS (3), BENCH_WINDOW (256), BENCH_LAT (200) size the run.
+# Writes build/bench/results.txt (one "cmbench ..." line per measurement,
+# machine-readable), table.txt, table.rst and bench.png.  The debug kernel
+# never gives figures: this always boots the stock one.
+
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$top/build/bench
+
+mkdir -p "$out/lib"
+cat >"$out/lib/bench.conf" <<EOF
+NS="${BENCH_NS:-100 1000 10000}"
+LIVE="${BENCH_LIVE:-10000 100000}"
+RUNS=${BENCH_RUNS:-3}
+WINDOW=${BENCH_WINDOW:-256}
+LAT=${BENCH_LAT:-200}
+EOF
+
+rm -rf "$out/artifacts"
+mkdir -p "$out/artifacts"
+{
+	echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "# host: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
+		"$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)," \
+		"$(qemu-system-x86_64 --version | head -n1), TCG"
+	echo "# host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	sed 's/^/# config: /' "$out/lib/bench.conf"
+} >"$out/results.txt"
+
+status=0
+start=$SECONDS
+if grep -q -- '--artifacts' "$top/tests/vm/run.sh"; then
+	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 1800 \
+		--test-timeout 1700 --artifacts "$out/artifacts" bench.sh || status=$?
+	res=$out/artifacts/bench-results.txt
+else
+	# A runner without an artifact channel: the results are also in the
+	# program's TAP comments, in the kept run directory.
+	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 1800 \
+		--test-timeout 1700 --keep bench.sh || status=$?
+	run=$(ls -td "$top"/build/vm/stock.* | head -n1)
+	tr -d '\r' <"$run/results.log" |
+		sed -n -e 's/^# cmbench /cmbench /p' -e '/^# \(guest\|slab\)/p' \
+		>"$out/artifacts/bench-results.txt"
+	res=$out/artifacts/bench-results.txt
+fi
+{
+	echo "# host load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# VM run: $((SECONDS - start)) s, exit $status"
+	[ -e "$res" ] && cat "$res"
+} >>"$out/results.txt"
+
+if ! grep -q '^cmbench ' "$out/results.txt"; then
+	echo "bench: no results (VM exit $status)" >&2
+	exit 1
+fi
+python3 "$here/report.py" "$out/results.txt" "$out" || status=1
+gnuplot "$out/chart.gp" 2>/dev/null || { echo "bench: gnuplot failed" >&2; status=1; }
+cat "$out/table.txt"
+echo "bench: $out/results.txt, $out/table.txt, $out/bench.png"
+exit $status
