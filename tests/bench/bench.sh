@@ -20,7 +20,7 @@ set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 SC=$dir/lib/cmbench-softcm RC=$dir/lib/cmbench-rdmacm
 NS="1000 10000"	# batch sizes
-LIVE="10000 100000"	# idle connections for the scale case
+LIVE="500 5000 50000"	# idle connections (2 ids each) for the scale case
 RUNS=3 WINDOW=256 LAT=200
 [ -r "$dir/lib/bench.conf" ] && . "$dir/lib/bench.conf"
 out=${SOFTCM_ARTIFACTS:-/tmp}/bench-results.txt

@@ -104,15 +104,19 @@ def main():
                       fmt(r2) + ("" if r2 is None else "×")])
 
     scale = sorted({k[3] for k in res if k[2] == "scale"})
-    base = get("softcm", "veth", "setup", 1000, "rate")
+    base = get("softcm", "veth", "scale", scale[0], "rate") if scale else None
     scale_lines = []
     for live in scale:
         r = get("softcm", "veth", "scale", live, "rate")
         lk = get("softcm", "veth", "scale", live, "lookup")
-        rel = " (%.2f× the rate with no idle ids)" % (r / base) if base and r else ""
-        scale_lines.append("softcm veth, %d idle connections: batch of 1000 at %s conn/s%s;"
-                           " softcm_getpeername on an idle id %s ns"
-                           % (live, fmt(r), rel, fmt(lk)))
+        mem = get("softcm", "veth", "scale", live, "kmem_per_conn")
+        rel = " (%.2f× the rate at %d idle ids)" % (r / base, 2 * scale[0]) \
+            if base and r and live != scale[0] else ""
+        scale_lines.append("softcm veth, %d idle ids (%d connections): batch of 1000 at %s "
+                           "conn/s%s; softcm_getpeername %s ns; kernel slab %s bytes per "
+                           "idle connection (%s per id)"
+                           % (2 * live, live, fmt(r), rel, fmt(lk), fmt(mem),
+                              fmt(mem / 2 if mem is not None else None)))
 
     widths = [max(len(r[i]) for r in table + [head]) for i in range(len(head))]
     with open(os.path.join(out, "table.txt"), "w") as f:
