@@ -93,7 +93,7 @@ setup() {
 	return 0
 }
 
-listening() { grep -q '^listening' "$1"; }
+listening() { grep -qs '^listening' "$1"; }
 
 # measure NAME SERVER_NS SERVER_PROG CLIENT_NS CLIENT_PROG SERVER_ADDR PORT ARGS...
 # (NS "-" is init_net)
