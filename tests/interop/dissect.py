@@ -41,7 +41,8 @@ ZERO_CSUM6 = "Illegal checksum value (0)"
 
 FIELDS = [
     "frame.number", "frame.len", "frame.protocols", "ip.src", "ipv6.src",
-    "udp.dstport", "udp.length", "infiniband.bth.opcode",
+    "udp.dstport", "udp.length", "infiniband.bth.opcode", "infiniband.bth.a",
+    "infiniband.bth.p_key", "infiniband.bth.destqp", "infiniband.bth.psn",
     "infiniband.mad.baseversion", "infiniband.mad.mgmtclass",
     "infiniband.mad.classversion", "infiniband.mad.method",
     "infiniband.mad.attributeid", "infiniband.mad.transactionid",
@@ -232,12 +233,18 @@ def main():
     # each message, one length per IP version.
     problems = []
     for field in ("infiniband.mad.baseversion", "infiniband.mad.classversion",
-                  "infiniband.bth.opcode"):
+                  "infiniband.bth.opcode", "infiniband.bth.a", "infiniband.bth.p_key",
+                  "infiniband.bth.destqp"):
         mine = {p[field] for p in sc}
         theirs = {p[field] for p in peer}
         if mine != theirs:
             problems.append(f"{field}: softcm {sorted(mine)}, rdma_cm {sorted(theirs)}")
-    tap.check("versions-and-opcode-as-the-linux-cm", problems)
+    # rxe numbers its QP1 packets in sequence; so does softcm, per
+    # namespace (one sender here).
+    psns = [num(p["infiniband.bth.psn"]) for p in sc]
+    if len(set(psns)) != len(psns) or psns != sorted(psns):
+        problems.append(f"softcm's BTH PSNs do not increase: {psns[:20]}")
+    tap.check("bth-and-mad-header-as-the-linux-cm", problems)
 
     problems, compared = [], 0
     lengths = collections.defaultdict(set)
