@@ -358,6 +358,49 @@ static unsigned int check_trace(const char *path, const char *const *want, unsig
 	return missing;
 }
 
+/* Connect @id from NS2 to IP1:@port; the event after ROUTE_RESOLVED. */
+static int connect_to(struct rdma_event_channel *ch, struct rdma_cm_id *id, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1 };
+
+	inet_pton(AF_INET, IP1, &a.sin_addr);
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&a, 2000) ||
+	    get_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+	    rdma_resolve_route(id, 2000) ||
+	    get_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		return -1;
+	return rdma_connect(id, &p);
+}
+
+/* REJs are counted by reason, both ways: 8 (no listener), 28 (rejected). */
+TEST_F(listing, rejects_counted_by_reason)
+{
+	struct rdma_cm_id *c8, *c28, *req;
+	char out[8192];
+
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &c8, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, connect_to(self->ch2, c8, PORT + 1));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_REJECTED, NULL));
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &c28, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, connect_to(self->ch2, c28, PORT));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, &req));
+	ASSERT_EQ(0, rdma_reject(req, "no", 2));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_REJECTED, NULL));
+
+	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_8  1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_28 1\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "tx_rej_reason")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm stats -z", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_8  1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_28 1\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "rx_rej_reason")) TH_LOG("%s", out);
+	rdma_destroy_id(req);
+	rdma_destroy_id(c28);
+	rdma_destroy_id(c8);
+}
+
 static const char *tracefs(void)
 {
 	if (!access("/sys/kernel/tracing/events", F_OK))
