@@ -153,13 +153,14 @@ def main():
             continue
         with open(dat, "w") as f:
             f.writelines(lines)
-        plots_rate.append("'%s' using 1:2:3:4 with yerrorlines title '%s'" % (dat, title))
-        plots_p99.append("'%s' using 1:5:6:7 with yerrorlines title '%s'" % (dat, title))
+        plots_rate.append("'%s' using 1:2:3:4 with yerrorlines lw 2 title '%s'" % (dat, title))
+        plots_p99.append("'%s' using 1:5:6:7 with yerrorlines lw 2 title '%s'" % (dat, title))
     with open(os.path.join(out, "chart.gp"), "w") as f:
-        f.write("""set terminal pngcairo size 1200,520 font ',10'
+        f.write("""set terminal pngcairo size 1200,520 font ',10' noenhanced
 set output '%s'
 set multiplot layout 1,2 title 'Connection setup, N connections in a batch (256 in flight); median of runs, bars min..max'
 set logscale x
+set xrange [%g:%g]
 set xlabel 'N (connections)'
 set xtics (%s)
 set key top left
@@ -171,7 +172,8 @@ set ylabel 'p99 setup latency (ms)'
 set key top left
 plot %s
 unset multiplot
-""" % (os.path.join(out, "bench.png"), ", ".join(str(n) for n in ns),
+""" % (os.path.join(out, "bench.png"), min(ns) * 0.7 if ns else 1,
+       max(ns) * 1.4 if ns else 10, ", ".join(str(n) for n in ns),
        ", \\\n     ".join(plots_rate), ", \\\n     ".join(plots_p99)))
     return missing
 
