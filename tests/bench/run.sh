@@ -6,7 +6,8 @@
 #
 #   tests/bench/run.sh
 #
-# Environment: BENCH_NS ("100 1000 10000"), BENCH_LIVE ("500 5000 50000": idle connections, two ids each),
+# Environment: BENCH_NS ("100 1000 10000"), BENCH_LIVE ("500 5000 50000": idle connections, two ids each;
+# empty: no scale case),
 # BENCH_RUNS (3), BENCH_WINDOW (256), BENCH_LAT (200) size the run.
 # Writes build/bench/results.txt (one "cmbench ..." line per measurement,
 # machine-readable), table.txt, table.rst and bench.png.  The debug kernel
@@ -20,7 +21,7 @@ out=$top/build/bench
 mkdir -p "$out/lib"
 cat >"$out/lib/bench.conf" <<EOF
 NS="${BENCH_NS:-100 1000 10000}"
-LIVE="${BENCH_LIVE:-500 5000 50000}"
+LIVE="${BENCH_LIVE-500 5000 50000}"
 RUNS=${BENCH_RUNS:-3}
 WINDOW=${BENCH_WINDOW:-256}
 LAT=${BENCH_LAT:-200}
