@@ -6,9 +6,9 @@
 #
 #   tests/bench/run.sh
 #
-# Environment: BENCH_NS ("100 1000 10000"), BENCH_LIVE ("500 5000 50000": idle connections, two ids each;
-# empty: no scale case),
-# BENCH_RUNS (3), BENCH_WINDOW (256), BENCH_LAT (200) size the run.
+# Environment: BENCH_NS ("100 1000 10000"), BENCH_LIVE ("500 5000 50000":
+# idle connections, two ids each; empty: no scale case), BENCH_RUNS (3),
+# BENCH_WINDOW (256), BENCH_LAT (200) size the run.
 # Writes build/bench/results.txt (one "cmbench ..." line per measurement,
 # machine-readable), table.txt, table.rst and bench.png.  The debug kernel
 # never gives figures: this always boots the stock one.
