@@ -109,6 +109,19 @@ client_ok() {
 		{ say "server did not get \"$msg\" from $from"; return 1; }
 }
 
+# counts SERVER_OUT N PREFIX: the server saw N clients connect and go.
+# A client that hangs up at once may have its DREQ reach the server before
+# its RTU (7 of 50 once on the debug kernel): the server then gets
+# DISCONNECTED without ESTABLISHED, as from the Linux CM, and says so.
+counts() {
+	local out=$1 want=$2 p=$3 conn early gone
+	conn=$(grep -c "^${p}connected to " "$out")
+	early=$(grep -c "^${p}disconnected from .* before its RTU\$" "$out")
+	gone=$(grep -c "^${p}disconnected from " "$out")
+	say "${out##*/}: $conn established, $early disconnected before the RTU, $gone gone"
+	[ $((conn + early)) = "$want" ] && [ "$gone" = "$want" ]
+}
+
 # sync NAME ADDR PEER: sync_server serves three clients in turn.
 sync_case() {
 	local name=$1 addr=$2 peer=$3 out=$tmp/${1//\//-} i rc=0 bad=0
@@ -122,8 +135,7 @@ sync_case() {
 	done
 	wait "$spid" || rc=$?
 	[ $rc = 0 ] || { say "sync_server exit $rc"; bad=1; }
-	[ "$(grep -c '^connected to ' "$out.server")" = 3 ] &&
-	[ "$(grep -c '^disconnected from ' "$out.server")" = 3 ] || bad=1
+	counts "$out.server" 3 '' || bad=1
 	if [ $bad = 0 ]; then
 		ok "$name"
 	else
@@ -154,8 +166,7 @@ epoll_case() {
 		fi
 	done
 	# Every client numbered once, connected and gone.
-	[ "$(grep -c '^\[[0-9]*\] connected to ' "$out.server")" = $CLIENTS ] &&
-	[ "$(grep -c '^\[[0-9]*\] disconnected from ' "$out.server")" = $CLIENTS ] &&
+	counts "$out.server" $CLIENTS '\[[0-9]*\] ' &&
 	[ "$(grep -o 'you are client [0-9]*' "$out".[0-9]* | sort -u | wc -l)" = $CLIENTS ] &&
 	grep -qx "served $CLIENTS clients" "$out.server" || { say "server's counts"; bad=1; }
 	if [ $bad = 0 ]; then

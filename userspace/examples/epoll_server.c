@@ -32,6 +32,7 @@ struct conn {
 	struct rdma_cm_id *id;
 	struct conn *prev, *next;
 	int n;
+	int established;
 	char peer[64];
 };
 
@@ -128,12 +129,18 @@ static int on_event(struct server *s, struct rdma_cm_event *event)
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		return on_request(s, event);
 	case RDMA_CM_EVENT_ESTABLISHED:
+		c->established = 1;
 		printf("[%d] connected to %s\n", c->n, c->peer);
 		return 0;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		/* The client's DREQ: answer it, then the id is done. */
+		/*
+		 * The client's DREQ: answer it, then the id is done.  A client
+		 * that hangs up at once may have its DREQ overtake its RTU:
+		 * then there was no ESTABLISHED.
+		 */
 		rdma_disconnect(c->id);
-		printf("[%d] disconnected from %s\n", c->n, c->peer);
+		printf("[%d] disconnected from %s%s\n", c->n, c->peer,
+		       c->established ? "" : " before its RTU");
 		s->served++;
 		return 1;
 	case RDMA_CM_EVENT_CONNECT_ERROR:

@@ -58,9 +58,18 @@ static void serve(struct rdma_cm_id *id)
 	param.responder_resources = 1;
 	param.initiator_depth = 1;
 	param.rnr_retry_count = 7;
-	/* Returns once the connection is established (the client's RTU). */
+	/*
+	 * Returns with the client's RTU (ESTABLISHED), or with its DREQ
+	 * when a client that hangs up at once has it overtake the RTU
+	 * (DISCONNECTED): the event left in id->event says which.
+	 */
 	if (rdma_accept(id, &param)) {
 		perror("rdma_accept");
+		goto out;
+	}
+	if (id->event->event != RDMA_CM_EVENT_ESTABLISHED) {
+		/* Destroying the id answers the DREQ. */
+		printf("disconnected from %s before its RTU\n", peer);
 		goto out;
 	}
 	printf("connected to %s\n", peer);
