@@ -73,9 +73,10 @@ $(LIB_PC): userspace/lib/libsoftcm.pc.in
 	sed -e 's|@PREFIX@|/usr/local|' -e 's|@LIBDIR@|/usr/local/lib|' \
 		-e 's|@INCLUDEDIR@|/usr/local/include|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
-$(BUILD)/bin/%: userspace/tools/%.c $(LIB_SO) $(HEADERS)
+TOOL_SRCS := $(wildcard userspace/tools/*.c)
+$(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lsoftcm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(TOOL_SRCS) -L$(BUILD)/lib -lsoftcm
 
 tests: $(SELFTESTS) $(SCRIPT_TESTS)
 
