@@ -35,19 +35,21 @@ static void usage(FILE *f)
 		"Commands:\n"
 		"  version    print the tool's and the loaded module's versions;\n"
 		"             fails when the module is missing or speaks another ABI\n"
-		"  ping -l [-D] [-R] [-u] [-b ADDR] [-p PORT] [-d DATA] [-n COUNT] [-t MS]\n"
+		"  ping -l [-D] [-R] [-u] [-b ADDR] [-p PORT] [-d DATA] [-q QPN] [-n COUNT]\n"
+		"          [-t MS]\n"
 		"             accept COUNT connections (1) on ADDR (0.0.0.0) port PORT\n"
 		"             (%s): show each peer's address and private data, answer\n"
 		"             DATA (\"%s\"), and disconnect when the peer does; with -D,\n"
 		"             disconnect first, as soon as a connection is established;\n"
 		"             with -R, reject each request with DATA instead\n"
-		"  ping [-u | -w | -i] [-p PORT] [-d DATA] [-t MS] ADDR\n"
+		"  ping [-u | -w | -i] [-p PORT] [-d DATA] [-q QPN] [-t MS] ADDR\n"
 		"             connect to ADDR port PORT with DATA (\"%s\") as private\n"
 		"             data; show the peer, its answer and the handshake time,\n"
 		"             then disconnect (-w: wait for the server to; -i: once a\n"
 		"             line arrives on standard input).  Every wait for the peer\n"
 		"             gives up after MS ms (client: %d, server: never).\n"
-		"             -u: a UD id (RDMA_PS_UDP): a SIDR exchange, no connection\n"
+		"             -u: a UD id (RDMA_PS_UDP): a SIDR exchange, no connection.\n"
+		"             -q: the QPN the REQ, REP or SIDR_REP announces (0)\n"
 		"  help       print this text\n",
 		PING_PORT, PING_REPLY, PING_DATA, PING_TIMEOUT_MS);
 }
@@ -182,6 +184,7 @@ struct ping_opts {
 	const char *port;
 	const char *data;
 	const char *addr;
+	unsigned int qpn;		/* announced; there is no QP */
 	int count;
 	int timeout_ms;
 };
@@ -230,6 +233,7 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 		.initiator_depth = 1,
 		.retry_count = 7,
 		.rnr_retry_count = 7,
+		.qp_num = o->qpn,
 	};
 	struct rdma_cm_event *event;
 	struct timespec t0, t1;
@@ -330,6 +334,7 @@ static int serve_request(struct rdma_cm_event *event, int n, const struct ping_o
 		.responder_resources = RDMA_MAX_RESP_RES,
 		.initiator_depth = RDMA_MAX_INIT_DEPTH,
 		.rnr_retry_count = 7,
+		.qp_num = o->qpn,
 	};
 	struct rdma_cm_id *id = event->id;
 	struct sockaddr_storage peer;
@@ -464,7 +469,7 @@ static int cmd_ping(int argc, char **argv)
 	char *end;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+lDRuwib:p:n:d:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+lDRuwib:p:n:d:q:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.listen = 1;
@@ -492,6 +497,11 @@ static int cmd_ping(int argc, char **argv)
 			break;
 		case 'd':
 			o.data = optarg;
+			break;
+		case 'q':
+			o.qpn = strtoul(optarg, &end, 0);
+			if (*end || o.qpn > 0xffffff)
+				goto usage_error;
 			break;
 		case 'n':
 			o.count = strtol(optarg, &end, 10);
