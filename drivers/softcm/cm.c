@@ -37,6 +37,7 @@
 #include "sockaddr.h"
 #include "state.h"
 #include "stats.h"
+#include "trace.h"
 #include "transport.h"
 
 static struct softcm_net *sn_of(struct softcm_id *id)
@@ -51,6 +52,9 @@ void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to)
 
 	WARN_ONCE(!softcm_cm_state_allowed(id->cm.state, to), "softcm: CM %s -> %s\n",
 		  softcm_cm_state_name(id->cm.state), softcm_cm_state_name(to));
+	trace_softcm_cm_state(id->net->ns.inum, id->handle, id->cm.local_id,
+			      id->cm.remote.comm_id, softcm_cm_state_name(id->cm.state),
+			      softcm_cm_state_name(to));
 	id->cm.state = to;
 }
 
@@ -720,18 +724,22 @@ void softcm_cm_rcv(struct softcm_net *sn, struct sk_buff *skb)
 			SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE;
 	struct softcm_cm_msg *msg;
 	struct softcm_pkt pkt;
+	int ret;
 
+	pkt_of(skb, &pkt);
 	msg = kmalloc(sizeof(*msg), GFP_KERNEL);
 	if (!msg) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_NOMEM);
+		softcm_trace_mad(sn, false, &pkt.src, mad, -ENOMEM);
 		return;
 	}
-	if (softcm_wire_decode(mad, SOFTCM_MAD_SIZE, msg)) {
+	ret = softcm_wire_decode(mad, SOFTCM_MAD_SIZE, msg);
+	softcm_trace_mad(sn, false, &pkt.src, mad, ret);
+	if (ret) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_MAD);
 		goto out;
 	}
 	softcm_stat_inc(&sn->stats, softcm_stat_msg(SOFTCM_STAT_RX, msg->attr));
-	pkt_of(skb, &pkt);
 
 	switch (msg->attr) {
 	case SOFTCM_CM_REQ:
