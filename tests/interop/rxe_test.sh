@@ -701,6 +701,7 @@ else
 	fi
 fi
 
+say "the cases took ${SECONDS} s"
 cleanup
 if [ ! -e /sys/class/infiniband/rxe0 ] && ! ip netns list | grep -qw $ns; then
 	ok cleanup
