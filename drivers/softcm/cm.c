@@ -77,6 +77,13 @@ static void count_tx(struct softcm_net *sn, u8 attr)
 	softcm_stat_inc(&sn->stats, softcm_stat_msg(SOFTCM_STAT_TX, attr));
 }
 
+static void count_tx_msg(struct softcm_net *sn, const struct softcm_cm_msg *msg)
+{
+	count_tx(sn, msg->attr);
+	if (msg->attr == SOFTCM_CM_REJ)
+		softcm_stat_rej(&sn->stats, true, msg->reason);
+}
+
 static int xmit(struct softcm_id *id, const u8 *mad)
 {
 	return softcm_xmit(sn_of(id), &id->cm.wire_src, &id->cm.wire_dst,
@@ -98,7 +105,7 @@ int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg)
 	ret = softcm_wire_encode(msg, mad);
 	if (ret)
 		return ret;
-	count_tx(sn_of(id), msg->attr);
+	count_tx_msg(sn_of(id), msg);
 	xmit(id, mad);
 	return 0;
 }
@@ -157,7 +164,7 @@ int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 	id->cm.mad_attr = msg->attr;
 	id->cm.retries_left = retries;
 	id->cm.timeout_ms = timeout_ms;
-	count_tx(sn_of(id), msg->attr);
+	count_tx_msg(sn_of(id), msg);
 	xmit(id, mad);
 	id->cm.timer = SOFTCM_CM_TIMER_RETRY;
 	softcm_cm_arm(id, timeout_ms);
@@ -191,7 +198,7 @@ void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
 
 	if (softcm_wire_encode(msg, mad))
 		return;
-	count_tx(sn, msg->attr);
+	count_tx_msg(sn, msg);
 	softcm_xmit(sn, &pkt->dst, &pkt->src, pkt->ifindex, 0, mad);
 }
 
@@ -740,6 +747,8 @@ void softcm_cm_rcv(struct softcm_net *sn, struct sk_buff *skb)
 		goto out;
 	}
 	softcm_stat_inc(&sn->stats, softcm_stat_msg(SOFTCM_STAT_RX, msg->attr));
+	if (msg->attr == SOFTCM_CM_REJ)
+		softcm_stat_rej(&sn->stats, false, msg->reason);
 
 	switch (msg->attr) {
 	case SOFTCM_CM_REQ:

@@ -321,6 +321,86 @@ TEST_F(listing, tool_show_and_stats)
 	EXPECT_EQ(2, WEXITSTATUS(run("softcm show extra 2>/dev/null", out, sizeof(out))));
 }
 
+/*
+ * How many of @want are not in the text file @path; the file goes to the
+ * log, all of it when something is missing, else its first lines.
+ */
+static unsigned int check_trace(const char *path, const char *const *want, unsigned int n)
+{
+	unsigned int i, missing = 0;
+	char cmd[256], *buf;
+	size_t len;
+	FILE *f;
+
+	buf = malloc(1 << 20);
+	f = fopen(path, "r");
+	if (!buf || !f) {
+		fprintf(stderr, "# cannot read %s\n", path);
+		free(buf);
+		if (f)
+			fclose(f);
+		return n;
+	}
+	len = fread(buf, 1, (1 << 20) - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+	for (i = 0; i < n; i++) {
+		if (strstr(buf, want[i]))
+			continue;
+		fprintf(stderr, "# no \"%s\" in %s\n", want[i], path);
+		missing++;
+	}
+	free(buf);
+	snprintf(cmd, sizeof(cmd), missing ? "sed 's/^/# /' %s >&2" :
+		 "grep -v '^#' %s | grep softcm_ | head -n 12 | sed 's/^/# /' >&2", path);
+	if (system(cmd))
+		fprintf(stderr, "# cannot show %s\n", path);
+	return missing;
+}
+
+/* Connect @id from NS2 to IP1:@port; the event after ROUTE_RESOLVED. */
+static int connect_to(struct rdma_event_channel *ch, struct rdma_cm_id *id, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1 };
+
+	inet_pton(AF_INET, IP1, &a.sin_addr);
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&a, 2000) ||
+	    get_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+	    rdma_resolve_route(id, 2000) ||
+	    get_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		return -1;
+	return rdma_connect(id, &p);
+}
+
+/* REJs are counted by reason, both ways: 8 (no listener), 28 (rejected). */
+TEST_F(listing, rejects_counted_by_reason)
+{
+	struct rdma_cm_id *c8, *c28, *req;
+	char out[8192];
+
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &c8, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, connect_to(self->ch2, c8, PORT + 1));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_REJECTED, NULL));
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &c28, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, connect_to(self->ch2, c28, PORT));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, &req));
+	ASSERT_EQ(0, rdma_reject(req, "no", 2));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_REJECTED, NULL));
+
+	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_8  1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_28 1\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "tx_rej_reason")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm stats -z", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_8  1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_28 1\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "rx_rej_reason")) TH_LOG("%s", out);
+	rdma_destroy_id(req);
+	rdma_destroy_id(c28);
+	rdma_destroy_id(c8);
+}
+
 static const char *tracefs(void)
 {
 	if (!access("/sys/kernel/tracing/events", F_OK))
@@ -330,30 +410,32 @@ static const char *tracefs(void)
 	return NULL;
 }
 
-/* The tracepoints see a whole connection, from resolution to disconnect. */
+/*
+ * The tracepoints see a whole connection, from resolution to disconnect,
+ * in tracefs and through trace-cmd.
+ */
 TEST_F(listing, tracepoints)
 {
 	static const char *const want[] = {
-		"softcm_resolve: netns=", "status=0",
-		"softcm_state: ", "-> ADDR_RESOLVED", "-> ROUTE_RESOLVED",
-		"softcm_cm_state: ", "-> REQ_SENT", "-> REQ_RCVD", "-> ESTABLISHED",
-		"softcm_cm_msg: ", "tx REQ peer=" IP1, "rx REQ peer=" IP2, "tx REP",
+		"softcm_resolve:", "status=0",
+		"softcm_state:", "-> ADDR_RESOLVED", "-> ROUTE_RESOLVED",
+		"softcm_cm_state:", "-> REQ_SENT", "-> REQ_RCVD", "-> ESTABLISHED",
+		"softcm_cm_msg:", "tx REQ peer=" IP1, "rx REQ peer=" IP2, "tx REP",
 		"rx REP", "tx RTU", "rx RTU", "tx DREQ", "rx DREQ", "tx DREP",
 	};
 	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1 };
 	struct rdma_cm_id *c, *s;
-	char path[128], *buf;
 	const char *tr = tracefs();
-	unsigned int i, missing = 0;
+	unsigned int missing;
+	char path[128];
 	FILE *f;
-	size_t n;
 
 	if (!tr || access("/sys/kernel/tracing/events/softcm", F_OK))
 		SKIP(return, "this kernel has no tracing (CONFIG_TRACING)");
 	inet_pton(AF_INET, IP1, &a1.sin_addr);
-	snprintf(path, sizeof(path), "%s/events/softcm/enable", tr);
-	ASSERT_EQ(0, write_text(path, "1"));
+	/* trace-cmd turns the events on (it only writes tracefs's files). */
+	ASSERT_EQ(0, system("trace-cmd start -e softcm >/dev/null"));
 	snprintf(path, sizeof(path), "%s/trace", tr);
 	f = fopen(path, "w");	/* truncating it empties the buffer */
 	ASSERT_NE(NULL, f);
@@ -376,26 +458,19 @@ TEST_F(listing, tracepoints)
 	rdma_destroy_id(s);
 	rdma_destroy_id(c);
 
-	snprintf(path, sizeof(path), "%s/events/softcm/enable", tr);
-	ASSERT_EQ(0, write_text(path, "0"));
+	ASSERT_EQ(0, system("trace-cmd stop"));
 	snprintf(path, sizeof(path), "%s/trace", tr);
-	buf = malloc(1 << 20);
-	ASSERT_NE(NULL, buf);
-	f = fopen(path, "r");
-	ASSERT_NE(NULL, f);
-	n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		if (strstr(buf, want[i]))
-			continue;
-		fprintf(stderr, "# no \"%s\" in the trace\n", want[i]);
-		missing++;
-	}
-	if (missing)
-		fprintf(stderr, "# the trace:\n%s", buf);
+	missing = check_trace(path, want, sizeof(want) / sizeof(want[0]));
 	EXPECT_EQ(0, missing);
-	free(buf);
+	/*
+	 * trace-cmd reads the buffer (consuming it) and formats it itself,
+	 * from the events' format files, with libtraceevent: the same text.
+	 */
+	ASSERT_EQ(0, system("trace-cmd extract -o /tmp/softcm.dat >/dev/null 2>&1"
+			    " && trace-cmd report -i /tmp/softcm.dat >/tmp/softcm.report 2>&1"));
+	missing = check_trace("/tmp/softcm.report", want, sizeof(want) / sizeof(want[0]));
+	EXPECT_EQ(0, missing);
+	ASSERT_EQ(0, system("trace-cmd reset >/dev/null 2>&1"));
 }
 
 TEST_HARNESS_MAIN
