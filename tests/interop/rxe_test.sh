@@ -48,7 +48,7 @@ cases=(setup
 	ipv6/disconnect-softcm-client-first ipv6/disconnect-rdmacm-client-first
 	reject/rdmacm-server-rejects-softcm reject/softcm-server-rejects-rdmacm
 	ipv6/reject-rdmacm-server-rejects-softcm ipv6/reject-softcm-server-rejects-rdmacm
-	reject/rxe-stale-qpn-rej-10
+	reject/rxe-stale-qpn-rej-10 ipv4/ucmatose-2-connections-softcm-server
 	lost/softcm-rep-rxe-retransmits-req lost/rxe-req-retransmitted
 	lost/netem-random-loss
 	capture cleanup)
@@ -614,6 +614,31 @@ stale_qpn() {
 	fi
 }
 
+# ucmatose with two connections at once to one softcm server.  The Linux
+# CM's stale check applies to a REP too: a REP announcing the QPN of
+# another live connection from the same CA GUID is rejected (REJ 10), so
+# softcm ping -l announces QPN, QPN + 1, ... for its connections.
+rxe_two() {
+	local name=ipv4/ucmatose-2-connections-softcm-server port=7484 srv cli crc ok=1
+	srv=$tmp/two.softcm cli=$tmp/two.ucmatose
+	bg "$srv" ip netns exec $ns timeout $T softcm ping -l -D -n 2 -p $port -b $ip4_sc
+	if ! poll $((100 * slow)) sc_listening "$srv"; then
+		not_ok "$name" "$srv"
+		return
+	fi
+	crc=0
+	timeout $T ucmatose -s $ip4_sc -p $port -c 2 -C 0 >"$cli" 2>&1 || crc=$?
+	finish "$bgpid" "$srv.diag"
+	[ "$crc" = 0 ] && [ "$rc" = 0 ] || { ok=0; say "ucmatose exit $crc, softcm ping exit $rc"; }
+	has "$cli" "^return status 0\$" || ok=0
+	has "$srv" "^\[2\] disconnected\$" || ok=0
+	if [ $ok = 1 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "$srv" "$cli" "$srv.diag"
+	fi
+}
+
 trap 'cleanup; rm -rf "$tmp"' EXIT
 
 if ! setup >"$tmp/setup" 2>&1; then
@@ -684,6 +709,7 @@ else
 	peer_rejects ipv6/reject-rdmacm-server-rejects-softcm $ip6_rxe 7474 "no-thanks"
 	sc_rejects ipv6/reject-softcm-server-rejects-rdmacm $ip6_sc 7474 "no-thanks"
 	stale_qpn
+	rxe_two
 
 	lost_rep
 	lost_req

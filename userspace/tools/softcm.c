@@ -50,7 +50,8 @@ static void usage(FILE *f)
 		"             line arrives on standard input).  Every wait for the peer\n"
 		"             gives up after MS ms (client: %d, server: never).\n"
 		"             -u: a UD id (RDMA_PS_UDP): a SIDR exchange, no connection.\n"
-		"             -q: the QPN the REQ, REP or SIDR_REP announces (0)\n"
+		"             -q: the QPN the REQ announces, or the server's first REP\n"
+		"             or SIDR_REP (0; the next one QPN + 1, and so on)\n"
 		"  show [-s STATE] [-p PORT] [-a ADDR] [-j]\n"
 		"             list this network namespace's ids (/proc/net/softcm):\n"
 		"             owner, state, addresses, device, CM state, comm IDs,\n"
@@ -343,7 +344,11 @@ static int serve_request(struct rdma_cm_event *event, int n, const struct ping_o
 		.responder_resources = RDMA_MAX_RESP_RES,
 		.initiator_depth = RDMA_MAX_INIT_DEPTH,
 		.rnr_retry_count = 7,
-		.qp_num = o->qpn,
+		/*
+		 * One QPN per connection: a Linux peer rejects (REJ 10) a
+		 * REP with the QPN of another of its connections to us.
+		 */
+		.qp_num = (o->qpn + n - 1) & 0xffffff,
 	};
 	struct rdma_cm_id *id = event->id;
 	struct sockaddr_storage peer;
