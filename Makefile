@@ -73,7 +73,8 @@ $(LIB_A): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(LIB_PC): userspace/lib/libsoftcm.pc.in
-	sed -e 's|@PREFIX@|/usr/local|' -e 's|@VERSION@|$(VERSION)|' $< >$@
+	sed -e 's|@PREFIX@|/usr/local|' -e 's|@LIBDIR@|/usr/local/lib|' \
+		-e 's|@INCLUDEDIR@|/usr/local/include|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 TOOL_SRCS := $(wildcard userspace/tools/*.c)
 $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
@@ -111,3 +112,132 @@ sparse:
 
 clean:
 	rm -rf $(BUILD)
+
+# --- Installation (make install / uninstall / dkms-install) and examples ---
+#
+# make install    [DESTDIR=] [PREFIX=/usr/local] [KDIR=] [INSTALL_MOD_DIR=extra]
+#                 the module through the kernel's modules_install (then depmod
+#                 and ldconfig, unless DESTDIR is set), libsoftcm (.so.1, .so,
+#                 .a), the headers, libsoftcm.pc, the softcm tool, the man
+#                 pages, the udev rule and the modules-load.d file
+# make uninstall  the same variables: removes exactly those files
+# make dkms-install / dkms-uninstall   the module's sources in /usr/src for DKMS
+#
+# udev and systemd-modules-load read /etc and /usr/lib, never /usr/local:
+# their files go to /etc unless UDEVRULESDIR= and MODULESLOADDIR= say
+# otherwise (a distribution package would use /usr/lib/...).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+UDEVRULESDIR ?= /etc/udev/rules.d
+MODULESLOADDIR ?= /etc/modules-load.d
+DKMSDIR ?= /usr/src/softcm-$(VERSION)
+INSTALL_MOD_DIR ?= extra
+# The release the module is built for: KDIR's, not the running kernel's.
+INSTALL_KVER = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
+INSTALL_MODDIR = $(DESTDIR)/lib/modules/$(INSTALL_KVER)/$(INSTALL_MOD_DIR)
+INSTALL_KO = $(INSTALL_MODDIR)/drivers/softcm/softcm.ko
+MANPAGES := $(wildcard Documentation/man/*.[1-8])
+DIST := userspace/dist
+EXAMPLES := $(patsubst userspace/examples/%.c,$(BUILD)/examples/%,$(wildcard userspace/examples/*.c))
+# What the test VM gets: `make install` staged as a tarball, the examples.
+INSTALL_TAR := $(BUILD)/tests/lib/install/softcm-install.tar
+INSTALL_TESTS := $(patsubst %,$(BUILD)/tests/%,$(notdir $(wildcard tests/install/*_test.sh tests/examples/*_test.sh)))
+
+.PHONY: examples install install-module install-userspace uninstall dkms-install dkms-uninstall
+all: examples $(INSTALL_TAR) $(INSTALL_TESTS) $(BUILD)/tests/lib/examples/.stamp
+
+# rdma-core's <rdma/rdma_cma.h> and our library, nothing of softcm's own.
+examples: $(EXAMPLES)
+$(BUILD)/examples/%: userspace/examples/%.c $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lsoftcm
+
+$(BUILD)/tests/lib/examples/.stamp: $(EXAMPLES)
+	@mkdir -p $(@D)
+	cp $(EXAMPLES) $(@D)/
+	@touch $@
+
+$(BUILD)/tests/%_test.sh: tests/install/%_test.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+$(BUILD)/tests/%_test.sh: tests/examples/%_test.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+install: install-module install-userspace
+
+# Without the test modules a debug kernel's tree would add (Kbuild).
+install-module:
+	@$(MAKE) --no-print-directory module SOFTCM_MODULE_ONLY=y
+	$(MAKE) -C $(KDIR) M=$(KMOD) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
+	$(if $(DESTDIR),,depmod -a $(INSTALL_KVER))
+
+install-userspace: userspace
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODULESLOADDIR)
+	install -m 0755 $(TOOL) $(DESTDIR)$(BINDIR)/softcm
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libsoftcm.so.1
+	ln -sf libsoftcm.so.1 $(DESTDIR)$(LIBDIR)/libsoftcm.so
+	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libsoftcm.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' userspace/lib/libsoftcm.pc.in \
+		>$(DESTDIR)$(PKGCONFIGDIR)/libsoftcm.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libsoftcm.pc
+	install -m 0644 userspace/lib/softcm.h $(DESTDIR)$(INCLUDEDIR)/softcm.h
+	install -m 0644 uapi/linux/softcm.h $(DESTDIR)$(INCLUDEDIR)/linux/softcm.h
+	set -e; for m in $(MANPAGES); do \
+		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	install -m 0644 $(DIST)/60-softcm.rules $(DESTDIR)$(UDEVRULESDIR)/60-softcm.rules
+	install -m 0644 $(DIST)/softcm-modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/softcm.conf
+	$(if $(DESTDIR),,-ldconfig)
+
+# Directories are removed only when empty, and only those install made for
+# softcm alone (the module's); shared ones such as $(BINDIR) stay.
+uninstall:
+	rm -f $(INSTALL_KO) $(INSTALL_KO).gz $(INSTALL_KO).xz $(INSTALL_KO).zst
+	-rmdir $(INSTALL_MODDIR)/drivers/softcm $(INSTALL_MODDIR)/drivers $(INSTALL_MODDIR) 2>/dev/null
+	$(if $(DESTDIR),,depmod -a $(INSTALL_KVER))
+	rm -f $(DESTDIR)$(BINDIR)/softcm $(DESTDIR)$(LIBDIR)/libsoftcm.so.1 \
+		$(DESTDIR)$(LIBDIR)/libsoftcm.so $(DESTDIR)$(LIBDIR)/libsoftcm.a \
+		$(DESTDIR)$(PKGCONFIGDIR)/libsoftcm.pc $(DESTDIR)$(INCLUDEDIR)/softcm.h \
+		$(DESTDIR)$(INCLUDEDIR)/linux/softcm.h \
+		$(DESTDIR)$(UDEVRULESDIR)/60-softcm.rules $(DESTDIR)$(MODULESLOADDIR)/softcm.conf
+	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	$(if $(DESTDIR),,-ldconfig)
+
+# `make install DESTDIR=` staged and packed for the guest's install_test.sh,
+# with PREFIX=/usr: the guest has no ldconfig to find /usr/local/lib.  The
+# staging is then uninstalled again and whatever is left recorded: the
+# guest reports it (it must be nothing).
+INSTALL_STAGE := $(BUILD)/install-stage
+$(INSTALL_TAR): $(LIB_SO) $(LIB_A) $(TOOL) $(HEADERS) $(MANPAGES) $(wildcard $(DIST)/*) \
+		userspace/lib/libsoftcm.pc.in $(wildcard drivers/softcm/*.[ch] include/softcm/*.h) Makefile Kbuild \
+		| module
+	rm -rf $(INSTALL_STAGE) && mkdir -p $(@D)
+	@$(MAKE) --no-print-directory install DESTDIR=$(INSTALL_STAGE) PREFIX=/usr >$(@D)/install.log 2>&1 || \
+		{ cat $(@D)/install.log; exit 1; }
+	cd $(INSTALL_STAGE) && find . ! -type d | sort >$(@D)/files
+	tar -C $(INSTALL_STAGE) --no-recursion -cf $@.tmp -T $(@D)/files
+	@$(MAKE) --no-print-directory uninstall DESTDIR=$(INSTALL_STAGE) PREFIX=/usr >>$(@D)/install.log 2>&1
+	cd $(INSTALL_STAGE) && find . ! -type d >$(@D)/uninstall-leftovers
+	rm -rf $(INSTALL_STAGE)
+	mv $@.tmp $@
+
+# The module's sources for DKMS (dkms.conf in $(DIST)), then
+# `dkms install softcm/$(VERSION)` builds and installs it for each kernel.
+dkms-install:
+	install -d $(DESTDIR)$(DKMSDIR)
+	cp -r --parents Kbuild drivers/softcm include uapi $(DESTDIR)$(DKMSDIR)/
+	sed 's|@VERSION@|$(VERSION)|' $(DIST)/dkms.conf.in >$(DESTDIR)$(DKMSDIR)/dkms.conf
+	$(if $(DESTDIR),,dkms add softcm/$(VERSION))
+
+dkms-uninstall:
+	$(if $(DESTDIR),,-dkms remove softcm/$(VERSION) --all)
+	rm -rf $(DESTDIR)$(DKMSDIR)
