@@ -43,6 +43,9 @@ TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
 # Shell test programs (interop with soft-RoCE), copied as they are.
 SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/interop/*_test.sh))
+# The rdma_cm peer on the rxe side: rdma-core's headers and librdmacm, not
+# ours (no $(CPPFLAGS), no libsoftcm); copied into the guest with lib/.
+RDMACM_PEER := $(BUILD)/tests/lib/rdmacm_peer
 HEADERS := $(wildcard uapi/linux/*.h userspace/lib/*.h)
 
 .PHONY: all module userspace tests deps run check style sparse clean bench bench-progs
@@ -80,7 +83,11 @@ $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(TOOL_SRCS) -L$(BUILD)/lib -lsoftcm
 
-tests: $(SELFTESTS) $(SCRIPT_TESTS)
+tests: $(SELFTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER)
+
+$(RDMACM_PEER): tests/interop/rdmacm_peer.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm
 
 $(BUILD)/tests/%_test.sh: tests/interop/%_test.sh
 	@mkdir -p $(@D)

@@ -36,18 +36,22 @@ static void usage(FILE *f)
 		"Commands:\n"
 		"  version    print the tool's and the loaded module's versions;\n"
 		"             fails when the module is missing or speaks another ABI\n"
-		"  ping -l [-D] [-u] [-b ADDR] [-p PORT] [-n COUNT] [-t MS]\n"
+		"  ping -l [-D] [-R] [-u] [-b ADDR] [-p PORT] [-d DATA] [-q QPN] [-n COUNT]\n"
+		"          [-t MS]\n"
 		"             accept COUNT connections (1) on ADDR (0.0.0.0) port PORT\n"
 		"             (%s): show each peer's address and private data, answer\n"
-		"             \"%s\", and disconnect when the peer does; with -D,\n"
-		"             disconnect first, as soon as a connection is established\n"
-		"  ping [-u | -w] [-p PORT] [-d DATA] [-t MS] ADDR\n"
+		"             DATA (\"%s\"), and disconnect when the peer does; with -D,\n"
+		"             disconnect first, as soon as a connection is established;\n"
+		"             with -R, reject each request with DATA instead\n"
+		"  ping [-u | -w | -i] [-p PORT] [-d DATA] [-q QPN] [-t MS] ADDR\n"
 		"             connect to ADDR port PORT with DATA (\"%s\") as private\n"
 		"             data; show the peer, its answer and the handshake time,\n"
-		"             then disconnect (-w: wait for the server to).  Every wait\n"
-		"             for the peer gives up after MS ms (client: %d, server:\n"
-		"             never).  -u: a UD id (RDMA_PS_UDP): a SIDR exchange, no\n"
-		"             connection\n"
+		"             then disconnect (-w: wait for the server to; -i: once a\n"
+		"             line arrives on standard input).  Every wait for the peer\n"
+		"             gives up after MS ms (client: %d, server: never).\n"
+		"             -u: a UD id (RDMA_PS_UDP): a SIDR exchange, no connection.\n"
+		"             -q: the QPN the REQ announces, or the server's first REP\n"
+		"             or SIDR_REP (0; the next one QPN + 1, and so on)\n"
 		"  show [-s STATE] [-p PORT] [-a ADDR] [-j]\n"
 		"             list this network namespace's ids (/proc/net/softcm):\n"
 		"             owner, state, addresses, device, CM state, comm IDs,\n"
@@ -165,8 +169,13 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
 		return event;
 	if (event->event == RDMA_CM_EVENT_REJECTED && event->status == 8)
 		ping_fail("connection refused: nothing listens there (REJ reason 8)");
-	else if (event->event == RDMA_CM_EVENT_REJECTED)
-		ping_fail("connection rejected (REJ reason %d)", event->status);
+	else if (event->event == RDMA_CM_EVENT_REJECTED) {
+		char d[1024];
+
+		ping_fail("connection rejected (REJ reason %d), private data %s", event->status,
+			  data_str(event->param.conn.private_data,
+				   event->param.conn.private_data_len, d, sizeof(d)));
+	}
 	else
 		ping_fail("got %s (status %d) waiting for %s", rdma_event_str(event->event),
 			  event->status, rdma_event_str(want));
@@ -178,11 +187,14 @@ struct ping_opts {
 	int listen;
 	int disconnect_first;		/* server: send the DREQ ourselves */
 	int wait_disconnect;		/* client: leave the DREQ to the server */
+	int wait_stdin;			/* client: disconnect after a line on stdin */
+	int reject;			/* server: rdma_reject() with @data */
 	enum rdma_port_space ps;	/* RDMA_PS_TCP, or RDMA_PS_UDP for SIDR */
 	const char *bind;
 	const char *port;
 	const char *data;
 	const char *addr;
+	unsigned int qpn;		/* announced; there is no QP */
 	int count;
 	int timeout_ms;
 };
@@ -201,6 +213,27 @@ static int lookup(const char *host, const char *port, int passive, struct addrin
 	return 0;
 }
 
+/*
+ * A line on stdin, within @timeout_ms: the caller's go-ahead (a test that
+ * disconnects only once the peer has reported ESTABLISHED).
+ */
+static int wait_line(int timeout_ms)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	char line[64];
+	int n;
+
+	printf("waiting for a line on stdin\n");
+	do
+		n = poll(&pfd, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return ping_fail("waiting for stdin: %s", n ? strerror(errno) : "timed out");
+	if (!fgets(line, sizeof(line), stdin))
+		return ping_fail("stdin closed");
+	return 0;
+}
+
 static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 {
 	struct rdma_conn_param param = {
@@ -210,6 +243,7 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 		.initiator_depth = 1,
 		.retry_count = 7,
 		.rnr_retry_count = 7,
+		.qp_num = o->qpn,
 	};
 	struct rdma_cm_event *event;
 	struct timespec t0, t1;
@@ -257,6 +291,8 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 	if (!event)
 		goto out;
 	printf("established with %s\n", addr_str(rdma_get_peer_addr(id), a, sizeof(a)));
+	printf("peer port %u (rdma_get_dst_port), local port %u (rdma_get_src_port)\n",
+	       ntohs(rdma_get_dst_port(id)), ntohs(rdma_get_src_port(id)));
 	if (o->ps == RDMA_PS_UDP)
 		printf("remote QPN %#x, Q_Key %#x\n", event->param.ud.qp_num,
 		       event->param.ud.qkey);
@@ -275,6 +311,8 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 		goto out;
 	}
 
+	if (o->wait_stdin && wait_line(o->timeout_ms))
+		goto out;
 	if (!o->wait_disconnect && rdma_disconnect(id)) {
 		ping_fail("rdma_disconnect: %s", strerror(errno));
 		goto out;
@@ -297,14 +335,20 @@ out:
 }
 
 /* Connection @n's request: show it, then accept it with our answer. */
-static int serve_request(struct rdma_cm_event *event, int n, enum rdma_port_space ps)
+static int serve_request(struct rdma_cm_event *event, int n, const struct ping_opts *o)
 {
+	enum rdma_port_space ps = o->ps;
 	struct rdma_conn_param param = {
-		.private_data = PING_REPLY,
-		.private_data_len = sizeof(PING_REPLY) - 1,
+		.private_data = o->data,
+		.private_data_len = strlen(o->data),
 		.responder_resources = RDMA_MAX_RESP_RES,
 		.initiator_depth = RDMA_MAX_INIT_DEPTH,
 		.rnr_retry_count = 7,
+		/*
+		 * One QPN per connection: a Linux peer rejects (REJ 10) a
+		 * REP with the QPN of another of its connections to us.
+		 */
+		.qp_num = (o->qpn + n - 1) & 0xffffff,
 	};
 	struct rdma_cm_id *id = event->id;
 	struct sockaddr_storage peer;
@@ -323,6 +367,12 @@ static int serve_request(struct rdma_cm_event *event, int n, enum rdma_port_spac
 			d, sizeof(d)) :
 	       data_str(event->param.conn.private_data, event->param.conn.private_data_len,
 			d, sizeof(d)));
+	if (o->reject) {
+		if (rdma_reject(id, o->data, strlen(o->data)))
+			return ping_fail("rdma_reject: %s", strerror(errno));
+		printf("[%d] rejected\n", n);
+		return 0;
+	}
 	if (rdma_accept(id, &param))
 		return ping_fail("rdma_accept: %s", strerror(errno));
 	if (ps == RDMA_PS_UDP)
@@ -362,13 +412,16 @@ static int ping_server(struct rdma_event_channel *ch, const struct ping_opts *o)
 		n = (int)(long)id->context;
 		switch (event->event) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			if (serve_request(event, ++seen, o->ps)) {
+			if (serve_request(event, ++seen, o)) {
 				rdma_ack_cm_event(event);
 				rdma_destroy_id(id);
 				goto out;
 			}
-			/* The SIDR_REP is all a datagram id has to say. */
-			if (o->ps == RDMA_PS_UDP) {
+			/*
+			 * The SIDR_REP or the REJ is all there is to say
+			 * about this request.
+			 */
+			if (o->ps == RDMA_PS_UDP || o->reject) {
 				rdma_ack_cm_event(event);
 				rdma_destroy_id(id);
 				done++;
@@ -423,14 +476,14 @@ static int cmd_ping(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ping_opts o = { .port = PING_PORT, .data = PING_DATA, .count = 1,
+	struct ping_opts o = { .port = PING_PORT, .count = 1,
 			       .timeout_ms = -2, .ps = RDMA_PS_TCP };
 	struct rdma_event_channel *ch;
 	size_t max_data;
 	char *end;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+lDuwb:p:n:d:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+lDRuwib:p:n:d:q:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.listen = 1;
@@ -444,6 +497,12 @@ static int cmd_ping(int argc, char **argv)
 		case 'w':
 			o.wait_disconnect = 1;
 			break;
+		case 'i':
+			o.wait_stdin = 1;
+			break;
+		case 'R':
+			o.reject = 1;
+			break;
 		case 'b':
 			o.bind = optarg;
 			break;
@@ -452,6 +511,11 @@ static int cmd_ping(int argc, char **argv)
 			break;
 		case 'd':
 			o.data = optarg;
+			break;
+		case 'q':
+			o.qpn = strtoul(optarg, &end, 0);
+			if (*end || o.qpn > 0xffffff)
+				goto usage_error;
 			break;
 		case 'n':
 			o.count = strtol(optarg, &end, 10);
@@ -474,10 +538,24 @@ static int cmd_ping(int argc, char **argv)
 		goto usage_error;
 	if (o.disconnect_first && (!o.listen || o.ps == RDMA_PS_UDP))
 		goto usage_error;
-	if (o.wait_disconnect && (o.listen || o.ps == RDMA_PS_UDP))
+	if ((o.wait_disconnect || o.wait_stdin) && (o.listen || o.ps == RDMA_PS_UDP))
+		goto usage_error;
+	if (o.wait_disconnect && o.wait_stdin)
+		goto usage_error;
+	if (o.reject && (!o.listen || o.disconnect_first))
 		goto usage_error;
 	o.addr = o.listen ? NULL : argv[optind];
-	max_data = o.ps == RDMA_PS_UDP ? SOFTCM_SIDR_REQ_PRIVATE_DATA : SOFTCM_REQ_PRIVATE_DATA;
+	if (!o.data)
+		o.data = o.listen ? PING_REPLY : PING_DATA;
+	if (o.reject)
+		max_data = o.ps == RDMA_PS_UDP ? SOFTCM_SIDR_REP_PRIVATE_DATA :
+		      SOFTCM_REJ_PRIVATE_DATA;
+	else if (o.listen)
+		max_data = o.ps == RDMA_PS_UDP ? SOFTCM_SIDR_REP_PRIVATE_DATA :
+		      SOFTCM_REP_PRIVATE_DATA;
+	else
+		max_data = o.ps == RDMA_PS_UDP ? SOFTCM_SIDR_REQ_PRIVATE_DATA :
+		      SOFTCM_REQ_PRIVATE_DATA;
 	if (strlen(o.data) > max_data) {
 		fprintf(stderr, "softcm ping: -d: at most %zu bytes of private data\n", max_data);
 		return 2;
