@@ -39,6 +39,8 @@ LIB_PC := $(BUILD)/lib/libsoftcm.pc
 LIB_MAP := userspace/lib/libsoftcm.map
 TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
+# Fuzzers (ioctl and wire), built and run as the selftests are.
+FUZZTESTS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/%,$(wildcard tests/fuzz/*_test.c))
 # Shell test programs (interop with soft-RoCE), copied as they are.
 SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/interop/*_test.sh))
 HEADERS := $(wildcard uapi/linux/*.h userspace/lib/*.h)
@@ -76,7 +78,7 @@ $(BUILD)/bin/%: userspace/tools/%.c $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lsoftcm
 
-tests: $(SELFTESTS) $(SCRIPT_TESTS)
+tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS)
 
 $(BUILD)/tests/%_test.sh: tests/interop/%_test.sh
 	@mkdir -p $(@D)
@@ -86,6 +88,11 @@ $(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) 
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(KSRC)/tools/testing/selftests $(CFLAGS) -Wno-sign-compare \
 		-o $@ $< -L$(BUILD)/lib -lsoftcm -lpthread
+
+$(BUILD)/tests/%: tests/fuzz/%.c $(wildcard tests/selftests/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(TOP)/tests/selftests -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
+		-Wno-sign-compare -o $@ $< -lpthread
 
 run: deps
 	@$(MAKE) --no-print-directory all
