@@ -65,6 +65,7 @@ static const char *const setup_cmds =
 #define PORT		7200
 #define ACTIVE_QPN	0xabcdef
 #define PASSIVE_QPN	0x123457
+#define MAD_SIZE	256
 
 /* Counted when a packet reaches softcm and is not a decodable CM MAD. */
 static const char *const early_drops[] = {
@@ -146,8 +147,8 @@ static long env_long(const char *name, long def)
 	return def;
 }
 
-/* Learn a connection's comm IDs from its RTU as it crosses a link. */
-static int sniff_rtu(int pfd, uint32_t *active_id, uint32_t *passive_id)
+/* The next CM MAD of attribute @attr crossing the link of @pfd. */
+static int sniff(int pfd, uint8_t attr, uint8_t *mad_out)
 {
 	uint8_t frame[512];
 	long end = topo_now_ms() + WAIT_MS;
@@ -163,12 +164,9 @@ static int sniff_rtu(int pfd, uint32_t *active_id, uint32_t *passive_id)
 		if (len < 14 + 28 + ROCE_LEN || frame[12] != 0x08 || frame[13] != 0x00)
 			continue;
 		mad = frame + 14 + 28 + MAD_OFF;
-		if (mad[1] != 7 || mad[17] != 0x14)
+		if (mad[1] != 7 || mad[17] != attr)
 			continue;
-		memcpy(active_id, mad + 24, 4);
-		memcpy(passive_id, mad + 28, 4);
-		*active_id = ntohl(*active_id);
-		*passive_id = ntohl(*passive_id);
+		memcpy(mad_out, mad, MAD_SIZE);
 		return 0;
 	}
 	return -ETIME;
@@ -193,6 +191,7 @@ FIXTURE(wire) {
 	int st1, st2;		/* their softcm_stats */
 	__u32 ha, hl, hp;	/* active id, listener, passive id */
 	uint32_t aid, pid;	/* the connection's comm IDs */
+	uint8_t req[MAD_SIZE];	/* its REQ, as sent */
 };
 
 FIXTURE_SETUP(wire)
@@ -207,6 +206,7 @@ FIXTURE_SETUP(wire)
 	struct softcm_listen l = { .backlog = 8 };
 	struct softcm_event ev;
 	int shift = softcm_slow_shift(), pfd;
+	uint8_t rtu[MAD_SIZE];
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, system(setup_cmds));
@@ -279,8 +279,11 @@ FIXTURE_SETUP(wire)
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
-	ASSERT_EQ(0, sniff_rtu(pfd, &self->aid, &self->pid));
+	ASSERT_EQ(0, sniff(pfd, 0x10, self->req));
+	ASSERT_EQ(0, sniff(pfd, 0x14, rtu));
 	close(pfd);
+	self->aid = get32(rtu + 24);
+	self->pid = get32(rtu + 28);
 }
 
 FIXTURE_TEARDOWN(wire)
@@ -449,6 +452,54 @@ TEST_F_TIMEOUT(wire, hostile_packets, 600)
 		ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
 	} while (ev.handle != self->hp);
 	EXPECT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+}
+
+/*
+ * A flood of valid REQs, each a new connection (its own comm ID, CA GUID
+ * and QPN) from a host that never completes it: the listener's backlog
+ * (8) bounds what the kernel holds; the rest are dropped and counted.
+ */
+TEST_F(wire, req_flood_is_bounded_by_backlog)
+{
+	const int n = 200, backlog = 8;
+	long long base_taken, base_peer, base_drop;
+	struct softcm_event ev;
+	int raw, one = 1, got = 0;
+	struct wire w;
+	char src[32];
+
+	ASSERT_EQ(0, netns_enter(self->ns1));
+	raw = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	ASSERT_EQ(0, netns_enter(self->home));
+	ASSERT_LE(0, raw);
+	ASSERT_EQ(0, setsockopt(raw, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one)));
+	base_taken = taken(self->st2);
+	base_peer = peer_sent(self->st1);
+	base_drop = stats_get(self->st2, "drop_backlog");
+
+	for (int i = 0; i < n; i++) {
+		snprintf(src, sizeof(src), "10.84.0.%d", 3 + i % 250);
+		wire_init(&w, src, TARGET, 0x10);
+		memcpy(wire_mad(&w), self->req, MAD_SIZE);
+		put32(wire_mad(&w) + 24, 0x5000 + i);		/* local comm ID */
+		put32(wire_mad(&w) + 44, 0x7000 + i);		/* CA GUID, low half */
+		put32(wire_mad(&w) + 56, (0x100 + i) << 8);	/* QPN */
+		ASSERT_EQ(0, wire_send_on(raw, &w, false));
+	}
+	close(raw);
+	/* every REQ taken, and each either a request or a backlog drop */
+	for (long end = topo_now_ms() + WAIT_MS; topo_now_ms() < end; usleep(2000))
+		if (taken(self->st2) - base_taken == n + peer_sent(self->st1) - base_peer)
+			break;
+	EXPECT_EQ(n + peer_sent(self->st1) - base_peer, taken(self->st2) - base_taken);
+	while (!next_event(self->p, &ev, 200))
+		got += ev.event == SOFTCM_EVENT_CONNECT_REQUEST;
+	TH_LOG("%d requests, %lld dropped", got, stats_get(self->st2, "drop_backlog") - base_drop);
+	EXPECT_LE(1, got);
+	EXPECT_GE(backlog, got);
+	EXPECT_EQ(n - got, stats_get(self->st2, "drop_backlog") - base_drop);
+	/* what the kernel holds: the connection, and the requests it took */
+	EXPECT_GE(1 + backlog, stats_get(self->st2, "connections"));
 }
 
 TEST_HARNESS_MAIN
