@@ -24,6 +24,7 @@ struct softcm_file *softcm_file_create(struct net *net)
 	if (!sf)
 		return NULL;
 	sf->net = get_net(net);
+	atomic_inc(&softcm_net(net)->nr_files);
 	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&sf->nr_ids, 0);
 	mutex_init(&sf->read_mutex);
@@ -58,6 +59,7 @@ void softcm_file_release(struct softcm_file *sf)
 	WARN_ON(!list_empty(&sf->events));
 	xa_destroy(&sf->ids);
 	pr_debug("file %p destroyed\n", sf);
+	atomic_dec(&softcm_net(sf->net)->nr_files);
 	put_net(sf->net);
 	mutex_destroy(&sf->read_mutex);
 	kfree(sf);

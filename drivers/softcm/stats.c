@@ -47,6 +47,8 @@ static int stats_show(struct seq_file *m, void *v)
 	for (i = 0; i < SOFTCM_STAT_COUNT; i++)
 		seq_printf(m, "%s %ld\n", names[i], atomic_long_read(&sn->stats.v[i]));
 	seq_printf(m, "connections %d\n", atomic_read(&sn->nr_conns));
+	seq_printf(m, "ids %d\n", atomic_read(&sn->nr_ids));
+	seq_printf(m, "files %d\n", atomic_read(&sn->nr_files));
 	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->sock_state[0]));
 	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->sock_state[1]));
 	seq_printf(m, "udp_port %u\n", softcm_net_port(sn));
