@@ -290,8 +290,8 @@ FIXTURE_TEARDOWN(wire)
 {
 	close(self->a);
 	close(self->p);
-	EXPECT_EQ(0, stats_wait_eq(self->st1, "connections", 0, WAIT_MS));
-	EXPECT_EQ(0, stats_wait_eq(self->st2, "connections", 0, WAIT_MS));
+	EXPECT_EQ(0, stats_wait_idle(self->st1, WAIT_MS));
+	EXPECT_EQ(0, stats_wait_idle(self->st2, WAIT_MS));
 	close(self->st1);
 	close(self->st2);
 	system("ip netns del sc-w1; ip netns del sc-w2");
