@@ -15,7 +15,8 @@
  *     the debug kernel);
  *   - an fd inherited across fork and used from both processes;
  *   - the peer's namespace deleted while it has a listener, a pending
- *     request and established connections (sc-y1, sc-y2 of its own).
+ *     request and established connections (sc-y1, sc-y2 of its own);
+ *   - ids charged to the memory cgroup of the process that makes them.
  *
  * After each test both namespaces' ids, files and connections gauges are
  * back at 0 (leak accounting; kmemleak checks the rest at the end of the
@@ -28,6 +29,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <linux/softcm.h>
@@ -617,6 +619,69 @@ TEST_F_TIMEOUT(fault, peer_netns_deleted, 600)
 	close(st);
 	system("ip netns del sc-y1");
 	close(y1);
+}
+
+static long long read_ll(const char *path)
+{
+	char buf[64];
+
+	return read_text(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
+}
+
+#define MEMCG "/sys/fs/cgroup/softcm-fault"
+
+/*
+ * What ids cost is charged to the memory cgroup of the process that made
+ * them (GFP_KERNEL_ACCOUNT): a process in a cgroup of its own creating
+ * many ids makes that cgroup's memory.current grow accordingly.
+ */
+TEST_F(fault, ids_are_charged_to_the_memcg)
+{
+	const int n = 20000 >> softcm_slow_shift();
+	long long delta = -1;
+	int status, pfd[2];
+	pid_t pid;
+
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		system("mount -t cgroup2 none /sys/fs/cgroup");
+	if (write_text("/sys/fs/cgroup/cgroup.subtree_control", "+memory") ||
+	    (mkdir(MEMCG, 0755) && errno != EEXIST))
+		SKIP(return, "no cgroup v2 memory controller");
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char me[32];
+		long long before, after;
+		int fd;
+		__u32 h;
+
+		snprintf(me, sizeof(me), "%d", getpid());
+		if (write_text(MEMCG "/cgroup.procs", me))
+			_exit(1);
+		fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(2);
+		before = read_ll(MEMCG "/memory.current");
+		for (int i = 0; i < n; i++)
+			if (create_id(fd, SOFTCM_PS_TCP, i, &h))
+				_exit(3);
+		after = read_ll(MEMCG "/memory.current");
+		before = after - before;
+		if (write(pfd[1], &before, sizeof(before)) != sizeof(before))
+			_exit(4);
+		close(fd);
+		_exit(0);
+	}
+	ASSERT_EQ(sizeof(delta), read(pfd[0], &delta, sizeof(delta)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	TH_LOG("%d ids: memory.current +%lld bytes", n, delta);
+	/* an id is a few hundred bytes; without accounting the delta is ~0 */
+	EXPECT_LE(128LL * n, delta);
+	close(pfd[0]);
+	close(pfd[1]);
+	rmdir(MEMCG);
 }
 
 TEST_HARNESS_MAIN
