@@ -299,9 +299,11 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = a, .events = POLLIN }, { .fd = p, .events = POLLIN } };
 
+		/* every established side disconnected, every accepted id ended */
 		for (i = 0, left = 0; i < n; i++)
 			left += (c[i].a == ESTAB && !c[i].a_disc) ||
-				(c[i].p == ESTAB && !c[i].p_disc);
+				(c[i].p == ESTAB && !c[i].p_disc) ||
+				(c[i].ph && c[i].p == NONE && !c[i].p_disc);
 		if (!left || topo_now_ms() > end)
 			break;
 		if (poll(pf, 2, 1000) <= 0)
