@@ -58,6 +58,7 @@ struct softcm_net {
 	 * processed in order by @rx_work.
 	 */
 	struct mutex sock_lock;
+	atomic_t gsi_psn;		/* the next BTH PSN, as rxe's QP1 */
 	struct socket *sock[2];
 	int sock_state[2];		/* 1 open, 0 not yet, -errno */
 	struct sk_buff_head rxq;

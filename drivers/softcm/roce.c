@@ -20,7 +20,12 @@
  */
 #define ICRC_SEED	0xdebb20e3
 
-/* BTH and DETH for a CM MAD; @bth has room for both. */
+/*
+ * BTH and DETH for a CM MAD; @bth has room for both.  rxe asks for an ACK
+ * on the last packet of every message and numbers QP1's packets in
+ * sequence, UD or not; a receiver ignores both for UD, but a capture
+ * should not tell our packets from rxe's.
+ */
 void softcm_roce_put_headers(u8 *bth, u32 psn)
 {
 	u8 *deth = bth + SOFTCM_BTH_SIZE;
@@ -30,6 +35,7 @@ void softcm_roce_put_headers(u8 *bth, u32 psn)
 	bth[2] = SOFTCM_BTH_PKEY_DEFAULT >> 8;
 	bth[3] = SOFTCM_BTH_PKEY_DEFAULT & 0xff;
 	bth[7] = SOFTCM_GSI_QPN;
+	bth[8] = SOFTCM_BTH_ACKREQ;
 	bth[9] = psn >> 16;
 	bth[10] = psn >> 8;
 	bth[11] = psn;

@@ -209,11 +209,12 @@ void softcm_transport_net_uninit(struct softcm_net *sn)
 }
 
 /* BTH, DETH and the MAD, with room for the ICRC, at the end of @skb. */
-static u8 *put_payload(struct sk_buff *skb, const u8 *mad)
+static u8 *put_payload(struct sk_buff *skb, struct softcm_net *sn, const u8 *mad)
 {
 	u8 *bth = skb_put(skb, SOFTCM_ROCE_PAYLOAD);
+	u32 psn = atomic_fetch_inc(&sn->gsi_psn) & SOFTCM_BTH_PSN_MASK;
 
-	softcm_roce_put_headers(bth, 0);
+	softcm_roce_put_headers(bth, psn);
 	memcpy(bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE, mad, SOFTCM_MAD_SIZE);
 	return bth;
 }
@@ -265,7 +266,7 @@ static int xmit4(struct softcm_net *sn, const struct sockaddr_in *src,
 		ip_rt_put(rt);
 		return -ENOMEM;
 	}
-	bth = put_payload(skb, mad);
+	bth = put_payload(skb, sn, mad);
 	udph = push_udp(skb, sn);
 
 	iph = skb_push(skb, sizeof(*iph));
@@ -321,7 +322,7 @@ static int xmit6(struct softcm_net *sn, const struct sockaddr_in6 *src,
 		dst_release(ndst);
 		return -ENOMEM;
 	}
-	bth = put_payload(skb, mad);
+	bth = put_payload(skb, sn, mad);
 	udph = push_udp(skb, sn);
 
 	ip6h = skb_push(skb, sizeof(*ip6h));

@@ -38,6 +38,8 @@ enum {
 
 	SOFTCM_BTH_OPCODE_UD_SEND_ONLY	= 0x64,
 	SOFTCM_BTH_PKEY_DEFAULT		= 0xffff,
+	SOFTCM_BTH_ACKREQ		= 0x80,		/* BTH byte 8: A */
+	SOFTCM_BTH_PSN_MASK		= 0xffffff,
 	SOFTCM_GSI_QPN			= 1,
 };
 

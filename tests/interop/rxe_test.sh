@@ -16,6 +16,9 @@
 # both directions.  Every wait is bounded; servers are polled for, never
 # slept for.  The topology is removed at the end; the modules stay loaded
 # (init.sh unloads softcm after the last program).
+#
+# Every CM packet on r0 is captured by tcpdump into $SOFTCM_ARTIFACTS; the
+# host dissects the capture with tshark (tests/interop/dissect.py).
 
 set -u
 ns=sc-i
@@ -34,7 +37,7 @@ cases=(setup
 	ipv6/softcm-client-ucmatose-server ipv6/ucmatose-client-softcm-server
 	sidr/softcm-client-udaddy-server sidr/udaddy-client-softcm-server
 	reject/softcm-client-no-rxe-listener reject/ucmatose-client-no-softcm-listener
-	cleanup)
+	capture cleanup)
 echo "1..${#cases[@]}"
 
 # ok NAME / not_ok NAME [FILE...]: one result, with the files as comments.
@@ -60,6 +63,7 @@ say() { echo "# $*"; }
 
 cleanup() {
 	local p
+	capture_stop
 	for p in "${pids[@]}"; do
 		kill "$p" 2>/dev/null
 	done
@@ -115,6 +119,27 @@ bg() {
 	pids+=("$bgpid")
 }
 
+# The capture of the whole run: RoCEv2 on r0, both directions, written
+# unbuffered (-U) so that what was sent before the stop is in the file;
+# --immediate-mode: a packet still in the ring when tcpdump is stopped would
+# be lost.  The .hosts file tells the host which side sent what.
+pcap=${SOFTCM_ARTIFACTS:-$tmp}/rxe_test.pcap
+capture_pid=
+capture_start() {
+	printf '%s\n' "rdma_cm $ip4_rxe" "rdma_cm $ip6_rxe" "softcm $ip4_sc" "softcm $ip6_sc" \
+		>"${pcap%.pcap}.hosts"
+	tcpdump -Z root -i r0 -s 0 -U --immediate-mode -w "$pcap" udp port 4791 \
+		2>"$tmp/tcpdump" &
+	capture_pid=$!
+	poll $((100 * slow)) grep -q "listening on r0" "$tmp/tcpdump"
+}
+capture_stop() {
+	[ -n "$capture_pid" ] || return 0
+	kill -INT "$capture_pid" 2>/dev/null
+	wait "$capture_pid" 2>/dev/null
+	capture_pid=
+}
+
 setup() {
 	local i
 	# softcm opens its UDP socket in a namespace on first use there; one
@@ -150,6 +175,7 @@ setup() {
 		poll $((50 * slow)) ip netns exec $ns ping -c 1 -W 1 "$i" >/dev/null 2>&1 ||
 			{ say "no ping to $i from $ns"; return 1; }
 	done
+	capture_start || { say "tcpdump did not start"; cat "$tmp/tcpdump"; return 1; }
 	rdma link show rxe0/1 | sed 's/^/# /'
 	return 0
 }
@@ -274,6 +300,17 @@ else
 	fi
 	kill "$rej2" 2>/dev/null
 	wait "$rej2" 2>/dev/null
+
+	# Every exchange above is in the capture, whose packets the host
+	# dissects; here only that tcpdump kept them all.
+	capture_stop
+	say "$(grep -E 'packets (captured|dropped)' "$tmp/tcpdump" | paste -sd, -)"
+	if grep -q "^[1-9][0-9]* packets captured" "$tmp/tcpdump" &&
+	   grep -q "^0 packets dropped by kernel" "$tmp/tcpdump"; then
+		ok capture
+	else
+		not_ok capture "$tmp/tcpdump"
+	fi
 fi
 
 cleanup

@@ -11,7 +11,7 @@
 #include <softcm/wire.h>
 
 static const u8 want_headers[20] = {
-	0x64, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x2a,
+	0x64, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x80, 0x00, 0x00, 0x2a,
 	0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
 };
 
@@ -86,7 +86,7 @@ static void icrc_ipv4_vector(struct kunit *test)
 	u8 *t = transport(test);
 	u8 ip[20];
 
-	KUNIT_EXPECT_EQ(test, 0xa6b94310u,
+	KUNIT_EXPECT_EQ(test, 0xd770b550u,
 			softcm_roce_icrc(ip4, false, udp, t, 20 + SOFTCM_MAD_SIZE));
 
 	/* The variant fields do not count: TOS, TTL, checksums, BTH byte 4. */
@@ -96,11 +96,11 @@ static void icrc_ipv4_vector(struct kunit *test)
 	ip[10] = 0x12;
 	ip[11] = 0x34;
 	t[4] = 0xc0;
-	KUNIT_EXPECT_EQ(test, 0xa6b94310u,
+	KUNIT_EXPECT_EQ(test, 0xd770b550u,
 			softcm_roce_icrc(ip, false, udp, t, 20 + SOFTCM_MAD_SIZE));
 	/* Everything else does. */
 	t[20 + 100] ^= 1;
-	KUNIT_EXPECT_NE(test, 0xa6b94310u,
+	KUNIT_EXPECT_NE(test, 0xd770b550u,
 			softcm_roce_icrc(ip, false, udp, t, 20 + SOFTCM_MAD_SIZE));
 }
 
@@ -114,7 +114,7 @@ static void icrc_ipv6_vector(struct kunit *test)
 	u8 *t = transport(test);
 	u8 ip[40];
 
-	KUNIT_EXPECT_EQ(test, 0xb4222821u,
+	KUNIT_EXPECT_EQ(test, 0xc5ebde61u,
 			softcm_roce_icrc(ip6, true, udp, t, 20 + SOFTCM_MAD_SIZE));
 	/* Traffic class, flow label and hop limit are masked. */
 	memcpy(ip, ip6, sizeof(ip));
@@ -122,7 +122,7 @@ static void icrc_ipv6_vector(struct kunit *test)
 	ip[1] = 0xf0;
 	ip[3] = 0x00;
 	ip[7] = 1;
-	KUNIT_EXPECT_EQ(test, 0xb4222821u,
+	KUNIT_EXPECT_EQ(test, 0xc5ebde61u,
 			softcm_roce_icrc(ip, true, udp, t, 20 + SOFTCM_MAD_SIZE));
 }
 

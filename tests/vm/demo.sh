@@ -3,13 +3,22 @@
 #
 # What `make run` shows, inside the VM: the module loading, its device and
 # ABI version, the per-namespace sysctls, then an RDMA CM connection
-# between two network namespaces made with `softcm ping`, and a clean
-# unload.  Exits non-zero at the first thing that does not work.
+# between two network namespaces made with `softcm ping`, then the same
+# against the Linux RDMA CM over soft-RoCE (rdma-core's ucmatose on
+# rdma_rxe, both directions), and a clean unload.  Exits non-zero at the
+# first thing that does not work.
 #
 #   +------ netns softcm-srv ------+        +------ netns softcm-cli ------+
 #   |  softcm ping -l              |        |  softcm ping 10.78.0.1       |
 #   |  veth0  10.78.0.1/24  <------+--------+----->  veth1  10.78.0.2/24   |
+#   +------------------------------+        |                              |
+#   +--------- init_net -----------+        |                              |
+#   |  rxe0: ucmatose              |        |                              |
+#   |  r0  10.79.0.1/24  <---------+--------+----->  r1  10.79.0.2/24      |
 #   +------------------------------+        +------------------------------+
+#
+# rdma_rxe binds UDP 4791 in the initial namespace only, so the rdma_cm
+# side lives there; softcm never opens its socket in init_net here.
 
 set -eu
 step() { printf '\n$ %s\n' "$*"; "$@"; }
@@ -20,21 +29,49 @@ server=
 
 cleanup() {
 	[ -z "$server" ] || kill "$server" 2>/dev/null || true
+	rdma link delete rxe0 2>/dev/null || true
+	ip link del r0 2>/dev/null || true
 	ip netns del $srv 2>/dev/null || true
 	ip netns del $cli 2>/dev/null || true
 }
 trap cleanup EXIT
 
-# The server says so once its id listens; poll for that, up to 10 s.
-wait_listening() {
+# poll CMD...: run CMD every 0.1 s until it succeeds, up to 10 s (less
+# if the background server died).
+poll() {
 	for _ in $(seq 100); do
-		grep -q '^listening on' $log && return 0
-		kill -0 "$server" 2>/dev/null || break
+		"$@" && return 0
+		[ -z "$server" ] || kill -0 "$server" 2>/dev/null || break
 		sleep 0.1
 	done
+	return 1
+}
+
+# A softcm server says so once its id listens; an rdma_cm one shows in
+# the LISTEN state in `rdma resource`.
+sc_listening() { grep -q '^listening on' $log; }
+rxe_listening() { rdma resource show cm_id 2>/dev/null | grep "state LISTEN" | grep -q "src-addr $1:"; }
+wait_listening() {
+	poll "$@" && return 0
 	echo "demo: the server is not listening:" >&2
 	cat $log >&2
 	return 1
+}
+
+# bg CMD...: start CMD as the background server, its output to $log.
+bg() {
+	printf '\n$ %s &\n' "$*"
+	"$@" >$log 2>&1 &
+	server=$!
+}
+
+# reap: wait for the background server and show what it printed.
+reap() {
+	local rc=0
+	wait "$server" || rc=$?
+	server=
+	cat $log
+	[ $rc = 0 ] || { echo "demo: the server failed ($rc)" >&2; exit 1; }
 }
 
 echo "softcm demo on Linux $(uname -r)"
@@ -67,7 +104,7 @@ echo "# a server in $srv, in the background:"
 printf '\n$ %s\n' "ip netns exec $srv softcm ping -l -b 10.78.0.1 &"
 ip netns exec $srv timeout 60 softcm ping -l -b 10.78.0.1 >$log 2>&1 &
 server=$!
-wait_listening
+wait_listening sc_listening
 cat $log
 
 echo
@@ -87,6 +124,47 @@ echo "# each namespace counted its side of the handshake (nonzero counters;"
 echo "# \"connections 1\" is the connection in timewait, which lasts 2 s):"
 step ip netns exec $srv grep -vw 0 /proc/net/softcm_stats
 step ip netns exec $cli grep -vw 0 /proc/net/softcm_stats
+
+echo
+echo "# the Linux RDMA CM as the peer: soft-RoCE on r0 in the initial namespace,"
+echo "# softcm in $cli on r1"
+modprobe crc32_generic 2>/dev/null || true	# rxe needs it, does not depend on it
+step modprobe -a rdma_rxe rdma_ucm
+step ip link add r0 type veth peer name r1 netns $cli
+step ip addr add 10.79.0.1/24 dev r0
+step ip -n $cli addr add 10.79.0.2/24 dev r1
+step ip link set r0 up
+step ip -n $cli link set r1 up
+step rdma link add rxe0 type rxe netdev r0
+# rxe's GID table follows r0's address; ARP both ways before the CM.
+poll grep -qx 0000:0000:0000:0000:0000:ffff:0a4f:0001 /sys/class/infiniband/rxe0/ports/1/gids/*
+poll ping -c 1 -W 1 10.79.0.2 >/dev/null
+poll ip netns exec $cli ping -c 1 -W 1 10.79.0.1 >/dev/null
+step rdma link show rxe0/1
+
+echo
+echo "# rdma-core's ucmatose serves on rxe0; softcm in $cli connects to it"
+echo "# (ucmatose's server disconnects first, -w waits for that):"
+bg timeout 60 ucmatose -b 10.79.0.1 -C 0
+wait_listening rxe_listening 10.79.0.1
+step ip netns exec $cli softcm ping -w -p 7471 -d hello 10.79.0.1
+echo
+echo "# what ucmatose printed:"
+reap
+
+echo
+echo "# and the other way: softcm serves in $cli, ucmatose connects from rxe0"
+echo "# (its client waits for the server to disconnect: -D):"
+printf '\n$ %s\n' "ip netns exec $cli softcm ping -l -D -p 7471 -b 10.79.0.2 &"
+ip netns exec $cli timeout 60 softcm ping -l -D -p 7471 -b 10.79.0.2 >$log 2>&1 &
+server=$!
+wait_listening sc_listening
+step timeout 60 ucmatose -s 10.79.0.2 -C 0
+echo
+echo "# what softcm ping printed:"
+reap
+step rdma link delete rxe0
+step ip link del r0
 
 echo
 step ip netns del $srv

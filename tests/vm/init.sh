@@ -5,7 +5,10 @@
 # writes their TAP output, framed by marker lines, to the second serial port
 # (/dev/ttyS1); the kernel console stays on ttyS0.  The host only counts a
 # run as finished when it sees SOFTCM-DONE: a panic, a hang or a crash of
-# this script all leave it out.
+# this script all leave it out.  Files the programs leave in
+# $SOFTCM_ARTIFACTS (packet captures, benchmark results) go to the host as
+# a base64 tar on the third serial port (/dev/ttyS2), each announced on
+# ttyS1 first so the host can tell a lost file from one never written.
 
 export PATH=/softcm/bin:/usr/sbin:/usr/bin
 export HOME=/root LD_LIBRARY_PATH=/softcm/lib
@@ -32,12 +35,25 @@ out() { echo "$*" >&3; }
 export SOFTCM_KERNEL
 export SOFTCM_KO=/softcm/softcm.ko SOFTCM_TOOL=/softcm/bin/softcm
 export SOFTCM_BUGS_KO=/softcm/softcm_bugs.ko
+export SOFTCM_ARTIFACTS=/tmp/artifacts
+mkdir -p "$SOFTCM_ARTIFACTS"
 
 # softcm.ko needs the UDP tunnel helpers; tests load it with finit_module(),
 # which does not resolve dependencies, so they are loaded here.
 modprobe -a udp_tunnel ip6_udp_tunnel
 
+send_artifacts() {
+	local f
+	for f in "$SOFTCM_ARTIFACTS"/*; do
+		[ -f "$f" ] && out "SOFTCM-ARTIFACT ${f##*/} $(wc -c <"$f")"
+	done
+	[ -n "$(ls -A "$SOFTCM_ARTIFACTS")" ] || return 0
+	stty -F /dev/ttyS2 raw -echo 2>/dev/null
+	tar -C "$SOFTCM_ARTIFACTS" -cf - . | base64 >/dev/ttyS2
+}
+
 finish() {
+	send_artifacts
 	out "SOFTCM-DONE"
 	sync
 	# -no-reboot turns the reboot into QEMU's exit; poweroff needs ACPI.

@@ -15,8 +15,9 @@ packages=(
 	# the VM: kernel, initramfs contents
 	qemu-system-x86 busybox-static bash iproute2 kmod cpio xz-utils
 	rdma-core rdmacm-utils ibverbs-utils
-	# debug kernel build cache; packet dissection for interop
-	ccache tshark
+	# debug kernel build cache; packet capture (in the VM) and
+	# dissection (on the host) for interop
+	ccache tcpdump tshark
 )
 
 missing=()

@@ -4,10 +4,15 @@
 
 parse.py LABEL RESULTS CONSOLE [--counts FILE] [--kunit-py PATH]
          [--kunit-suites S,...] [--debug-kernel]
+         [--artifacts-dir DIR] [--host-dir DIR]
 
 RESULTS is what the guest's init wrote to its second serial port: each
 program's TAP output framed by SOFTCM-BEGIN/SOFTCM-END lines, then
-SOFTCM-DONE.  CONSOLE is the kernel console.  We print one line per test
+SOFTCM-DONE.  CONSOLE is the kernel console.  Files the guest announced
+with SOFTCM-ARTIFACT must have arrived whole in the artifacts directory, and
+each packet capture among them must have a host-side check (NAME.tap and
+NAME.rc in the host directory, written by run.sh), counted as program
+host/NAME.  We print one line per test
 case ("ok - LABEL/prog/case" or "not ok - ..."), then a summary, and exit 1
 when anything failed.  A pass needs positive evidence: a program that
 crashed, stopped short of its plan or never ended, a guest that never said
@@ -131,6 +136,29 @@ def parse_kunit(run, suite, lines, kunit_py):
             print(f"#   kunit: {l}")
 
 
+def check_artifacts(run, artifacts, adir, hdir):
+    """Every announced file arrived whole; every capture was dissected."""
+    for name, size in sorted(artifacts.items()):
+        path = os.path.join(adir or "", name)
+        got = os.path.getsize(path) if adir and os.path.isfile(path) else -1
+        if got != size:
+            run.fail(f"artifact/{name}", f"{got} of {size} bytes reached the host")
+            continue
+        if not name.endswith(".pcap"):
+            continue
+        stem = name[:-len(".pcap")]
+        try:
+            lines = open(os.path.join(hdir, stem + ".tap"),
+                         errors="replace").read().splitlines()
+            rc = int(open(os.path.join(hdir, stem + ".rc")).read())
+        except (OSError, TypeError, ValueError):
+            run.fail(f"host/{stem}", "the capture was not checked")
+            continue
+        if parse_program(run, f"host/{stem}", lines, rc):
+            for l in lines:
+                print(f"#   host/{stem}: {l}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("label")
@@ -140,6 +168,8 @@ def main():
     ap.add_argument("--kunit-py")
     ap.add_argument("--kunit-suites", default="")
     ap.add_argument("--debug-kernel", action="store_true")
+    ap.add_argument("--artifacts-dir")
+    ap.add_argument("--host-dir")
     args = ap.parse_args()
 
     run = Run(args.label)
@@ -158,6 +188,7 @@ def main():
     prog, body = None, []
     suite, kunit_seen = None, set()
     debug_markers = set()
+    artifacts = {}
     for line in results:
         if line.startswith("SOFTCM-KUNIT-LOAD "):
             rc = int(line.split()[1])
@@ -185,6 +216,9 @@ def main():
             (run.ok if n == 0 else run.fail)("kmemleak", f"{n} leak(s)" if n else "")
         elif line.startswith("# kmemleak: "):
             print(line)
+        elif line.startswith("SOFTCM-ARTIFACT ") and not prog:
+            _, name, size = line.split(" ", 2)
+            artifacts[name] = int(size)
         elif line.startswith("SOFTCM-BEGIN "):
             prog, body = line.split(" ", 1)[1], []
         elif line.startswith("SOFTCM-END ") and prog:
@@ -205,6 +239,8 @@ def main():
         parse_program(run, prog, body, None)
         for l in body[-20:]:
             print(f"#   {prog}: {l}")
+
+    check_artifacts(run, artifacts, args.artifacts_dir, args.host_dir)
 
     for suite in filter(None, args.kunit_suites.split(",")):
         if suite not in kunit_seen:

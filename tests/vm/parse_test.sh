@@ -44,7 +44,8 @@ verdict() {
 	cat >"$tmp/results"
 	printf '%s\n' "${console:-[    0.0] Linux version x}" >"$tmp/console"
 	out=$(python3 "$here/parse.py" debug "$tmp/results" "$tmp/console" \
-	      --kunit-py "$kunit_py" --kunit-suites softcm_params --debug-kernel)
+	      --kunit-py "$kunit_py" --kunit-suites softcm_params --debug-kernel \
+	      --artifacts-dir "$tmp/art" --host-dir "$tmp/host")
 	rc=$?
 	if [ "$rc" = "$want" ] && { [ -z "$pattern" ] || echo "$out" | grep -qE "$pattern"; }; then
 		tap_ok "parser/$name"
@@ -80,5 +81,25 @@ console="[    5.1] BUG: KASAN: slab-use-after-free in foo+0x1/0x2" \
 console="[    5.1] UBSAN: shift-out-of-bounds in net/x.c:1:2" \
 	verdict ubsan-report-is-red 1 "^not ok - debug/kernel-log" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+# Artifacts: a capture announced by the guest must arrive whole and be
+# checked on the host (tests/interop/dissect.py's TAP in the host dir).
+mkdir -p "$tmp/art" "$tmp/host"
+printf 'abcd' >"$tmp/art/x.pcap"
+printf '1..1\nok 1 dissects\n' >"$tmp/host/x.tap"
+echo 0 >"$tmp/host/x.rc"
+verdict checked-capture-is-green 0 "^ok - debug/host/x/dissects" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; echo "SOFTCM-ARTIFACT x.pcap 4"; tail_ok)
+verdict truncated-artifact-is-red 1 "^not ok - debug/artifact/x.pcap # 4 of 5 bytes" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; echo "SOFTCM-ARTIFACT x.pcap 5"; tail_ok)
+verdict lost-artifact-is-red 1 "^not ok - debug/artifact/y.pcap # -1 of 4 bytes" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; echo "SOFTCM-ARTIFACT y.pcap 4"; tail_ok)
+printf '1..2\nok 1 dissects\nnot ok 2 icrc\n' >"$tmp/host/x.tap"
+echo 1 >"$tmp/host/x.rc"
+verdict failed-capture-check-is-red 1 "^not ok - debug/host/x/icrc" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; echo "SOFTCM-ARTIFACT x.pcap 4"; tail_ok)
+rm "$tmp/host/x.tap"
+verdict unchecked-capture-is-red 1 "^not ok - debug/host/x # the capture was not checked" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; echo "SOFTCM-ARTIFACT x.pcap 4"; tail_ok)
+rm -r "$tmp/art" "$tmp/host"
 verdict empty-output-is-red 1 "^not ok - debug/guest # never reached init" </dev/null
 tap_finish parser

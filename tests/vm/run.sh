@@ -15,6 +15,8 @@
 #   --test-timeout S   per-program limit inside the guest, 0 = none
 #                      (default 600 stock, 1800 debug)
 #   --counts FILE      append "passed failed skipped" to FILE
+#   --artifacts DIR    copy the files the programs left in $SOFTCM_ARTIFACTS
+#                      (captures, benchmark results) to DIR
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
 #   --keep             keep the run directory (console log, results)
 #   --discard          remove it even when the run is red
@@ -29,7 +31,7 @@ top=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 kernel=stock tests_dir=$top/build/tests timeout= test_timeout=
-counts= demo=0 keep=0 programs=()
+counts= demo=0 keep=0 programs=() artifacts_out=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift ;;
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--test-timeout) test_timeout=$2; shift ;;
 	--counts) counts=$2; shift ;;
+	--artifacts) artifacts_out=$2; shift ;;
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
 	--discard) keep=-1 ;;
@@ -141,8 +144,29 @@ timeout -k 5 "$timeout" qemu-system-x86_64 \
 	-kernel "$image" -initrd "$run/initrd.cpio" \
 	-append "console=ttyS0 panic=-1 oops=panic no_hash_pointers $extra_cmdline" \
 	-serial "file:$run/console.log" -serial "file:$run/results.log" \
+	-serial "file:$run/artifacts.b64" \
 	</dev/null || status=$?
 [ "$status" = 124 ] && echo "# guest killed after ${timeout}s" >&2
+
+# The guest's artifacts; parse.py checks each announced file arrived whole.
+mkdir -p "$run/artifacts" "$run/host"
+if [ -s "$run/artifacts.b64" ]; then
+	tr -d '\r' <"$run/artifacts.b64" | base64 -d 2>/dev/null |
+		tar -C "$run/artifacts" -xf - 2>/dev/null || true
+fi
+if [ -n "$artifacts_out" ]; then
+	mkdir -p "$artifacts_out"
+	cp -a "$run/artifacts/." "$artifacts_out/"
+fi
+# Host-side checks of what the guest captured: every packet capture is
+# dissected by tshark (tests/interop/dissect.py), one TAP program each.
+for f in "$run"/artifacts/*.pcap; do
+	[ -e "$f" ] || continue
+	name=$(basename "$f" .pcap)
+	rc=0
+	python3 "$top/tests/interop/dissect.py" "$f" >"$run/host/$name.tap" 2>&1 || rc=$?
+	echo "$rc" >"$run/host/$name.rc"
+done
 
 if [ "$demo" = 1 ]; then
 	tr -d '\r' <"$run/results.log" >"$run/demo.log"
@@ -159,6 +183,7 @@ fi
 rc=0
 python3 "$here/parse.py" "$kernel" "$run/results.log" "$run/console.log" \
 	${counts:+--counts "$counts"} \
+	--artifacts-dir "$run/artifacts" --host-dir "$run/host" \
 	--kunit-py "$(source_tree)/tools/testing/kunit/kunit.py" \
 	$(for p in "${programs[@]}"; do [ "$p" = kunit ] && echo --kunit-suites "$kunit_suites"; done) \
 	$([ "$kernel" = debug ] && echo --debug-kernel) || rc=$?
