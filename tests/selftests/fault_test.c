@@ -16,7 +16,9 @@
  *   - an fd inherited across fork and used from both processes;
  *   - the peer's namespace deleted while it has a listener, a pending
  *     request and established connections (sc-y1, sc-y2 of its own);
- *   - ids charged to the memory cgroup of the process that makes them.
+ *   - ids charged to the memory cgroup of the process that makes them;
+ *   - the device deleted, taken down, its address removed, under ids in
+ *     every state from IDLE to ESTABLISHED (sc-v1, sc-v2 of their own).
  *
  * After each test both namespaces' ids, files and connections gauges are
  * back at 0 (leak accounting; kmemleak checks the rest at the end of the
@@ -684,6 +686,231 @@ TEST_F(fault, ids_are_charged_to_the_memcg)
 	close(pfd[0]);
 	close(pfd[1]);
 	rmdir(MEMCG);
+}
+
+/* The next event of @fd for @h, others skipped; -ETIME. */
+static int event_for(int fd, __u32 h, struct softcm_event *ev)
+{
+	long end = topo_now_ms() + WAIT_MS;
+
+	while (topo_now_ms() < end)
+		if (!next_event(fd, ev, 1000) && ev->handle == h)
+			return 0;
+	return -ETIME;
+}
+
+/* Resolve (and route) a new id of @fd to ip:port; events consumed. */
+static int routed_id(int fd, __u64 uid, const char *ip, int port, bool route, __u32 *h)
+{
+	struct softcm_event ev;
+	int ret = create_id(fd, SOFTCM_PS_TCP, uid, h);
+
+	if (!ret)
+		ret = resolve_addr(fd, *h, ip, port);
+	if (!ret)
+		ret = event_for(fd, *h, &ev);
+	if (!ret && ev.event != SOFTCM_EVENT_ADDR_RESOLVED)
+		ret = -EPROTO;
+	if (!ret && route)
+		ret = resolve_route(fd, *h);
+	if (!ret && route)
+		ret = event_for(fd, *h, &ev);
+	if (!ret && route && ev.event != SOFTCM_EVENT_ROUTE_RESOLVED)
+		ret = -EPROTO;
+	return ret;
+}
+
+/* The next CONNECT_REQUEST of @fd for the listener of uid @uid; -ETIME. */
+static int request_for(int fd, __u64 uid, struct softcm_event *ev)
+{
+	long end = topo_now_ms() + WAIT_MS;
+
+	while (topo_now_ms() < end)
+		if (!next_event(fd, ev, 1000) && ev->uid == uid &&
+		    ev->event == SOFTCM_EVENT_CONNECT_REQUEST)
+			return 0;
+	return -ETIME;
+}
+
+enum { V_IDLE, V_BOUND, V_LISTEN, V_QUERY, V_RESOLVED, V_ROUTED, V_REQ_SENT,
+       V_ACTIVE, V_PASSIVE, V_REQ_RCVD, V_COUNT };
+
+/*
+ * A device fault (@cmd, run in sc-v1) under ids of sc-v1 in every state:
+ * idle, bound, listening, resolving, resolved, routed, a request waiting
+ * for the peer's application, established from either side, and a
+ * request waiting for ours.  @want[i] is the event id i must get (-1:
+ * any or none; -2: none).  Then everything is destroyed and both
+ * namespaces must empty.
+ */
+static void device_fault(struct __test_metadata *_metadata, int home, const char *cmd,
+			 const int want[V_COUNT])
+{
+	struct softcm_event ev;
+	int v1, v2, a, p, st1, st2, seen[V_COUNT] = { 0 }, left;
+	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+	struct softcm_listen lis = { .backlog = 8 };
+	__u32 h[V_COUNT], l1, l2, q1, q2;
+	long end;
+
+	ASSERT_EQ(0, system("for n in sc-v1 sc-v2; do ip netns del $n 2>/dev/null; ip netns add $n;"
+			    " ip -n $n link set lo up; done;"
+			    " ip link add v1 netns sc-v1 type veth peer name v2 netns sc-v2 &&"
+			    " ip -n sc-v1 addr add 10.89.0.1/24 dev v1 &&"
+			    " ip -n sc-v2 addr add 10.89.0.2/24 dev v2 &&"
+			    " ip -n sc-v1 link set v1 up && ip -n sc-v2 link set v2 up"));
+	v1 = netns_open("sc-v1");
+	v2 = netns_open("sc-v2");
+	ASSERT_LE(0, v1);
+	ASSERT_LE(0, v2);
+	fast_timers(_metadata, v1, v2, home, 3);
+	/* requests wait for their applications through the fault */
+	ASSERT_EQ(0, netns_softcm_sysctl(v1, home, "mra_timeout", 20 + softcm_slow_shift()));
+	ASSERT_EQ(0, netns_softcm_sysctl(v2, home, "mra_timeout", 20 + softcm_slow_shift()));
+	st1 = stats_open(v1, home);
+	st2 = stats_open(v2, home);
+	a = open_in(v1, home);
+	p = open_in(v2, home);
+	ASSERT_LE(0, st1);
+	ASSERT_LE(0, st2);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, p);
+	ASSERT_EQ(0, listen_on(p, 7501, 8, &l1));	/* never accepts */
+	ASSERT_EQ(0, listen_on(p, 7502, 8, &l2));	/* accepts */
+
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_IDLE, &h[V_IDLE]));
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_BOUND, &h[V_BOUND]));
+	b.handle = h[V_BOUND];
+	set_in4(b.addr, "10.89.0.1", 0);
+	ASSERT_EQ(0, ioctl(a, SOFTCM_IOCTL_BIND, &b));
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_LISTEN, &h[V_LISTEN]));
+	b.handle = h[V_LISTEN];
+	set_in4(b.addr, "10.89.0.1", 7500);
+	ASSERT_EQ(0, ioctl(a, SOFTCM_IOCTL_BIND, &b));
+	lis.handle = h[V_LISTEN];
+	ASSERT_EQ(0, ioctl(a, SOFTCM_IOCTL_LISTEN, &lis));
+	ASSERT_EQ(0, routed_id(a, V_RESOLVED, "10.89.0.2", 7502, false, &h[V_RESOLVED]));
+	ASSERT_EQ(0, routed_id(a, V_ROUTED, "10.89.0.2", 7502, true, &h[V_ROUTED]));
+
+	/* established, active side here */
+	ASSERT_EQ(0, routed_id(a, V_ACTIVE, "10.89.0.2", 7502, true, &h[V_ACTIVE]));
+	ASSERT_EQ(0, connect_idx(a, h[V_ACTIVE], V_ACTIVE));
+	ASSERT_EQ(0, request_for(p, 0xf000 + 7502, &ev));
+	ASSERT_EQ(0, accept_uid(p, ev.handle, 100));
+	ASSERT_EQ(0, event_for(a, h[V_ACTIVE], &ev));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	/* a request the peer's application leaves waiting */
+	ASSERT_EQ(0, routed_id(a, V_REQ_SENT, "10.89.0.2", 7501, true, &h[V_REQ_SENT]));
+	ASSERT_EQ(0, connect_idx(a, h[V_REQ_SENT], V_REQ_SENT));
+	ASSERT_EQ(0, request_for(p, 0xf000 + 7501, &ev));
+	/* established, passive side here; and a request left waiting here */
+	ASSERT_EQ(0, routed_id(p, 200, "10.89.0.1", 7500, true, &q1));
+	ASSERT_EQ(0, connect_idx(p, q1, 200));
+	ASSERT_EQ(0, request_for(a, V_LISTEN, &ev));
+	h[V_PASSIVE] = ev.handle;
+	ASSERT_EQ(0, accept_uid(a, h[V_PASSIVE], V_PASSIVE));
+	ASSERT_EQ(0, event_for(a, h[V_PASSIVE], &ev));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(0, routed_id(p, 201, "10.89.0.1", 7500, true, &q2));
+	ASSERT_EQ(0, connect_idx(p, q2, 201));
+	ASSERT_EQ(0, request_for(a, V_LISTEN, &ev));
+	h[V_REQ_RCVD] = ev.handle;
+	/* a resolution waiting for a neighbour that never answers */
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_QUERY, &h[V_QUERY]));
+	ASSERT_EQ(0, resolve_addr(a, h[V_QUERY], "10.89.0.77", 7502));
+	EXPECT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(a, h[V_QUERY]));
+
+	ASSERT_EQ(0, system(cmd));
+	end = topo_now_ms() + WAIT_MS;
+	for (;;) {
+		left = 0;
+		for (int i = 0; i < V_COUNT; i++)
+			left += want[i] >= 0 && !seen[i];
+		if (!left || topo_now_ms() > end)
+			break;
+		if (next_event(a, &ev, 1000))
+			continue;
+		for (int i = 0; i < V_COUNT; i++) {
+			if (h[i] != ev.handle)
+				continue;
+			TH_LOG("id %d: event %u status %d", i, ev.event, ev.status);
+			EXPECT_NE(-2, want[i]);
+			if ((int)ev.event == want[i])
+				seen[i] = 1;
+		}
+	}
+	EXPECT_EQ(0, left);
+	while (!next_event(a, &ev, 0))
+		for (int i = 0; i < V_COUNT; i++)
+			if (h[i] == ev.handle) {
+				TH_LOG("id %d: event %u status %d", i, ev.event, ev.status);
+				EXPECT_NE(-2, want[i]);
+			}
+	/* whatever state each is in, it can be destroyed */
+	for (int i = 0; i < V_COUNT; i++) {
+		int ret = destroy_id(a, h[i], NULL);
+
+		EXPECT_EQ(0, ret) {
+			TH_LOG("id %d", i);
+		}
+	}
+	close(a);
+	close(p);
+	EXPECT_EQ(0, stats_wait_idle(st1, WAIT_MS * (1 << softcm_slow_shift())));
+	EXPECT_EQ(0, stats_wait_idle(st2, WAIT_MS * (1 << softcm_slow_shift())));
+	close(st1);
+	close(st2);
+	close(v1);
+	close(v2);
+	system("ip netns del sc-v1; ip netns del sc-v2");
+}
+
+TEST_F_TIMEOUT(fault, device_deleted_under_every_state, 900)
+{
+	/* ids over the device lose it; the resolution fails; the rest hear nothing */
+	static const int want[V_COUNT] = {
+		[V_IDLE] = -2, [V_BOUND] = -1, [V_LISTEN] = -1,
+		[V_QUERY] = SOFTCM_EVENT_ADDR_ERROR,
+		[V_RESOLVED] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_ROUTED] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_REQ_SENT] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_ACTIVE] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_PASSIVE] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_REQ_RCVD] = -1,
+	};
+
+	device_fault(_metadata, self->home, "ip -n sc-v1 link del v1", want);
+}
+
+TEST_F_TIMEOUT(fault, device_down_under_every_state, 900)
+{
+	static const int want[V_COUNT] = {
+		[V_IDLE] = -2, [V_BOUND] = -1, [V_LISTEN] = -1, [V_QUERY] = -1,
+		[V_RESOLVED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ROUTED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_SENT] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ACTIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_PASSIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_RCVD] = -1,
+	};
+
+	device_fault(_metadata, self->home, "ip -n sc-v1 link set v1 down", want);
+}
+
+TEST_F_TIMEOUT(fault, address_removed_under_every_state, 900)
+{
+	static const int want[V_COUNT] = {
+		[V_IDLE] = -2, [V_BOUND] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_LISTEN] = SOFTCM_EVENT_ADDR_CHANGE, [V_QUERY] = -1,
+		[V_RESOLVED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ROUTED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_SENT] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ACTIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_PASSIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_RCVD] = -1,
+	};
+
+	device_fault(_metadata, self->home, "ip -n sc-v1 addr del 10.89.0.1/24 dev v1", want);
 }
 
 TEST_HARNESS_MAIN
