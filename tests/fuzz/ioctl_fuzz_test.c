@@ -22,7 +22,7 @@
  * module's reference count is back to 0 (tests/vm/init.sh then unloads it
  * and the debug kernel reports nothing).
  *
- * SOFTCM_FUZZ_SECONDS: how long (30 s, 90 s on the debug kernel).
+ * SOFTCM_FUZZ_SECONDS: how long (30 s, 60 s on the debug kernel).
  * SOFTCM_FUZZ_SEED: the seed, printed first; the same seed gives every
  * thread the same sequence of choices, though the threads' interleaving
  * (and so what each choice meets) is the scheduler's.  Both are read
@@ -596,7 +596,7 @@ FIXTURE_TEARDOWN(fuzz)
 
 TEST_F_TIMEOUT(fuzz, random_commands, 600)
 {
-	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_slow_shift() ? 90 : 30);
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_slow_shift() ? 60 : 30);
 	struct worker w[NTHREADS];
 	int st[2];
 
