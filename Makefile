@@ -74,9 +74,10 @@ $(LIB_A): $(LIB_OBJS)
 $(LIB_PC): userspace/lib/libsoftcm.pc.in
 	sed -e 's|@PREFIX@|/usr/local|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
-$(BUILD)/bin/%: userspace/tools/%.c $(LIB_SO) $(HEADERS)
+TOOL_SRCS := $(wildcard userspace/tools/*.c)
+$(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lsoftcm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(TOOL_SRCS) -L$(BUILD)/lib -lsoftcm
 
 tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS)
 

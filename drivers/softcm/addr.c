@@ -38,6 +38,7 @@
 #include "port.h"
 #include "sockaddr.h"
 #include "state.h"
+#include "trace.h"
 
 struct softcm_addr_req {
 	struct list_head node;		/* in the namespace's pending list */
@@ -205,6 +206,9 @@ static void finish(struct softcm_id *id, struct softcm_addr_req *req, int status
 	lockdep_assert_held(&id->mutex);
 
 	req->event = NULL;
+	trace_softcm_resolve(id->net->ns.inum, id->handle,
+			     status ? &id->src : &res->src, &id->dst,
+			     status ? 0 : res->dev.ifindex, status);
 	if (!status) {
 		softcm_port_set_src(id, &res->src);
 		id->dev = res->dev;

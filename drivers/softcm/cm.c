@@ -37,6 +37,7 @@
 #include "sockaddr.h"
 #include "state.h"
 #include "stats.h"
+#include "trace.h"
 #include "transport.h"
 
 static struct softcm_net *sn_of(struct softcm_id *id)
@@ -51,6 +52,9 @@ void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to)
 
 	WARN_ONCE(!softcm_cm_state_allowed(id->cm.state, to), "softcm: CM %s -> %s\n",
 		  softcm_cm_state_name(id->cm.state), softcm_cm_state_name(to));
+	trace_softcm_cm_state(id->net->ns.inum, id->handle, id->cm.local_id,
+			      id->cm.remote.comm_id, softcm_cm_state_name(id->cm.state),
+			      softcm_cm_state_name(to));
 	id->cm.state = to;
 }
 
@@ -71,6 +75,13 @@ struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr)
 static void count_tx(struct softcm_net *sn, u8 attr)
 {
 	softcm_stat_inc(&sn->stats, softcm_stat_msg(SOFTCM_STAT_TX, attr));
+}
+
+static void count_tx_msg(struct softcm_net *sn, const struct softcm_cm_msg *msg)
+{
+	count_tx(sn, msg->attr);
+	if (msg->attr == SOFTCM_CM_REJ)
+		softcm_stat_rej(&sn->stats, true, msg->reason);
 }
 
 static int xmit(struct softcm_id *id, const u8 *mad)
@@ -94,7 +105,7 @@ int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg)
 	ret = softcm_wire_encode(msg, mad);
 	if (ret)
 		return ret;
-	count_tx(sn_of(id), msg->attr);
+	count_tx_msg(sn_of(id), msg);
 	xmit(id, mad);
 	return 0;
 }
@@ -153,7 +164,7 @@ int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 	id->cm.mad_attr = msg->attr;
 	id->cm.retries_left = retries;
 	id->cm.timeout_ms = timeout_ms;
-	count_tx(sn_of(id), msg->attr);
+	count_tx_msg(sn_of(id), msg);
 	xmit(id, mad);
 	id->cm.timer = SOFTCM_CM_TIMER_RETRY;
 	softcm_cm_arm(id, timeout_ms);
@@ -187,7 +198,7 @@ void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
 
 	if (softcm_wire_encode(msg, mad))
 		return;
-	count_tx(sn, msg->attr);
+	count_tx_msg(sn, msg);
 	softcm_xmit(sn, &pkt->dst, &pkt->src, pkt->ifindex, 0, mad);
 }
 
@@ -720,18 +731,24 @@ void softcm_cm_rcv(struct softcm_net *sn, struct sk_buff *skb)
 			SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE;
 	struct softcm_cm_msg *msg;
 	struct softcm_pkt pkt;
+	int ret;
 
+	pkt_of(skb, &pkt);
 	msg = kmalloc(sizeof(*msg), GFP_KERNEL);
 	if (!msg) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_NOMEM);
+		softcm_trace_mad(sn, false, &pkt.src, mad, -ENOMEM);
 		return;
 	}
-	if (softcm_wire_decode(mad, SOFTCM_MAD_SIZE, msg)) {
+	ret = softcm_wire_decode(mad, SOFTCM_MAD_SIZE, msg);
+	softcm_trace_mad(sn, false, &pkt.src, mad, ret);
+	if (ret) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_MAD);
 		goto out;
 	}
 	softcm_stat_inc(&sn->stats, softcm_stat_msg(SOFTCM_STAT_RX, msg->attr));
-	pkt_of(skb, &pkt);
+	if (msg->attr == SOFTCM_CM_REJ)
+		softcm_stat_rej(&sn->stats, false, msg->reason);
 
 	switch (msg->attr) {
 	case SOFTCM_CM_REQ:

@@ -96,6 +96,33 @@ void softcm_conntab_uninit(struct softcm_net *sn)
 	rhashtable_destroy(&sn->local_ids);
 }
 
+/*
+ * Referenced connections whose ids userspace destroyed (timewait, or a
+ * DREQ still out), up to @max of them into @ids, for the listing: a
+ * snapshot, so a connection orphaned during the walk may be missed, and
+ * one seen twice across a resize is shown twice.
+ */
+unsigned int softcm_conn_get_orphans(struct softcm_net *sn, struct softcm_id **ids,
+				     unsigned int max)
+{
+	struct rhashtable_iter iter;
+	struct softcm_id *id;
+	unsigned int n = 0;
+
+	rhashtable_walk_enter(&sn->local_ids, &iter);
+	rhashtable_walk_start(&iter);
+	while (n < max && (id = rhashtable_walk_next(&iter))) {
+		if (IS_ERR(id))
+			continue;	/* -EAGAIN: a resize; the walk goes on */
+		if (READ_ONCE(id->state) == SOFTCM_STATE_DESTROYING &&
+		    kref_get_unless_zero(&id->ref))
+			ids[n++] = id;
+	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+	return n;
+}
+
 /* Give @id a fresh comm ID and make it findable by it. */
 int softcm_conn_insert(struct softcm_id *id)
 {

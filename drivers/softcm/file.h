@@ -10,6 +10,7 @@
 #include <linux/xarray.h>
 
 struct net;
+struct pid;
 struct softcm_id;
 
 /*
@@ -18,6 +19,7 @@ struct softcm_id;
  */
 struct softcm_file {
 	struct net *net;		/* referenced */
+	struct pid *owner;		/* the opener's thread group, referenced */
 	struct xarray ids;		/* handle -> id, holding a reference */
 	atomic_t nr_ids;
 

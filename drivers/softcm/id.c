@@ -23,6 +23,7 @@
 #include "id.h"
 #include "port.h"
 #include "state.h"
+#include "trace.h"
 
 struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
 {
@@ -39,6 +40,7 @@ struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
 	id->file = file;
 	id->uid = uid;
 	id->ps = ps;
+	id->created = jiffies;
 	id->state = SOFTCM_STATE_IDLE;
 	id->net = get_net(file->net);
 	atomic_inc(&softcm_net(id->net)->nr_ids);
@@ -96,6 +98,8 @@ bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
 		      softcm_state_name(from), softcm_state_name(to)))
 		return false;
 	WRITE_ONCE(id->state, to);
+	trace_softcm_state(id->net->ns.inum, id->handle, softcm_state_name(from),
+			   softcm_state_name(to));
 	return true;
 }
 

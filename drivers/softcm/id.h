@@ -120,6 +120,7 @@ struct softcm_id {
 
 	struct net *net;		/* immutable, referenced */
 	u16 ps;				/* immutable */
+	unsigned long created;		/* jiffies; immutable */
 	enum softcm_state state;	/* written under @mutex, read with READ_ONCE */
 
 	struct sockaddr_storage src;

@@ -15,6 +15,7 @@
 
 #include "conntab.h"
 #include "id.h"
+#include "listing.h"
 #include "netns.h"
 #include "stats.h"
 #include "transport.h"
@@ -188,14 +189,19 @@ static int __net_init softcm_net_init(struct net *net)
 	ret = softcm_stats_proc_init(net);
 	if (ret)
 		goto err_uninit_conntab;
-	ret = sysctl_register(sn);
+	ret = softcm_listing_proc_init(net);
 	if (ret)
 		goto err_uninit_stats;
+	ret = sysctl_register(sn);
+	if (ret)
+		goto err_uninit_listing;
 
 	WRITE_ONCE(sn->ready, true);
 	pr_debug("netns %u created\n", net->ns.inum);
 	return 0;
 
+err_uninit_listing:
+	softcm_listing_proc_uninit(net);
 err_uninit_stats:
 	softcm_stats_proc_uninit(net);
 err_uninit_conntab:
@@ -212,6 +218,7 @@ static void __net_exit softcm_net_exit(struct net *net)
 
 	WRITE_ONCE(sn->ready, false);
 	sysctl_unregister(sn);
+	softcm_listing_proc_uninit(net);
 	softcm_stats_proc_uninit(net);
 	/* Nothing arrives after this; then the connections in timewait go. */
 	softcm_transport_net_uninit(sn);

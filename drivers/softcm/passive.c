@@ -34,6 +34,7 @@
 #include "sockaddr.h"
 #include "state.h"
 #include "stats.h"
+#include "trace.h"
 
 static bool is_local(struct net *net, const struct sockaddr_storage *ss)
 {
@@ -113,6 +114,8 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 	mutex_lock_nested(&id->mutex, SINGLE_DEPTH_NESTING);
 	/* rdma_cm creates the id of a request directly in CONNECT. */
 	id->state = SOFTCM_STATE_CONNECT;
+	trace_softcm_state(id->net->ns.inum, 0, softcm_state_name(SOFTCM_STATE_IDLE),
+			   softcm_state_name(SOFTCM_STATE_CONNECT));
 	id->quiet = true;
 	id->src = *dst;
 	id->dst = *src;

@@ -42,10 +42,19 @@ const char *softcm_stat_name(enum softcm_stat i)
 static int stats_show(struct seq_file *m, void *v)
 {
 	struct softcm_net *sn = softcm_net(seq_file_single_net(m));
-	unsigned int i;
+	unsigned int i, tx;
 
 	for (i = 0; i < SOFTCM_STAT_COUNT; i++)
 		seq_printf(m, "%s %ld\n", names[i], atomic_long_read(&sn->stats.v[i]));
+	/* REJs by reason: only the reasons seen, there are dozens. */
+	for (tx = 0; tx < 2; tx++) {
+		for (i = 0; i < SOFTCM_REJ_SLOTS; i++) {
+			long n = atomic_long_read(&sn->stats.rej[tx][i]);
+
+			if (n)
+				seq_printf(m, "%s_rej_reason_%u %ld\n", tx ? "tx" : "rx", i, n);
+		}
+	}
 	seq_printf(m, "connections %d\n", atomic_read(&sn->nr_conns));
 	seq_printf(m, "ids %d\n", atomic_read(&sn->nr_ids));
 	seq_printf(m, "files %d\n", atomic_read(&sn->nr_files));

@@ -33,13 +33,22 @@ enum softcm_stat {
 	SOFTCM_STAT_COUNT
 };
 
+/* REJ reasons (IBTA table 103) are below 64; any larger shares slot 63. */
+#define SOFTCM_REJ_SLOTS	64
+
 struct softcm_stats {
 	atomic_long_t v[SOFTCM_STAT_COUNT];
+	atomic_long_t rej[2][SOFTCM_REJ_SLOTS];	/* [0] received, [1] sent */
 };
 
 static inline void softcm_stat_inc(struct softcm_stats *s, enum softcm_stat i)
 {
 	atomic_long_inc(&s->v[i]);
+}
+
+static inline void softcm_stat_rej(struct softcm_stats *s, bool tx, u16 reason)
+{
+	atomic_long_inc(&s->rej[tx][min_t(u16, reason, SOFTCM_REJ_SLOTS - 1)]);
 }
 
 static inline enum softcm_stat softcm_stat_msg(enum softcm_stat dir, u8 attr)

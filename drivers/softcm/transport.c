@@ -32,6 +32,7 @@
 #include "netns.h"
 #include "params.h"
 #include "stats.h"
+#include "trace.h"
 #include "transport.h"
 
 /* rxe's source port for QP1 (0xc000 | hash_32(1, 14)); nobody checks it. */
@@ -364,6 +365,7 @@ int softcm_xmit(struct softcm_net *sn, const struct sockaddr_storage *src,
 		ret = -EAFNOSUPPORT;
 	/* The stack's own verdicts (congestion) are not ours to report. */
 	ret = net_xmit_eval(ret);
+	softcm_trace_mad(sn, true, dst, mad, ret);
 	if (ret)
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_TX_ERRORS);
 	return ret;

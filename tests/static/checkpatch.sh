@@ -14,7 +14,13 @@ checkpatch="$(source_tree)/scripts/checkpatch.pl"
 
 cd "$top"
 for f in $(git ls-files 'drivers/*.[ch]' 'include/*.h' 'uapi/*.h' 'tests/kunit/*.[ch]'); do
+	ignore=FILE_PATH_CHANGES
+	# TRACE_EVENT()'s argument lists are laid out as in the kernel's own
+	# include/trace/events/*.h, which checkpatch flags the same way.
+	case "$f" in
+	*/trace.h) ignore+=,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT,COMPLEX_MACRO ;;
+	esac
 	tap_check "static/checkpatch/$f" "$checkpatch" --strict --no-tree --quiet \
-		--ignore FILE_PATH_CHANGES -f "$f"
+		--ignore "$ignore" -f "$f"
 done
 tap_finish checkpatch

@@ -5,7 +5,7 @@
 #
 # Build (or reuse) the base initramfs for one test kernel: busybox for the
 # basics, the real bash, iproute2 (ip, tc), rdma-core's tools and verbs
-# provider for soft-RoCE, tcpdump for interop captures, kmod, the libraries ldd lists for all of them, and
+# provider for soft-RoCE, tcpdump for interop captures, trace-cmd, kmod, the libraries ldd lists for all of them, and
 # the kernel modules the tests need with their dependency closure, taken
 # from MODROOT/lib/modules/KVER.  Everything comes from Debian packages on
 # the host.  The image is cached by kernel and by the hash of this script;
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 tag=$1 kver=$2 modroot=$3
 modules_stamp=$(stat -c %Y "$modroot/lib/modules/$kver/modules.dep" 2>/dev/null || echo 0)
-key=$(cat "$0" /var/lib/dpkg/info/{busybox-static,iproute2,rdma-core,bash,tcpdump}.list 2>/dev/null |
+key=$(cat "$0" /var/lib/dpkg/info/{busybox-static,iproute2,rdma-core,bash,tcpdump,trace-cmd}.list 2>/dev/null |
       { cat; echo "$kver $modules_stamp"; } | sha256sum | cut -c1-12)
 out="$SOFTCM_CACHE/initramfs/$tag-$kver-$key.cpio"
 if [ -e "$out" ]; then
@@ -29,6 +29,7 @@ binaries=(
 	/usr/bin/bash /usr/sbin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/kmod
 	/usr/bin/ucmatose /usr/bin/udaddy /usr/bin/cmtime /usr/bin/rping
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/tcpdump
+	/usr/bin/trace-cmd
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.

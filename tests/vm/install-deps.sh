@@ -18,6 +18,8 @@ packages=(
 	# debug kernel build cache; packet capture (in the VM) and
 	# dissection (on the host) for interop
 	ccache tcpdump tshark
+	# tracepoints read by trace-cmd in the VM
+	trace-cmd
 )
 
 missing=()

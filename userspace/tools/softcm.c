@@ -20,6 +20,7 @@
 #include <linux/softcm.h>
 
 #include "softcm.h"
+#include "tool.h"
 
 #define PING_PORT	"7471"		/* librdmacm's examples' */
 #define PING_DATA	"ping"
@@ -47,6 +48,14 @@ static void usage(FILE *f)
 		"             for the peer gives up after MS ms (client: %d, server:\n"
 		"             never).  -u: a UD id (RDMA_PS_UDP): a SIDR exchange, no\n"
 		"             connection\n"
+		"  show [-s STATE] [-p PORT] [-a ADDR] [-j]\n"
+		"             list this network namespace's ids (/proc/net/softcm):\n"
+		"             owner, state, addresses, device, CM state, comm IDs,\n"
+		"             QPNs, age; only those in STATE (id or CM state), with\n"
+		"             PORT or ADDR at either end; -j: as JSON\n"
+		"  stats [-z] [-j]\n"
+		"             this namespace's counters (/proc/net/softcm_stats);\n"
+		"             -z: only those not zero; -j: as JSON\n"
 		"  help       print this text\n",
 		PING_PORT, PING_REPLY, PING_DATA, PING_TIMEOUT_MS);
 }
@@ -509,6 +518,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "ping"))
 		return cmd_ping(argc - 1, argv + 1);
+	if (!strcmp(cmd, "show"))
+		return cmd_show(argc - 1, argv + 1);
+	if (!strcmp(cmd, "stats"))
+		return cmd_stats(argc - 1, argv + 1);
 	if (argc > 2) {
 		fprintf(stderr, "softcm: too many arguments\n");
 		return 2;

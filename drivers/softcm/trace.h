@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoints: id state changes, CM state changes, address resolution
+ * results, and every CM message sent or handed to the CM.  Ids are named
+ * as in /proc/net/softcm: namespace inode and the owner's handle (0 for a
+ * new request's id before it is published and for an orphan in timewait).
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM softcm
+
+#if !defined(_SOFTCM_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _SOFTCM_TRACE_H
+
+#include <linux/socket.h>
+#include <linux/tracepoint.h>
+#include <linux/in6.h>
+
+/* The CM attribute IDs, for trace-cmd and perf as well as tracefs. */
+#define softcm_trace_attrs						\
+	{ 0x10, "REQ" }, { 0x11, "MRA" }, { 0x12, "REJ" }, { 0x13, "REP" }, \
+	{ 0x14, "RTU" }, { 0x15, "DREQ" }, { 0x16, "DREP" },		\
+	{ 0x17, "SIDR_REQ" }, { 0x18, "SIDR_REP" }
+
+TRACE_EVENT(softcm_state,
+	TP_PROTO(unsigned int netns, u32 handle, const char *from, const char *to),
+	TP_ARGS(netns, handle, from, to),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(u32, handle)
+		__string(from, from)
+		__string(to, to)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->handle = handle;
+		__assign_str(from, from);
+		__assign_str(to, to);
+	),
+	TP_printk("netns=%u handle=%u %s -> %s", __entry->netns, __entry->handle,
+		  __get_str(from), __get_str(to))
+);
+
+TRACE_EVENT(softcm_cm_state,
+	TP_PROTO(unsigned int netns, u32 handle, u32 local_id, u32 remote_id,
+		 const char *from, const char *to),
+	TP_ARGS(netns, handle, local_id, remote_id, from, to),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(u32, handle)
+		__field(u32, local_id)
+		__field(u32, remote_id)
+		__string(from, from)
+		__string(to, to)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->handle = handle;
+		__entry->local_id = local_id;
+		__entry->remote_id = remote_id;
+		__assign_str(from, from);
+		__assign_str(to, to);
+	),
+	TP_printk("netns=%u handle=%u local_comm_id=%#x remote_comm_id=%#x %s -> %s",
+		  __entry->netns, __entry->handle, __entry->local_id,
+		  __entry->remote_id, __get_str(from), __get_str(to))
+);
+
+TRACE_EVENT(softcm_resolve,
+	TP_PROTO(unsigned int netns, u32 handle, const struct sockaddr_storage *src,
+		 const struct sockaddr_storage *dst, int ifindex, int status),
+	TP_ARGS(netns, handle, src, dst, ifindex, status),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(u32, handle)
+		__array(u8, src, sizeof(struct sockaddr_in6))
+		__array(u8, dst, sizeof(struct sockaddr_in6))
+		__field(int, ifindex)
+		__field(int, status)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->handle = handle;
+		memcpy(__entry->src, src, sizeof(__entry->src));
+		memcpy(__entry->dst, dst, sizeof(__entry->dst));
+		__entry->ifindex = ifindex;
+		__entry->status = status;
+	),
+	TP_printk("netns=%u handle=%u src=%pISc dst=%pISc ifindex=%d status=%d",
+		  __entry->netns, __entry->handle, __entry->src, __entry->dst,
+		  __entry->ifindex, __entry->status)
+);
+
+/*
+ * One CM MAD: @tx sent (@err the stack's verdict) or received (@err what
+ * decoding it said).  @w0 and @w1 are the message's first two words: the
+ * sender's and the receiver's comm IDs for the connection messages, the
+ * request ID for SIDR.
+ */
+TRACE_EVENT(softcm_cm_msg,
+	TP_PROTO(unsigned int netns, bool tx, const struct sockaddr_storage *peer,
+		 u8 attr, u64 tid, u32 w0, u32 w1, int err),
+	TP_ARGS(netns, tx, peer, attr, tid, w0, w1, err),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(bool, tx)
+		__array(u8, peer, sizeof(struct sockaddr_in6))
+		__field(u8, attr)
+		__field(u64, tid)
+		__field(u32, w0)
+		__field(u32, w1)
+		__field(int, err)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->tx = tx;
+		memcpy(__entry->peer, peer, sizeof(__entry->peer));
+		__entry->attr = attr;
+		__entry->tid = tid;
+		__entry->w0 = w0;
+		__entry->w1 = w1;
+		__entry->err = err;
+	),
+	TP_printk("netns=%u %s %s peer=%pISc tid=%#llx ids=%#x,%#x err=%d",
+		  __entry->netns, __entry->tx ? "tx" : "rx",
+		  __print_symbolic(__entry->attr, softcm_trace_attrs),
+		  __entry->peer, __entry->tid, __entry->w0, __entry->w1, __entry->err)
+);
+
+/* trace.c: softcm_cm_msg from a MAD's bytes, when the event is on. */
+struct softcm_net;
+void softcm_trace_mad(struct softcm_net *sn, bool tx,
+		      const struct sockaddr_storage *peer, const u8 *mad, int err);
+
+#endif /* _SOFTCM_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Seeing connections: /proc/net/softcm lists every id of a namespace
+ * (owner, state, addresses, device, CM state, comm IDs, QPNs, age), the
+ * softcm tool's "show" and "stats" filter and format it, and the
+ * tracepoints report state changes, resolutions and CM messages.  A
+ * listener and a connection between two namespaces over a veth pair, made
+ * through the librdmacm API.
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <sys/mount.h>
+
+#include "kselftest_harness.h"
+#include "vm_helpers.h"
+#include "topo_helpers.h"
+
+#define NS1	"sc-l1"		/* the server */
+#define NS2	"sc-l2"		/* the client */
+#define IP1	"10.81.0.1"
+#define IP2	"10.81.0.2"
+#define PORT	19500
+#define EV_MS	20000
+#define QPN	0x1234
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in " NS1 " " NS2 "; do ip netns del $n 2>/dev/null || true; ip netns add $n;"
+	" ip -n $n link set lo up; done\n"
+	"ip link add l1 netns " NS1 " type veth peer name l2 netns " NS2 "\n"
+	"ip -n " NS1 " addr add " IP1 "/24 dev l1\n"
+	"ip -n " NS2 " addr add " IP2 "/24 dev l2\n"
+	"ip -n " NS1 " link set l1 up\n"
+	"ip -n " NS2 " link set l2 up\n";
+
+/* One line of /proc/net/softcm, split into its columns. */
+struct entry {
+	char pid[16], handle[16], ps[8], state[24], local[64], peer[64], dev[24];
+	char cm_state[24], local_comm[16], remote_comm[16], qpn[16], remote_qpn[16];
+	unsigned long age_ms;
+};
+
+#define MAX_ENTRIES 16
+
+/* The listing of namespace @nsfd, header checked; the number of ids or -1. */
+static int read_listing(int nsfd, int home, struct entry *e, int max)
+{
+	char line[512];
+	FILE *f;
+	int n = 0;
+
+	if (netns_enter(nsfd))
+		return -1;
+	f = fopen("/proc/net/softcm", "r");
+	netns_enter(home);
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f) ||
+	    strcmp(line, "pid handle ps state local peer dev cm_state local_comm_id "
+			 "remote_comm_id qpn remote_qpn age_ms\n")) {
+		fclose(f);
+		return -1;
+	}
+	while (n < max && fgets(line, sizeof(line), f)) {
+		struct entry *x = &e[n];
+
+		if (sscanf(line, "%15s %15s %7s %23s %63s %63s %23s %23s %15s %15s %15s %15s %lu",
+			   x->pid, x->handle, x->ps, x->state, x->local, x->peer, x->dev,
+			   x->cm_state, x->local_comm, x->remote_comm, x->qpn, x->remote_qpn,
+			   &x->age_ms) != 13) {
+			fclose(f);
+			return -1;
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static const struct entry *find(const struct entry *e, int n, const char *cm_state,
+				const char *state)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(e[i].cm_state, cm_state) && !strcmp(e[i].state, state))
+			return &e[i];
+	return NULL;
+}
+
+/* The output of a shell command, at most @size - 1 bytes; its exit status. */
+static int run(const char *cmd, char *out, size_t size)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n;
+
+	if (!p)
+		return -1;
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	return pclose(p);
+}
+
+/* The next event on @ch within EV_MS, which must be @type; acknowledged. */
+static int get_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type,
+		     struct rdma_cm_id **id)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *e;
+	int ret;
+
+	if (poll(&pfd, 1, EV_MS << softcm_slow_shift()) != 1)
+		return -ETIME;
+	if (rdma_get_cm_event(ch, &e))
+		return -errno;
+	ret = e->event == type ? 0 : -EPROTO;
+	if (ret)
+		fprintf(stderr, "# %s (status %d), expected %s\n", rdma_event_str(e->event),
+			e->status, rdma_event_str(type));
+	if (id)
+		*id = e->id;
+	rdma_ack_cm_event(e);
+	return ret;
+}
+
+FIXTURE(listing) {
+	int home, ns1, ns2;
+	struct rdma_event_channel *ch1, *ch2;
+	struct rdma_cm_id *listener, *server, *client, *idle;
+};
+
+static struct rdma_event_channel *channel_in(int nsfd, int home)
+{
+	struct rdma_event_channel *ch;
+
+	if (netns_enter(nsfd))
+		return NULL;
+	ch = rdma_create_event_channel();
+	netns_enter(home);
+	return ch;
+}
+
+/* A listener in NS1, a connection to it from NS2, and an idle id in NS2. */
+FIXTURE_SETUP(listing)
+{
+	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+				     .retry_count = 7, .qp_num = QPN };
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ASSERT_EQ(0, system(setup_cmds));
+	inet_pton(AF_INET, IP1, &a1.sin_addr);
+	self->home = netns_self();
+	self->ns1 = netns_open(NS1);
+	self->ns2 = netns_open(NS2);
+	ASSERT_LE(0, self->home);
+	ASSERT_LE(0, self->ns1);
+	ASSERT_LE(0, self->ns2);
+	self->ch1 = channel_in(self->ns1, self->home);
+	self->ch2 = channel_in(self->ns2, self->home);
+	ASSERT_NE(NULL, self->ch1);
+	ASSERT_NE(NULL, self->ch2);
+
+	ASSERT_EQ(0, rdma_create_id(self->ch1, &self->listener, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(self->listener, (struct sockaddr *)&a1));
+	ASSERT_EQ(0, rdma_listen(self->listener, 8));
+
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &self->idle, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &self->client, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(self->client, NULL, (struct sockaddr *)&a1, 2000));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ADDR_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_resolve_route(self->client, 2000));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_connect(self->client, &p));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, &self->server));
+	p.qp_num = QPN + 1;
+	ASSERT_EQ(0, rdma_accept(self->server, &p));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, NULL));
+}
+
+FIXTURE_TEARDOWN(listing)
+{
+	if (self->client)
+		rdma_destroy_id(self->client);
+	if (self->idle)
+		rdma_destroy_id(self->idle);
+	if (self->server)
+		rdma_destroy_id(self->server);
+	if (self->listener)
+		rdma_destroy_id(self->listener);
+	if (self->ch1)
+		rdma_destroy_event_channel(self->ch1);
+	if (self->ch2)
+		rdma_destroy_event_channel(self->ch2);
+	if (system("ip netns del " NS1 "; ip netns del " NS2))
+		TH_LOG("namespaces already gone");
+}
+
+/* Every id, with what ss would show for a socket, and both sides agree. */
+TEST_F(listing, every_id_with_state_addresses_and_comm_ids)
+{
+	struct entry e1[MAX_ENTRIES], e2[MAX_ENTRIES];
+	const struct entry *lis, *srv, *cli, *idle;
+	char mypid[16], peer1[64], local2[64];
+	int n1, n2;
+
+	n1 = read_listing(self->ns1, self->home, e1, MAX_ENTRIES);
+	n2 = read_listing(self->ns2, self->home, e2, MAX_ENTRIES);
+	/* For the log: what a person would see. */
+	if (system("for n in " NS1 " " NS2 "; do ip netns exec $n cat /proc/net/softcm;"
+		   " done | sed 's/^/# /' >&2"))
+		TH_LOG("cannot show the listings");
+	ASSERT_EQ(2, n1);
+	ASSERT_EQ(2, n2);
+	snprintf(mypid, sizeof(mypid), "%d", getpid());
+	snprintf(local2, sizeof(local2), IP2 ":%u", ntohs(rdma_get_src_port(self->client)));
+	snprintf(peer1, sizeof(peer1), IP1 ":%u", PORT);
+
+	lis = find(e1, n1, "IDLE", "LISTEN");
+	srv = find(e1, n1, "ESTABLISHED", "CONNECT");
+	cli = find(e2, n2, "ESTABLISHED", "CONNECT");
+	idle = find(e2, n2, "IDLE", "IDLE");
+	ASSERT_NE(NULL, lis);
+	ASSERT_NE(NULL, srv);
+	ASSERT_NE(NULL, cli);
+	ASSERT_NE(NULL, idle);
+
+	/* The owner is this process; the ids are ours, over TCP. */
+	EXPECT_STREQ(mypid, lis->pid);
+	EXPECT_STREQ(mypid, srv->pid);
+	EXPECT_STREQ(mypid, cli->pid);
+	EXPECT_STREQ("TCP", cli->ps);
+	/* Addresses as ss writes them, both ends, and the devices. */
+	EXPECT_STREQ(peer1, lis->local);
+	EXPECT_STREQ("*", lis->peer);
+	EXPECT_STREQ(peer1, srv->local);
+	EXPECT_STREQ(local2, srv->peer);
+	EXPECT_STREQ(local2, cli->local);
+	EXPECT_STREQ(peer1, cli->peer);
+	EXPECT_STREQ("l1", srv->dev);
+	EXPECT_STREQ("l2", cli->dev);
+	EXPECT_STREQ("*", idle->local);
+	/* One connection: each side's comm IDs are the other's, swapped. */
+	EXPECT_STRNE("0x00000000", cli->local_comm);
+	EXPECT_STREQ(cli->local_comm, srv->remote_comm);
+	EXPECT_STREQ(srv->local_comm, cli->remote_comm);
+	EXPECT_EQ(QPN, strtoul(cli->qpn, NULL, 16));
+	EXPECT_EQ(QPN + 1, strtoul(cli->remote_qpn, NULL, 16));
+	EXPECT_EQ(QPN + 1, strtoul(srv->qpn, NULL, 16));
+	/* The whole fixture took well under a day. */
+	EXPECT_GT(86400000UL, cli->age_ms);
+}
+
+/* A destroyed id in timewait is still listed, without an owner. */
+TEST_F(listing, timewait_outlives_its_id)
+{
+	struct entry e[MAX_ENTRIES];
+	const struct entry *tw = NULL;
+	long deadline;
+	int n;
+
+	ASSERT_EQ(0, rdma_disconnect(self->client));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_DISCONNECTED, NULL));
+	ASSERT_EQ(0, rdma_disconnect(self->server));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_DISCONNECTED, NULL));
+	ASSERT_EQ(0, rdma_destroy_id(self->client));
+	self->client = NULL;
+	n = read_listing(self->ns2, self->home, e, MAX_ENTRIES);
+	ASSERT_LE(1, n);
+	tw = find(e, n, "TIMEWAIT", "DESTROYING");
+	ASSERT_NE(NULL, tw);
+	EXPECT_STREQ("-", tw->pid);
+	EXPECT_STREQ("-", tw->handle);
+	/* ...until timewait ends: then only the idle id is left. */
+	deadline = topo_now_ms() + (30000L << softcm_slow_shift());
+	while (topo_now_ms() < deadline) {
+		n = read_listing(self->ns2, self->home, e, MAX_ENTRIES);
+		if (n == 1)
+			break;
+		usleep(100000);
+	}
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("IDLE", e[0].state);
+}
+
+/* softcm show: the same, filtered, as a table or JSON; softcm stats. */
+TEST_F(listing, tool_show_and_stats)
+{
+	char out[8192], want[128];
+
+	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm show -s established -j", out, sizeof(out)));
+	snprintf(want, sizeof(want), "\"pid\": %d, ", getpid());
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"peer\": \"" IP1 ":19500\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"cm_state\": \"ESTABLISHED\"")) TH_LOG("%s", out);
+	/* The idle id is filtered out: one object. */
+	EXPECT_EQ(NULL, strstr(out, "},")) TH_LOG("%s", out);
+
+	/* By port and by address, either end; a table with a header. */
+	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm show -p 19500", out, sizeof(out)));
+	EXPECT_EQ(0, strncmp(out, "pid ", 4)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "LISTEN")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "ESTABLISHED")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm show -a " IP2, out, sizeof(out)));
+	EXPECT_EQ(NULL, strstr(out, "LISTEN")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "ESTABLISHED")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm show -a 192.0.2.1 -j", out, sizeof(out)));
+	EXPECT_STREQ("[]\n", out);
+
+	/* Counters: the client sent one REQ and got one REP. */
+	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -j", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "\"tx_req\": 1,")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"rx_rep\": 1,")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
+	EXPECT_EQ(NULL, strstr(out, "rx_req ")) TH_LOG("%s", out);
+
+	/* Usage errors exit 2. */
+	EXPECT_EQ(2, WEXITSTATUS(run("softcm show -x 2>/dev/null", out, sizeof(out))));
+	EXPECT_EQ(2, WEXITSTATUS(run("softcm show extra 2>/dev/null", out, sizeof(out))));
+}
+
+/*
+ * How many of @want are not in the text file @path; the file goes to the
+ * log, all of it when something is missing, else its first lines.
+ */
+static unsigned int check_trace(const char *path, const char *const *want, unsigned int n)
+{
+	unsigned int i, missing = 0;
+	char cmd[256], *buf;
+	size_t len;
+	FILE *f;
+
+	buf = malloc(1 << 20);
+	f = fopen(path, "r");
+	if (!buf || !f) {
+		fprintf(stderr, "# cannot read %s\n", path);
+		free(buf);
+		if (f)
+			fclose(f);
+		return n;
+	}
+	len = fread(buf, 1, (1 << 20) - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+	for (i = 0; i < n; i++) {
+		if (strstr(buf, want[i]))
+			continue;
+		fprintf(stderr, "# no \"%s\" in %s\n", want[i], path);
+		missing++;
+	}
+	free(buf);
+	snprintf(cmd, sizeof(cmd), missing ? "sed 's/^/# /' %s >&2" :
+		 "grep -v '^#' %s | grep softcm_ | head -n 12 | sed 's/^/# /' >&2", path);
+	if (system(cmd))
+		fprintf(stderr, "# cannot show %s\n", path);
+	return missing;
+}
+
+/* Connect @id from NS2 to IP1:@port; the event after ROUTE_RESOLVED. */
+static int connect_to(struct rdma_event_channel *ch, struct rdma_cm_id *id, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1 };
+
+	inet_pton(AF_INET, IP1, &a.sin_addr);
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&a, 2000) ||
+	    get_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+	    rdma_resolve_route(id, 2000) ||
+	    get_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		return -1;
+	return rdma_connect(id, &p);
+}
+
+/* REJs are counted by reason, both ways: 8 (no listener), 28 (rejected). */
+TEST_F(listing, rejects_counted_by_reason)
+{
+	struct rdma_cm_id *c8, *c28, *req;
+	char out[8192];
+
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &c8, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, connect_to(self->ch2, c8, PORT + 1));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_REJECTED, NULL));
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &c28, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, connect_to(self->ch2, c28, PORT));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, &req));
+	ASSERT_EQ(0, rdma_reject(req, "no", 2));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_REJECTED, NULL));
+
+	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_8  1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_28 1\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "tx_rej_reason")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm stats -z", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_8  1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_28 1\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "rx_rej_reason")) TH_LOG("%s", out);
+	rdma_destroy_id(req);
+	rdma_destroy_id(c28);
+	rdma_destroy_id(c8);
+}
+
+static const char *tracefs(void)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK))
+		return "/sys/kernel/tracing";
+	if (!mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		return "/sys/kernel/tracing";
+	return NULL;
+}
+
+/*
+ * The tracepoints see a whole connection, from resolution to disconnect,
+ * in tracefs and through trace-cmd.
+ */
+TEST_F(listing, tracepoints)
+{
+	static const char *const want[] = {
+		"softcm_resolve:", "status=0",
+		"softcm_state:", "-> ADDR_RESOLVED", "-> ROUTE_RESOLVED",
+		"softcm_cm_state:", "-> REQ_SENT", "-> REQ_RCVD", "-> ESTABLISHED",
+		"softcm_cm_msg:", "tx REQ peer=" IP1, "rx REQ peer=" IP2, "tx REP",
+		"rx REP", "tx RTU", "rx RTU", "tx DREQ", "rx DREQ", "tx DREP",
+	};
+	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_id *c, *s;
+	const char *tr = tracefs();
+	unsigned int missing;
+	char path[128];
+	FILE *f;
+
+	if (!tr || access("/sys/kernel/tracing/events/softcm", F_OK))
+		SKIP(return, "this kernel has no tracing (CONFIG_TRACING)");
+	inet_pton(AF_INET, IP1, &a1.sin_addr);
+	/* trace-cmd turns the events on (it only writes tracefs's files). */
+	ASSERT_EQ(0, system("trace-cmd start -e softcm >/dev/null"));
+	snprintf(path, sizeof(path), "%s/trace", tr);
+	f = fopen(path, "w");	/* truncating it empties the buffer */
+	ASSERT_NE(NULL, f);
+	fclose(f);
+
+	ASSERT_EQ(0, rdma_create_id(self->ch2, &c, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(c, NULL, (struct sockaddr *)&a1, 2000));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ADDR_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_resolve_route(c, 2000));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_connect(c, &p));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
+	ASSERT_EQ(0, rdma_accept(s, &p));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, rdma_disconnect(c));
+	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_DISCONNECTED, NULL));
+	ASSERT_EQ(0, rdma_disconnect(s));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_DISCONNECTED, NULL));
+	rdma_destroy_id(s);
+	rdma_destroy_id(c);
+
+	ASSERT_EQ(0, system("trace-cmd stop"));
+	snprintf(path, sizeof(path), "%s/trace", tr);
+	missing = check_trace(path, want, sizeof(want) / sizeof(want[0]));
+	EXPECT_EQ(0, missing);
+	/*
+	 * trace-cmd reads the buffer (consuming it) and formats it itself,
+	 * from the events' format files, with libtraceevent: the same text.
+	 */
+	ASSERT_EQ(0, system("trace-cmd extract -o /tmp/softcm.dat >/dev/null 2>&1"
+			    " && trace-cmd report -i /tmp/softcm.dat >/tmp/softcm.report 2>&1"));
+	missing = check_trace("/tmp/softcm.report", want, sizeof(want) / sizeof(want[0]));
+	EXPECT_EQ(0, missing);
+	ASSERT_EQ(0, system("trace-cmd reset >/dev/null 2>&1"));
+}
+
+TEST_HARNESS_MAIN
