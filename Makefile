@@ -41,6 +41,8 @@ LIB_PC := $(BUILD)/lib/libsoftcm.pc
 LIB_MAP := userspace/lib/libsoftcm.map
 TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
+# Fuzzers (ioctl and wire), built and run as the selftests are.
+FUZZTESTS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/%,$(wildcard tests/fuzz/*_test.c))
 # Shell test programs (interop with soft-RoCE), copied as they are.
 SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/interop/*_test.sh))
 # The rdma_cm peer on the rxe side: rdma-core's headers and librdmacm, not
@@ -83,7 +85,7 @@ $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(TOOL_SRCS) -L$(BUILD)/lib -lsoftcm
 
-tests: $(SELFTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER)
+tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER)
 
 $(RDMACM_PEER): tests/interop/rdmacm_peer.c
 	@mkdir -p $(@D)
@@ -123,6 +125,11 @@ $(BENCH)/bench.sh: tests/bench/bench.sh
 bench: deps
 	@$(MAKE) --no-print-directory all bench-progs
 	@$(TOP)/tests/bench/run.sh
+
+$(BUILD)/tests/%: tests/fuzz/%.c $(wildcard tests/selftests/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(TOP)/tests/selftests -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
+		-Wno-sign-compare -o $@ $< -lpthread
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -26,6 +26,7 @@ struct softcm_file *softcm_file_create(struct net *net)
 	if (!sf)
 		return NULL;
 	sf->net = get_net(net);
+	atomic_inc(&softcm_net(net)->nr_files);
 	sf->owner = get_pid(task_tgid(current));
 	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&sf->nr_ids, 0);
@@ -61,6 +62,7 @@ void softcm_file_release(struct softcm_file *sf)
 	WARN_ON(!list_empty(&sf->events));
 	xa_destroy(&sf->ids);
 	pr_debug("file %p destroyed\n", sf);
+	atomic_dec(&softcm_net(sf->net)->nr_files);
 	put_pid(sf->owner);
 	put_net(sf->net);
 	mutex_destroy(&sf->read_mutex);

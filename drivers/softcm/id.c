@@ -43,6 +43,7 @@ struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
 	id->created = jiffies;
 	id->state = SOFTCM_STATE_IDLE;
 	id->net = get_net(file->net);
+	atomic_inc(&softcm_net(id->net)->nr_ids);
 	id->afonly = true;
 	/* rdma_cm's seq_num: the starting PSN a peer must not predict */
 	id->psn = get_random_u32() & 0xffffff;
@@ -61,6 +62,7 @@ static void id_release(struct kref *ref)
 	WARN_ON(id->bind_list || id->addr_req || !list_empty(&id->net_node) ||
 		id->cm.local_id || id->cm.mad);
 	pr_debug("id %p destroyed\n", id);
+	atomic_dec(&softcm_net(id->net)->nr_ids);
 	put_net(id->net);
 	mutex_destroy(&id->mutex);
 	/* Comm-ID lookups may still be looking at it (conntab.c). */

@@ -47,6 +47,9 @@ struct softcm_net {
 	struct rhashtable local_ids;	/* our comm ID -> id */
 	struct rhashtable remote_ids;	/* peer's (GUID, comm ID) -> id */
 	atomic_t nr_conns;		/* ids in local_ids */
+	/* live objects, for leak accounting: created and not yet freed */
+	atomic_t nr_ids;
+	atomic_t nr_files;
 	struct softcm_stats stats;
 
 	/*

@@ -35,6 +35,7 @@
 #include "kselftest_harness.h"
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
+#include "wire_helpers.h"
 
 static const char *const setup_cmds =
 	"set -e\n"
@@ -655,121 +656,6 @@ TEST_F(cm, sidr_accept_and_reject)
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_UNREACHABLE, ev.event);
 	EXPECT_EQ(2, ev.status);	/* IB_SIDR_REJECT */
-}
-
-/*
- * Packets on the wire, crafted here: a raw IPv4 socket (IP_HDRINCL) lets
- * the test fix every header field the ICRC covers, so that it can send
- * well-framed CM MADs with chosen contents, or break one thing at a time.
- */
-#define ROCE_LEN	280	/* BTH + DETH + MAD + ICRC */
-#define MAD_OFF		20	/* the MAD in the UDP payload */
-
-static uint32_t crc32_ieee(uint32_t crc, const uint8_t *p, size_t n)
-{
-	int k;
-
-	while (n--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = crc & 1 ? (crc >> 1) ^ 0xedb88320 : crc >> 1;
-	}
-	return crc;
-}
-
-/* rxe's ICRC over a whole IPv4 packet (20-byte header, UDP, payload). */
-static uint32_t icrc(const uint8_t *pkt, size_t len)
-{
-	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t h[20 + 8 + 12];
-	uint32_t crc;
-
-	memcpy(h, pkt, sizeof(h));
-	h[1] = 0xff;			/* TOS */
-	h[8] = 0xff;			/* TTL */
-	h[10] = h[11] = 0xff;		/* IP checksum */
-	h[26] = h[27] = 0xff;		/* UDP checksum */
-	h[28 + 4] = 0xff;		/* BTH FECN/BECN/resv6 */
-	crc = crc32_ieee(0xffffffff, ones, sizeof(ones));
-	crc = crc32_ieee(crc, h, sizeof(h));
-	crc = crc32_ieee(crc, pkt + sizeof(h), len - sizeof(h) - 4);
-	return ~crc;
-}
-
-struct wire {
-	uint8_t pkt[20 + 8 + 400];
-	size_t paylen;		/* UDP payload */
-};
-
-/* A well-formed CM MAD packet from src to dst, of attribute attr. */
-static void wire_init(struct wire *w, const char *src, const char *dst, uint16_t attr)
-{
-	struct iphdr *ip = (struct iphdr *)w->pkt;
-	struct udphdr *udp = (struct udphdr *)(w->pkt + 20);
-	uint8_t *bth = w->pkt + 28, *mad = bth + MAD_OFF;
-
-	memset(w, 0, sizeof(*w));
-	w->paylen = ROCE_LEN;
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->id = htons(0x1234);
-	ip->frag_off = htons(IP_DF);
-	ip->ttl = 64;
-	ip->protocol = IPPROTO_UDP;
-	inet_pton(AF_INET, src, &ip->saddr);
-	inet_pton(AF_INET, dst, &ip->daddr);
-	udp->source = htons(0xd872);
-	udp->dest = htons(4791);
-	bth[0] = 0x64;			/* UD SEND_ONLY */
-	bth[2] = bth[3] = 0xff;		/* P_Key */
-	bth[7] = 1;			/* QP1 */
-	bth[12] = 0x80;			/* DETH Q_Key 0x80010000 */
-	bth[13] = 0x01;
-	bth[19] = 1;			/* source QP 1 */
-	mad[0] = 1;
-	mad[1] = 7;			/* CM */
-	mad[2] = 2;
-	mad[3] = 3;			/* SEND */
-	mad[8] = 0x42;			/* a transaction ID */
-	mad[16] = attr >> 8;
-	mad[17] = attr;
-}
-
-static uint8_t *wire_mad(struct wire *w)
-{
-	return w->pkt + 28 + MAD_OFF;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-/* Lengths and ICRC as they would be sent, then send from sc-k1. */
-static int wire_send(struct wire *w, bool keep_icrc)
-{
-	struct iphdr *ip = (struct iphdr *)w->pkt;
-	struct udphdr *udp = (struct udphdr *)(w->pkt + 20);
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = ip->daddr };
-	size_t len = 28 + w->paylen;
-	uint32_t crc;
-	int fd, one = 1;
-	ssize_t ret;
-
-	ip->tot_len = htons(len);
-	udp->len = htons(8 + w->paylen);
-	if (!keep_icrc && w->paylen >= 24) {
-		crc = icrc(w->pkt, len);
-		memcpy(w->pkt + len - 4, &crc, 4);	/* host order, as rxe */
-	}
-	fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
-	ret = sendto(fd, w->pkt, len, 0, (struct sockaddr *)&to, sizeof(to));
-	close(fd);
-	return ret == (ssize_t)len ? 0 : -errno;
 }
 
 /* Send one broken packet and wait for the counter that must take it. */

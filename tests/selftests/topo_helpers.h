@@ -158,4 +158,21 @@ static inline int stats_wait_above(int fd, const char *name, long long than, int
 	}
 }
 
+/*
+ * Poll until the namespace holds nothing of softcm's: no connection (in
+ * timewait or not), no id and no open file (the ids and files gauges
+ * count objects until they are freed).  0, or -ETIME after @timeout_ms.
+ */
+static inline int stats_wait_idle(int fd, int timeout_ms)
+{
+	static const char *const gauges[] = { "connections", "ids", "files" };
+	long deadline = topo_now_ms() + timeout_ms;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < sizeof(gauges) / sizeof(gauges[0]) && !ret; i++)
+		ret = stats_wait_eq(fd, gauges[i], 0,
+				    (int)(deadline > topo_now_ms() ? deadline - topo_now_ms() : 0));
+	return ret;
+}
+
 #endif /* _SOFTCM_TOPO_HELPERS_H */

@@ -1,0 +1,916 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Faults around live connections, with raw ioctls:
+ *
+ *   +-- sc-z1 ----------+         +-- sc-z2 ----------+
+ *   | z1 10.87.0.1      |--veth---| z2 10.87.0.2      |
+ *   | active ids        |         | listeners         |
+ *   +-------------------+         +-------------------+
+ *
+ *   - netem (loss 30%, delay with jitter, duplication, reordering) on the
+ *     CM wire while many connections are set up and torn down: every one
+ *     ends ESTABLISHED or with an error event, and both namespaces' tables
+ *     empty afterwards;
+ *   - SIGKILL of a process holding 10 000 ids in mixed states (a tenth on
+ *     the debug kernel);
+ *   - an fd inherited across fork and used from both processes;
+ *   - the peer's namespace deleted while it has a listener, a pending
+ *     request and established connections (sc-y1, sc-y2 of its own);
+ *   - ids charged to the memory cgroup of the process that makes them;
+ *   - the device deleted, taken down, its address removed, under ids in
+ *     every state from IDLE to ESTABLISHED (sc-v1, sc-v2 of their own).
+ *
+ * After each test both namespaces' ids, files and connections gauges are
+ * back at 0 (leak accounting; kmemleak checks the rest at the end of the
+ * run).  CM timers are fast (tenths of seconds; 8 times as long on the debug
+ * kernel, see softcm_slow_shift()); nothing sleeps to synchronise.
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <linux/softcm.h>
+
+#include "kselftest_harness.h"
+#include "ioctl_helpers.h"
+#include "vm_helpers.h"
+#include "topo_helpers.h"
+
+#define WAIT_MS		60000
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in sc-z1 sc-z2; do ip netns add $n; ip -n $n link set lo up; done\n"
+	"ip link add z1 netns sc-z1 type veth peer name z2 netns sc-z2\n"
+	"ip -n sc-z1 addr add 10.87.0.1/24 dev z1\n"
+	"ip -n sc-z2 addr add 10.87.0.2/24 dev z2\n"
+	"ip -n sc-z1 link set z1 up\n"
+	"ip -n sc-z2 link set z2 up\n";
+
+static int open_in(int nsfd, int home)
+{
+	int fd;
+
+	if (netns_enter(nsfd))
+		return -1;
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	netns_enter(home);
+	return fd;
+}
+
+static void set_in4(__u8 *buf, const char *ip, int port)
+{
+	struct sockaddr_in *s = (struct sockaddr_in *)buf;
+
+	memset(s, 0, sizeof(*s));
+	s->sin_family = AF_INET;
+	s->sin_port = htons(port);
+	inet_pton(AF_INET, ip, &s->sin_addr);
+}
+
+static int listen_on(int fd, int port, int backlog, __u32 *h)
+{
+	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+	struct softcm_listen l = { .backlog = backlog };
+	int ret = create_id(fd, SOFTCM_PS_TCP, 0xf000 + port, h);
+
+	if (ret)
+		return ret;
+	b.handle = *h;
+	set_in4(b.addr, "0.0.0.0", port);
+	if (ioctl(fd, SOFTCM_IOCTL_BIND, &b))
+		return -errno;
+	l.handle = *h;
+	return ioctl(fd, SOFTCM_IOCTL_LISTEN, &l) ? -errno : 0;
+}
+
+static int resolve_addr(int fd, __u32 h, const char *ip, int port)
+{
+	struct softcm_resolve_addr r = {
+		.handle = h, .timeout_ms = 5000, .dst_len = sizeof(struct sockaddr_in),
+	};
+
+	set_in4(r.dst, ip, port);
+	return ioctl(fd, SOFTCM_IOCTL_RESOLVE_ADDR, &r) ? -errno : 0;
+}
+
+static int resolve_route(int fd, __u32 h)
+{
+	struct softcm_resolve_route r = { .handle = h, .timeout_ms = 5000 };
+
+	return ioctl(fd, SOFTCM_IOCTL_RESOLVE_ROUTE, &r) ? -errno : 0;
+}
+
+static int connect_idx(int fd, __u32 h, __u32 idx)
+{
+	struct softcm_connect c = { .handle = h };
+
+	c.param.qp_num = 0x1000 + idx;
+	c.param.retry_count = 7;
+	c.param.rnr_retry_count = 7;
+	c.param.private_data_len = sizeof(idx);
+	memcpy(c.param.private_data, &idx, sizeof(idx));
+	return ioctl(fd, SOFTCM_IOCTL_CONNECT, &c) ? -errno : 0;
+}
+
+static int accept_uid(int fd, __u32 h, __u64 uid)
+{
+	struct softcm_accept a = { .uid = uid, .handle = h };
+
+	a.param.qp_num = 0x2000 + (__u32)uid;
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a) ? -errno : 0;
+}
+
+static int disconnect(int fd, __u32 h)
+{
+	struct softcm_disconnect d = { .handle = h };
+
+	return ioctl(fd, SOFTCM_IOCTL_DISCONNECT, &d) ? -errno : 0;
+}
+
+/* Timers of both namespaces; each time exponent plus the kernel's shift. */
+static void fast_timers(struct __test_metadata *_metadata, int ns1, int ns2, int home,
+			int retries)
+{
+	int shift = softcm_slow_shift();
+
+	for (int n = 0; n < 2; n++) {
+		int ns = n ? ns2 : ns1;
+
+		ASSERT_EQ(0, netns_softcm_sysctl(ns, home, "cm_response_timeout", 13 + shift));
+		ASSERT_EQ(0, netns_softcm_sysctl(ns, home, "packet_life_time", 11 + shift));
+		ASSERT_EQ(0, netns_softcm_sysctl(ns, home, "mra_timeout", 13 + shift));
+		ASSERT_EQ(0, netns_softcm_sysctl(ns, home, "cm_retries", retries));
+	}
+}
+
+FIXTURE(fault) {
+	int home, ns1, ns2, st1, st2;
+};
+
+FIXTURE_SETUP(fault)
+{
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	if (access("/run/netns/sc-z1", F_OK)) {
+		ASSERT_EQ(0, system(setup_cmds));
+	}
+	self->home = netns_self();
+	self->ns1 = netns_open("sc-z1");
+	self->ns2 = netns_open("sc-z2");
+	ASSERT_LE(0, self->home);
+	ASSERT_LE(0, self->ns1);
+	ASSERT_LE(0, self->ns2);
+	self->st1 = stats_open(self->ns1, self->home);
+	self->st2 = stats_open(self->ns2, self->home);
+	ASSERT_LE(0, self->st1);
+	ASSERT_LE(0, self->st2);
+}
+
+FIXTURE_TEARDOWN(fault)
+{
+	system("tc -n sc-z1 qdisc del dev z1 root 2>/dev/null;"
+	       " tc -n sc-z2 qdisc del dev z2 root 2>/dev/null");
+	/* whatever a test left ends within its timers: tables empty, all freed */
+	EXPECT_EQ(0, stats_wait_idle(self->st1, WAIT_MS));
+	EXPECT_EQ(0, stats_wait_idle(self->st2, WAIT_MS));
+	close(self->st1);
+	close(self->st2);
+	close(self->ns1);
+	close(self->ns2);
+	close(self->home);
+}
+
+enum outcome { NONE, ESTAB, FAILED, DISC };
+
+struct chaos {
+	__u32 ah;		/* active handle in z1 */
+	__u32 ph;		/* passive handle in z2, once requested */
+	unsigned char a, p;	/* enum outcome */
+	unsigned char a_disc, p_disc;
+};
+
+/*
+ * netem on both ends of the link, in both directions, while n connections
+ * are made and ended.  Outcomes allowed: ESTABLISHED, or REJECTED /
+ * UNREACHABLE / CONNECT_ERROR for the active side, CONNECT_ERROR for the
+ * passive side (its REP never answered); a passive ESTABLISHED implies an
+ * active one (the RTU comes after the REP); every established side that
+ * disconnects hears DISCONNECTED.
+ */
+TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
+{
+	const int n = 1000 >> softcm_slow_shift();
+	struct chaos *c = calloc(n, sizeof(*c));
+	int a, p, i, left, est_a = 0, est_p = 0, fail_a = 0, fail_p = 0;
+	struct softcm_event ev;
+	long end;
+	__u32 l;
+
+	ASSERT_NE(NULL, c);
+	/* lost DREQs give up after 13 sends: 0.3^13 per connection */
+	fast_timers(_metadata, self->ns1, self->ns2, self->home, 12);
+	a = open_in(self->ns1, self->home);
+	p = open_in(self->ns2, self->home);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, p);
+	ASSERT_EQ(0, listen_on(p, 7400, SOFTCM_MAX_BACKLOG_DEFAULT, &l));
+
+	/* resolved before the faults: resolution is not what is tested here */
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, i, &c[i].ah));
+		ASSERT_EQ(0, resolve_addr(a, c[i].ah, "10.87.0.2", 7400));
+	}
+	for (left = 2 * n; left; left--) {
+		ASSERT_EQ(0, next_event(a, &ev, WAIT_MS));
+		ASSERT_GT(n, ev.uid);
+		if (ev.event == SOFTCM_EVENT_ADDR_RESOLVED) {
+			ASSERT_EQ(0, resolve_route(a, c[ev.uid].ah));
+		} else {
+			ASSERT_EQ(SOFTCM_EVENT_ROUTE_RESOLVED, ev.event);
+		}
+	}
+	ASSERT_EQ(0, system("tc -n sc-z1 qdisc add dev z1 root netem loss 30% delay 4ms 3ms"
+			    " duplicate 5% reorder 25% 50% &&"
+			    " tc -n sc-z2 qdisc add dev z2 root netem loss 30% delay 4ms 3ms"
+			    " duplicate 5% reorder 25% 50%"));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, connect_idx(a, c[i].ah, i));
+	}
+
+	/* set up: every active id reaches an outcome */
+	end = topo_now_ms() + WAIT_MS * (1 << softcm_slow_shift());
+	for (left = n; left && topo_now_ms() < end;) {
+		struct pollfd pf[2] = { { .fd = a, .events = POLLIN }, { .fd = p, .events = POLLIN } };
+
+		if (poll(pf, 2, 1000) <= 0)
+			continue;
+		if ((pf[1].revents & POLLIN) && !next_event(p, &ev, 0)) {
+			__u32 idx;
+
+			if (ev.event == SOFTCM_EVENT_CONNECT_REQUEST) {
+				memcpy(&idx, ev.param.private_data, sizeof(idx));
+				ASSERT_GT(n, idx);
+				c[idx].ph = ev.handle;
+				ASSERT_EQ(0, accept_uid(p, ev.handle, 0x100000 + idx));
+			} else {
+				idx = ev.uid - 0x100000;
+				ASSERT_GT(n, idx) TH_LOG("event %u uid %llu", ev.event, ev.uid);
+				if (ev.event == SOFTCM_EVENT_ESTABLISHED)
+					c[idx].p = ESTAB;
+				else if (ev.event == SOFTCM_EVENT_DISCONNECTED)
+					c[idx].p_disc = 1;
+				else if (ev.event != SOFTCM_EVENT_TIMEWAIT_EXIT)
+					c[idx].p = FAILED;
+			}
+		}
+		if ((pf[0].revents & POLLIN) && !next_event(a, &ev, 0)) {
+			ASSERT_GT(n, ev.uid);
+			if (c[ev.uid].a == ESTAB && (ev.event == SOFTCM_EVENT_DISCONNECTED ||
+						      ev.event == SOFTCM_EVENT_TIMEWAIT_EXIT)) {
+				/* the passive side gave up on its REP */
+				c[ev.uid].a_disc = 1;
+				continue;
+			}
+			ASSERT_EQ(NONE, c[ev.uid].a) TH_LOG("id %llu: event %u after its outcome",
+							   ev.uid, ev.event);
+			if (ev.event == SOFTCM_EVENT_ESTABLISHED) {
+				c[ev.uid].a = ESTAB;
+			} else {
+				EXPECT_TRUE(ev.event == SOFTCM_EVENT_REJECTED ||
+					    ev.event == SOFTCM_EVENT_UNREACHABLE ||
+					    ev.event == SOFTCM_EVENT_CONNECT_ERROR)
+					TH_LOG("id %llu: event %u", ev.uid, ev.event);
+				c[ev.uid].a = FAILED;
+			}
+			left--;
+		}
+	}
+	ASSERT_EQ(0, left);
+
+	/* tear down, still under netem */
+	for (i = 0; i < n; i++)
+		if (c[i].a == ESTAB) {
+			ASSERT_EQ(0, disconnect(a, c[i].ah));
+		}
+	end = topo_now_ms() + WAIT_MS * (1 << softcm_slow_shift());
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = a, .events = POLLIN }, { .fd = p, .events = POLLIN } };
+
+		/* every established side disconnected, every accepted id ended */
+		for (i = 0, left = 0; i < n; i++)
+			left += (c[i].a == ESTAB && !c[i].a_disc) ||
+				(c[i].p == ESTAB && !c[i].p_disc) ||
+				(c[i].ph && c[i].p == NONE && !c[i].p_disc);
+		if (!left || topo_now_ms() > end)
+			break;
+		if (poll(pf, 2, 1000) <= 0)
+			continue;
+		if ((pf[0].revents & POLLIN) && !next_event(a, &ev, 0) &&
+		    ev.event == SOFTCM_EVENT_DISCONNECTED)
+			c[ev.uid].a_disc = 1;
+		if ((pf[1].revents & POLLIN) && !next_event(p, &ev, 0) &&
+		    ev.event != SOFTCM_EVENT_CONNECT_REQUEST && ev.uid >= 0x100000) {
+			__u32 idx = ev.uid - 0x100000;
+
+			ASSERT_GT(n, idx);
+			if (ev.event == SOFTCM_EVENT_DISCONNECTED)
+				c[idx].p_disc = 1;
+			else if (ev.event == SOFTCM_EVENT_ESTABLISHED)
+				c[idx].p = ESTAB;	/* a late RTU */
+			else if (ev.event != SOFTCM_EVENT_TIMEWAIT_EXIT)
+				c[idx].p = c[idx].p == ESTAB ? ESTAB : FAILED;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		est_a += c[i].a == ESTAB;
+		est_p += c[i].p == ESTAB;
+		fail_a += c[i].a == FAILED;
+		fail_p += c[i].p == FAILED;
+		if (c[i].p == ESTAB) {
+			EXPECT_EQ(ESTAB, c[i].a) TH_LOG("connection %d passive only", i);
+		}
+	}
+	TH_LOG("%d connections: active %d established %d failed, passive %d established %d failed; "
+	       "retransmits z1 %lld z2 %lld, duplicates z2 %lld",
+	       n, est_a, fail_a, est_p, fail_p, stats_get(self->st1, "retransmits"),
+	       stats_get(self->st2, "retransmits"), stats_get(self->st2, "duplicates"));
+	EXPECT_EQ(0, left);
+	EXPECT_LT(0, est_a);
+	close(a);
+	close(p);
+	free(c);
+}
+
+/*
+ * A process with many ids, in every state from IDLE to ESTABLISHED and
+ * waiting requests, killed: its file's release ends everything, the peer
+ * hears of the connections (DISCONNECTED) and both tables empty.
+ */
+TEST_F_TIMEOUT(fault, sigkill_with_ten_thousand_ids, 900)
+{
+	const int n = 10000 >> softcm_slow_shift(), conns = n / 20, accepted = 20;
+	int ready[2], status, p, got = 0, est = 0, disc = 0;
+	struct softcm_event ev;
+	long end;
+	pid_t pid;
+	__u32 l;
+	char x;
+
+	fast_timers(_metadata, self->ns1, self->ns2, self->home, 3);
+	p = open_in(self->ns2, self->home);
+	ASSERT_LE(0, p);
+	ASSERT_EQ(0, listen_on(p, 7401, SOFTCM_MAX_BACKLOG_DEFAULT, &l));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int a = open_in(self->ns1, self->home), pending = 0;
+		__u32 h;
+
+		if (a < 0)
+			_exit(10);
+		for (int i = 0; i < n; i++) {
+			struct softcm_listen lis = { 0 };
+
+			if (create_id(a, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, i, &h))
+				_exit(11);
+			switch (i % 4) {
+			case 1:			/* LISTEN, on a port of its own */
+				lis.handle = h;
+				if (ioctl(a, SOFTCM_IOCTL_LISTEN, &lis))
+					_exit(12);
+				break;
+			case 2:			/* ADDR_RESOLVED */
+			case 3:			/* ROUTE_RESOLVED, CONNECT */
+				if (i / 4 >= conns)
+					break;
+				if (resolve_addr(a, h, "10.87.0.2", 7401))
+					_exit(13);
+				pending++;
+				break;
+			}
+		}
+		while (pending) {
+			if (next_event(a, &ev, WAIT_MS))
+				_exit(14);
+			if (ev.event == SOFTCM_EVENT_ADDR_RESOLVED && ev.uid % 4 == 3) {
+				if (resolve_route(a, ev.handle))
+					_exit(15);
+				continue;
+			}
+			if (ev.event == SOFTCM_EVENT_ROUTE_RESOLVED && ev.uid % 2)
+				connect_idx(a, ev.handle, ev.uid);
+			pending--;
+		}
+		if (write(ready[1], "x", 1) != 1)
+			_exit(16);
+		/* answers come in, timers run: the parent decides when it ends */
+		for (;;)
+			next_event(a, &ev, 1000);
+	}
+	ASSERT_EQ(1, read(ready[0], &x, 1));
+	/* a few requests accepted (ESTABLISHED), the rest left waiting */
+	end = topo_now_ms() + WAIT_MS;
+	while (est < accepted && topo_now_ms() < end) {
+		if (next_event(p, &ev, 1000))
+			continue;
+		if (ev.event == SOFTCM_EVENT_CONNECT_REQUEST && ++got <= accepted) {
+			ASSERT_EQ(0, accept_uid(p, ev.handle, 0x100000 + got));
+		}
+		est += ev.event == SOFTCM_EVENT_ESTABLISHED;
+	}
+	ASSERT_EQ(accepted, est);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	/* every established passive id hears the end */
+	end = topo_now_ms() + WAIT_MS;
+	while (disc < accepted && topo_now_ms() < end)
+		if (!next_event(p, &ev, 1000))
+			disc += ev.event == SOFTCM_EVENT_DISCONNECTED;
+	EXPECT_EQ(accepted, disc);
+	EXPECT_EQ(0, stats_wait_eq(self->st1, "connections", 0, WAIT_MS));
+	close(p);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/*
+ * One file, two processes: ids created in the child belong to the file,
+ * not to the process; they outlive the child, killed or not, and the
+ * parent can use them.
+ */
+TEST_F(fault, fd_shared_across_fork)
+{
+	struct softcm_event ev;
+	int fd, p, status, est = 0;
+	__u32 l, h, ph = 0;
+	pid_t pid;
+
+	fast_timers(_metadata, self->ns1, self->ns2, self->home, 3);
+	fd = open_in(self->ns1, self->home);
+	p = open_in(self->ns2, self->home);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, p);
+	ASSERT_EQ(0, listen_on(p, 7402, 8, &l));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (create_id(fd, SOFTCM_PS_TCP, 77, &h) || resolve_addr(fd, h, "10.87.0.2", 7402) ||
+		    next_event(fd, &ev, WAIT_MS) || ev.event != SOFTCM_EVENT_ADDR_RESOLVED ||
+		    resolve_route(fd, h) || next_event(fd, &ev, WAIT_MS) ||
+		    ev.event != SOFTCM_EVENT_ROUTE_RESOLVED || connect_idx(fd, h, 77))
+			_exit(255);
+		_exit(h);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	h = WEXITSTATUS(status);
+	ASSERT_NE(255, h);
+	/* the child is gone; its connection goes on in the parent */
+	while (est < 2) {
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = p, .events = POLLIN } };
+
+		ASSERT_LT(0, poll(pf, 2, WAIT_MS));
+		if (!next_event(p, &ev, 0)) {
+			if (ev.event == SOFTCM_EVENT_CONNECT_REQUEST) {
+				ph = ev.handle;
+				ASSERT_EQ(0, accept_uid(p, ph, 1));
+			} else {
+				ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+				est++;
+			}
+		}
+		if (!next_event(fd, &ev, 0)) {
+			ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+			ASSERT_EQ(h, ev.handle);
+			est++;
+		}
+	}
+	/* a child killed while it uses the file takes nothing with it */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (;;) {
+			__u32 t;
+
+			if (create_id(fd, SOFTCM_PS_UDP, 78, &t))
+				pause();
+		}
+	}
+	usleep(1000 * 50);	/* let it create some; any number will do */
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(fd, h));
+	ASSERT_EQ(0, disconnect(fd, h));
+	do {
+		ASSERT_EQ(0, next_event(p, &ev, WAIT_MS));
+	} while (ev.event != SOFTCM_EVENT_DISCONNECTED);
+	EXPECT_EQ(ph, ev.handle);
+	close(fd);
+	close(p);
+}
+
+/*
+ * The peer's namespace deleted with a listener, a request waiting for
+ * its application, established connections, and its file still open;
+ * then the file closed, which lets the namespace (and the veth pair with
+ * it) go.  Every id on our side hears of it; nothing is left.
+ */
+TEST_F_TIMEOUT(fault, peer_netns_deleted, 600)
+{
+	enum { EST = 3, WAITING = 2 };
+	struct softcm_event ev;
+	int y1, y2, a, p, st, est = 0, reqs = 0, ended[EST + WAITING + 1] = { 0 }, left;
+	__u32 l, h[EST + WAITING], rr;
+	long end;
+
+	ASSERT_EQ(0, system("for n in sc-y1 sc-y2; do ip netns del $n 2>/dev/null; ip netns add $n;"
+			    " ip -n $n link set lo up; done;"
+			    " ip link add y1 netns sc-y1 type veth peer name y2 netns sc-y2 &&"
+			    " ip -n sc-y1 addr add 10.88.0.1/24 dev y1 &&"
+			    " ip -n sc-y2 addr add 10.88.0.2/24 dev y2 &&"
+			    " ip -n sc-y1 link set y1 up && ip -n sc-y2 link set y2 up"));
+	y1 = netns_open("sc-y1");
+	y2 = netns_open("sc-y2");
+	ASSERT_LE(0, y1);
+	ASSERT_LE(0, y2);
+	fast_timers(_metadata, y1, y2, self->home, 3);
+	/* requests wait for their application through the deletion */
+	ASSERT_EQ(0, netns_softcm_sysctl(y2, self->home, "mra_timeout",
+					 18 + softcm_slow_shift()));
+	st = stats_open(y1, self->home);
+	a = open_in(y1, self->home);
+	p = open_in(y2, self->home);
+	ASSERT_LE(0, st);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, p);
+	ASSERT_EQ(0, listen_on(p, 7403, 8, &l));
+	for (int i = 0; i < EST + WAITING; i++) {
+		ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, i, &h[i]));
+		ASSERT_EQ(0, resolve_addr(a, h[i], "10.88.0.2", 7403));
+		ASSERT_EQ(0, next_event(a, &ev, WAIT_MS));
+		ASSERT_EQ(0, resolve_route(a, h[i]));
+		ASSERT_EQ(0, next_event(a, &ev, WAIT_MS));
+		ASSERT_EQ(0, connect_idx(a, h[i], i));
+	}
+	/* one more id resolved over the link, never connected */
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, 99, &rr));
+	ASSERT_EQ(0, resolve_addr(a, rr, "10.88.0.2", 7403));
+	ASSERT_EQ(0, next_event(a, &ev, WAIT_MS));
+	ASSERT_EQ(0, resolve_route(a, rr));
+	ASSERT_EQ(0, next_event(a, &ev, WAIT_MS));
+	end = topo_now_ms() + WAIT_MS;
+	while ((reqs < EST + WAITING || est < 2 * EST) && topo_now_ms() < end) {
+		if (!next_event(p, &ev, 10)) {
+			__u32 idx;
+
+			if (ev.event == SOFTCM_EVENT_CONNECT_REQUEST) {
+				memcpy(&idx, ev.param.private_data, sizeof(idx));
+				reqs++;
+				if (idx < EST) {
+					ASSERT_EQ(0, accept_uid(p, ev.handle, idx));
+				}
+			} else {
+				est += ev.event == SOFTCM_EVENT_ESTABLISHED;
+			}
+		}
+		if (!next_event(a, &ev, 10)) {
+			est += ev.event == SOFTCM_EVENT_ESTABLISHED;
+			if (ev.event != SOFTCM_EVENT_ESTABLISHED)
+				ended[ev.uid] = 1;	/* a request gave up early */
+		}
+	}
+	ASSERT_EQ(2 * EST, est);
+
+	/* the name goes; the file keeps the namespace, which still works */
+	ASSERT_EQ(0, system("ip netns del sc-y2"));
+	close(y2);
+	EXPECT_EQ(SOFTCM_STATE_LISTEN, state_of(p, l));
+	close(p);
+	/* every connected or connecting id hears the end; rr loses its device */
+	end = topo_now_ms() + WAIT_MS * (1 << softcm_slow_shift());
+	for (;;) {
+		left = 0;
+		for (int i = 0; i <= EST + WAITING; i++)
+			left += !ended[i];
+		if (!left || topo_now_ms() > end)
+			break;
+		/* the link goes down before it goes: ADDR_CHANGE first */
+		if (next_event(a, &ev, 1000) || ev.event == SOFTCM_EVENT_TIMEWAIT_EXIT ||
+		    ev.event == SOFTCM_EVENT_ADDR_CHANGE)
+			continue;
+		TH_LOG("id %llu: event %u status %d", ev.uid, ev.event, ev.status);
+		EXPECT_TRUE(ev.event == SOFTCM_EVENT_DISCONNECTED ||
+			    ev.event == SOFTCM_EVENT_REJECTED ||
+			    ev.event == SOFTCM_EVENT_UNREACHABLE ||
+			    ev.event == SOFTCM_EVENT_DEVICE_REMOVAL);
+		if (ev.uid == 99) {
+			EXPECT_EQ(SOFTCM_EVENT_DEVICE_REMOVAL, ev.event);
+			ended[EST + WAITING] = 1;
+		} else {
+			ended[ev.uid] = 1;
+		}
+	}
+	EXPECT_EQ(0, left);
+	close(a);
+	EXPECT_EQ(0, stats_wait_idle(st, WAIT_MS));
+	close(st);
+	system("ip netns del sc-y1");
+	close(y1);
+}
+
+static long long read_ll(const char *path)
+{
+	char buf[64];
+
+	return read_text(path, buf, sizeof(buf)) > 0 ? atoll(buf) : -1;
+}
+
+#define MEMCG "/sys/fs/cgroup/softcm-fault"
+
+/*
+ * What ids cost is charged to the memory cgroup of the process that made
+ * them (GFP_KERNEL_ACCOUNT): a process in a cgroup of its own creating
+ * many ids makes that cgroup's memory.current grow accordingly.
+ */
+TEST_F(fault, ids_are_charged_to_the_memcg)
+{
+	const int n = 20000 >> softcm_slow_shift();
+	long long delta = -1;
+	int status, pfd[2];
+	pid_t pid;
+
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK))
+		system("mount -t cgroup2 none /sys/fs/cgroup");
+	if (write_text("/sys/fs/cgroup/cgroup.subtree_control", "+memory") ||
+	    (mkdir(MEMCG, 0755) && errno != EEXIST))
+		SKIP(return, "no cgroup v2 memory controller");
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char me[32];
+		long long before, after;
+		int fd;
+		__u32 h;
+
+		snprintf(me, sizeof(me), "%d", getpid());
+		if (write_text(MEMCG "/cgroup.procs", me))
+			_exit(1);
+		fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(2);
+		before = read_ll(MEMCG "/memory.current");
+		for (int i = 0; i < n; i++)
+			if (create_id(fd, SOFTCM_PS_TCP, i, &h))
+				_exit(3);
+		after = read_ll(MEMCG "/memory.current");
+		before = after - before;
+		if (write(pfd[1], &before, sizeof(before)) != sizeof(before))
+			_exit(4);
+		close(fd);
+		_exit(0);
+	}
+	ASSERT_EQ(sizeof(delta), read(pfd[0], &delta, sizeof(delta)));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	TH_LOG("%d ids: memory.current +%lld bytes", n, delta);
+	/* an id is a few hundred bytes; without accounting the delta is ~0 */
+	EXPECT_LE(128LL * n, delta);
+	close(pfd[0]);
+	close(pfd[1]);
+	rmdir(MEMCG);
+}
+
+/* The next event of @fd for @h, others skipped; -ETIME. */
+static int event_for(int fd, __u32 h, struct softcm_event *ev)
+{
+	long end = topo_now_ms() + WAIT_MS;
+
+	while (topo_now_ms() < end)
+		if (!next_event(fd, ev, 1000) && ev->handle == h)
+			return 0;
+	return -ETIME;
+}
+
+/* Resolve (and route) a new id of @fd to ip:port; events consumed. */
+static int routed_id(int fd, __u64 uid, const char *ip, int port, bool route, __u32 *h)
+{
+	struct softcm_event ev;
+	int ret = create_id(fd, SOFTCM_PS_TCP, uid, h);
+
+	if (!ret)
+		ret = resolve_addr(fd, *h, ip, port);
+	if (!ret)
+		ret = event_for(fd, *h, &ev);
+	if (!ret && ev.event != SOFTCM_EVENT_ADDR_RESOLVED)
+		ret = -EPROTO;
+	if (!ret && route)
+		ret = resolve_route(fd, *h);
+	if (!ret && route)
+		ret = event_for(fd, *h, &ev);
+	if (!ret && route && ev.event != SOFTCM_EVENT_ROUTE_RESOLVED)
+		ret = -EPROTO;
+	return ret;
+}
+
+/* The next CONNECT_REQUEST of @fd for the listener of uid @uid; -ETIME. */
+static int request_for(int fd, __u64 uid, struct softcm_event *ev)
+{
+	long end = topo_now_ms() + WAIT_MS;
+
+	while (topo_now_ms() < end)
+		if (!next_event(fd, ev, 1000) && ev->uid == uid &&
+		    ev->event == SOFTCM_EVENT_CONNECT_REQUEST)
+			return 0;
+	return -ETIME;
+}
+
+enum { V_IDLE, V_BOUND, V_LISTEN, V_QUERY, V_RESOLVED, V_ROUTED, V_REQ_SENT,
+       V_ACTIVE, V_PASSIVE, V_REQ_RCVD, V_COUNT };
+
+/*
+ * A device fault (@cmd, run in sc-v1) under ids of sc-v1 in every state:
+ * idle, bound, listening, resolving, resolved, routed, a request waiting
+ * for the peer's application, established from either side, and a
+ * request waiting for ours.  @want[i] is the event id i must get (-1:
+ * any or none; -2: none).  Then everything is destroyed and both
+ * namespaces must empty.
+ */
+static void device_fault(struct __test_metadata *_metadata, int home, const char *cmd,
+			 const int want[V_COUNT])
+{
+	struct softcm_event ev;
+	int v1, v2, a, p, st1, st2, seen[V_COUNT] = { 0 }, left;
+	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+	struct softcm_listen lis = { .backlog = 8 };
+	__u32 h[V_COUNT], l1, l2, q1, q2;
+	long end;
+
+	ASSERT_EQ(0, system("for n in sc-v1 sc-v2; do ip netns del $n 2>/dev/null; ip netns add $n;"
+			    " ip -n $n link set lo up; done;"
+			    " ip link add v1 netns sc-v1 type veth peer name v2 netns sc-v2 &&"
+			    " ip -n sc-v1 addr add 10.89.0.1/24 dev v1 &&"
+			    " ip -n sc-v2 addr add 10.89.0.2/24 dev v2 &&"
+			    " ip -n sc-v1 link set v1 up && ip -n sc-v2 link set v2 up"));
+	v1 = netns_open("sc-v1");
+	v2 = netns_open("sc-v2");
+	ASSERT_LE(0, v1);
+	ASSERT_LE(0, v2);
+	fast_timers(_metadata, v1, v2, home, 3);
+	/* requests wait for their applications through the fault */
+	ASSERT_EQ(0, netns_softcm_sysctl(v1, home, "mra_timeout", 20 + softcm_slow_shift()));
+	ASSERT_EQ(0, netns_softcm_sysctl(v2, home, "mra_timeout", 20 + softcm_slow_shift()));
+	st1 = stats_open(v1, home);
+	st2 = stats_open(v2, home);
+	a = open_in(v1, home);
+	p = open_in(v2, home);
+	ASSERT_LE(0, st1);
+	ASSERT_LE(0, st2);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, p);
+	ASSERT_EQ(0, listen_on(p, 7501, 8, &l1));	/* never accepts */
+	ASSERT_EQ(0, listen_on(p, 7502, 8, &l2));	/* accepts */
+
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_IDLE, &h[V_IDLE]));
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_BOUND, &h[V_BOUND]));
+	b.handle = h[V_BOUND];
+	set_in4(b.addr, "10.89.0.1", 0);
+	ASSERT_EQ(0, ioctl(a, SOFTCM_IOCTL_BIND, &b));
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_LISTEN, &h[V_LISTEN]));
+	b.handle = h[V_LISTEN];
+	set_in4(b.addr, "10.89.0.1", 7500);
+	ASSERT_EQ(0, ioctl(a, SOFTCM_IOCTL_BIND, &b));
+	lis.handle = h[V_LISTEN];
+	ASSERT_EQ(0, ioctl(a, SOFTCM_IOCTL_LISTEN, &lis));
+	ASSERT_EQ(0, routed_id(a, V_RESOLVED, "10.89.0.2", 7502, false, &h[V_RESOLVED]));
+	ASSERT_EQ(0, routed_id(a, V_ROUTED, "10.89.0.2", 7502, true, &h[V_ROUTED]));
+
+	/* established, active side here */
+	ASSERT_EQ(0, routed_id(a, V_ACTIVE, "10.89.0.2", 7502, true, &h[V_ACTIVE]));
+	ASSERT_EQ(0, connect_idx(a, h[V_ACTIVE], V_ACTIVE));
+	ASSERT_EQ(0, request_for(p, 0xf000 + 7502, &ev));
+	ASSERT_EQ(0, accept_uid(p, ev.handle, 100));
+	ASSERT_EQ(0, event_for(a, h[V_ACTIVE], &ev));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	/* a request the peer's application leaves waiting */
+	ASSERT_EQ(0, routed_id(a, V_REQ_SENT, "10.89.0.2", 7501, true, &h[V_REQ_SENT]));
+	ASSERT_EQ(0, connect_idx(a, h[V_REQ_SENT], V_REQ_SENT));
+	ASSERT_EQ(0, request_for(p, 0xf000 + 7501, &ev));
+	/* established, passive side here; and a request left waiting here */
+	ASSERT_EQ(0, routed_id(p, 200, "10.89.0.1", 7500, true, &q1));
+	ASSERT_EQ(0, connect_idx(p, q1, 200));
+	ASSERT_EQ(0, request_for(a, V_LISTEN, &ev));
+	h[V_PASSIVE] = ev.handle;
+	ASSERT_EQ(0, accept_uid(a, h[V_PASSIVE], V_PASSIVE));
+	ASSERT_EQ(0, event_for(a, h[V_PASSIVE], &ev));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(0, routed_id(p, 201, "10.89.0.1", 7500, true, &q2));
+	ASSERT_EQ(0, connect_idx(p, q2, 201));
+	ASSERT_EQ(0, request_for(a, V_LISTEN, &ev));
+	h[V_REQ_RCVD] = ev.handle;
+	/* a resolution waiting for a neighbour that never answers */
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_QUERY, &h[V_QUERY]));
+	ASSERT_EQ(0, resolve_addr(a, h[V_QUERY], "10.89.0.77", 7502));
+	EXPECT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(a, h[V_QUERY]));
+
+	ASSERT_EQ(0, system(cmd));
+	end = topo_now_ms() + WAIT_MS;
+	for (;;) {
+		left = 0;
+		for (int i = 0; i < V_COUNT; i++)
+			left += want[i] >= 0 && !seen[i];
+		if (!left || topo_now_ms() > end)
+			break;
+		if (next_event(a, &ev, 1000))
+			continue;
+		for (int i = 0; i < V_COUNT; i++) {
+			if (h[i] != ev.handle)
+				continue;
+			TH_LOG("id %d: event %u status %d", i, ev.event, ev.status);
+			EXPECT_NE(-2, want[i]);
+			if ((int)ev.event == want[i])
+				seen[i] = 1;
+		}
+	}
+	EXPECT_EQ(0, left);
+	while (!next_event(a, &ev, 0))
+		for (int i = 0; i < V_COUNT; i++)
+			if (h[i] == ev.handle) {
+				TH_LOG("id %d: event %u status %d", i, ev.event, ev.status);
+				EXPECT_NE(-2, want[i]);
+			}
+	/* whatever state each is in, it can be destroyed */
+	for (int i = 0; i < V_COUNT; i++) {
+		int ret = destroy_id(a, h[i], NULL);
+
+		EXPECT_EQ(0, ret) {
+			TH_LOG("id %d", i);
+		}
+	}
+	close(a);
+	close(p);
+	EXPECT_EQ(0, stats_wait_idle(st1, WAIT_MS * (1 << softcm_slow_shift())));
+	EXPECT_EQ(0, stats_wait_idle(st2, WAIT_MS * (1 << softcm_slow_shift())));
+	close(st1);
+	close(st2);
+	close(v1);
+	close(v2);
+	system("ip netns del sc-v1; ip netns del sc-v2");
+}
+
+TEST_F_TIMEOUT(fault, device_deleted_under_every_state, 900)
+{
+	/* ids over the device lose it; the resolution fails; the rest hear nothing */
+	static const int want[V_COUNT] = {
+		[V_IDLE] = -2, [V_BOUND] = -1, [V_LISTEN] = -1,
+		[V_QUERY] = SOFTCM_EVENT_ADDR_ERROR,
+		[V_RESOLVED] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_ROUTED] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_REQ_SENT] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_ACTIVE] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_PASSIVE] = SOFTCM_EVENT_DEVICE_REMOVAL,
+		[V_REQ_RCVD] = -1,
+	};
+
+	device_fault(_metadata, self->home, "ip -n sc-v1 link del v1", want);
+}
+
+TEST_F_TIMEOUT(fault, device_down_under_every_state, 900)
+{
+	static const int want[V_COUNT] = {
+		[V_IDLE] = -2, [V_BOUND] = -1, [V_LISTEN] = -1, [V_QUERY] = -1,
+		[V_RESOLVED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ROUTED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_SENT] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ACTIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_PASSIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_RCVD] = -1,
+	};
+
+	device_fault(_metadata, self->home, "ip -n sc-v1 link set v1 down", want);
+}
+
+TEST_F_TIMEOUT(fault, address_removed_under_every_state, 900)
+{
+	static const int want[V_COUNT] = {
+		[V_IDLE] = -2, [V_BOUND] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_LISTEN] = SOFTCM_EVENT_ADDR_CHANGE, [V_QUERY] = -1,
+		[V_RESOLVED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ROUTED] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_SENT] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_ACTIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_PASSIVE] = SOFTCM_EVENT_ADDR_CHANGE,
+		[V_REQ_RCVD] = -1,
+	};
+
+	device_fault(_metadata, self->home, "ip -n sc-v1 addr del 10.89.0.1/24 dev v1", want);
+}
+
+TEST_HARNESS_MAIN
