@@ -240,10 +240,12 @@ def main():
         if mine != theirs:
             problems.append(f"{field}: softcm {sorted(mine)}, rdma_cm {sorted(theirs)}")
     # rxe numbers its QP1 packets in sequence; so does softcm, per
-    # namespace (one sender here).
+    # namespace (one sender here), when it builds each packet.  Packets
+    # built on two CPUs at once may cross on the veth, and netem may drop
+    # some: so no two may share a PSN, but gaps and order are not checked.
     psns = [num(p["infiniband.bth.psn"]) for p in sc]
-    if len(set(psns)) != len(psns) or psns != sorted(psns):
-        problems.append(f"softcm's BTH PSNs do not increase: {psns[:20]}")
+    if len(set(psns)) != len(psns):
+        problems.append(f"softcm sent BTH PSNs twice: {psns[:20]}")
     tap.check("bth-and-mad-header-as-the-linux-cm", problems)
 
     problems, compared = [], 0
