@@ -28,8 +28,8 @@
 /* The connection's packet addresses: the resolved ones. */
 static void wire_from_route(struct softcm_id *id)
 {
-	id->cm.wire_src = id->src;
-	id->cm.wire_dst = id->dst;
+	softcm_inaddr_set(&id->cm.wire_src, &id->src);
+	softcm_inaddr_set(&id->cm.wire_dst, &id->dst);
 	id->cm.ifindex = id->dev.ifindex;
 	id->cm.tos = id->path.traffic_class;
 }

@@ -86,7 +86,7 @@ static void count_tx_msg(struct softcm_net *sn, const struct softcm_cm_msg *msg)
 
 static int xmit(struct softcm_id *id, const u8 *mad)
 {
-	return softcm_xmit(sn_of(id), &id->cm.wire_src, &id->cm.wire_dst,
+	return softcm_xmit(sn_of(id), &id->cm.wire_src.sa, &id->cm.wire_dst.sa,
 			   id->cm.ifindex, id->cm.tos, mad);
 }
 
@@ -199,7 +199,8 @@ void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	if (softcm_wire_encode(msg, mad))
 		return;
 	count_tx_msg(sn, msg);
-	softcm_xmit(sn, &pkt->dst, &pkt->src, pkt->ifindex, 0, mad);
+	softcm_xmit(sn, (const struct sockaddr *)&pkt->dst, (const struct sockaddr *)&pkt->src,
+		    pkt->ifindex, 0, mad);
 }
 
 /*
@@ -308,7 +309,7 @@ bool softcm_cm_matches(struct softcm_id *id, u32 local_id, u32 remote_id,
 		return false;
 	if (id->cm.in_remote && remote_id != id->cm.remote.comm_id)
 		return false;
-	return softcm_addr_equal(&pkt->src, &id->cm.wire_dst);
+	return softcm_sa_equal((const struct sockaddr *)&pkt->src, &id->cm.wire_dst.sa);
 }
 
 /*
@@ -737,11 +738,11 @@ void softcm_cm_rcv(struct softcm_net *sn, struct sk_buff *skb)
 	msg = kmalloc(sizeof(*msg), GFP_KERNEL);
 	if (!msg) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_NOMEM);
-		softcm_trace_mad(sn, false, &pkt.src, mad, -ENOMEM);
+		softcm_trace_mad(sn, false, (struct sockaddr *)&pkt.src, mad, -ENOMEM);
 		return;
 	}
 	ret = softcm_wire_decode(mad, SOFTCM_MAD_SIZE, msg);
-	softcm_trace_mad(sn, false, &pkt.src, mad, ret);
+	softcm_trace_mad(sn, false, (struct sockaddr *)&pkt.src, mad, ret);
 	if (ret) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_MAD);
 		goto out;

@@ -14,6 +14,7 @@
 #include <uapi/linux/softcm.h>
 
 #include "cmstate.h"
+#include "sockaddr.h"
 
 struct net;
 struct softcm_file;
@@ -71,8 +72,8 @@ struct softcm_cm {
 	bool in_remote;
 
 	/* The packets' addresses: the request's for a passive id. */
-	struct sockaddr_storage wire_src;
-	struct sockaddr_storage wire_dst;
+	union softcm_inaddr wire_src;
+	union softcm_inaddr wire_dst;
 	int ifindex;			/* egress for link-local peers, else 0 */
 	u8 tos;
 
@@ -158,6 +159,8 @@ struct softcm_id {
 	struct softcm_cm cm;
 };
 
+int softcm_id_init(void);
+void softcm_id_uninit(void);
 struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid);
 void softcm_id_abort(struct softcm_id *id);
 void softcm_id_destroy(struct softcm_id *id, u32 *events_reported);

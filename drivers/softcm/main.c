@@ -10,6 +10,7 @@
 
 #include "addr.h"
 #include "chardev.h"
+#include "id.h"
 #include "netns.h"
 #include "notify.h"
 #include "version.h"
@@ -18,9 +19,13 @@ static int __init softcm_mod_init(void)
 {
 	int ret;
 
-	ret = softcm_addr_init();
+	ret = softcm_id_init();
 	if (ret)
 		return ret;
+
+	ret = softcm_addr_init();
+	if (ret)
+		goto err_uninit_id;
 
 	ret = softcm_netns_init();
 	if (ret)
@@ -50,6 +55,8 @@ err_uninit_netns:
 	softcm_netns_uninit();
 err_uninit_addr:
 	softcm_addr_uninit();
+err_uninit_id:
+	softcm_id_uninit();
 	return ret;
 }
 
@@ -60,6 +67,7 @@ static void __exit softcm_mod_exit(void)
 	softcm_addr_stop();
 	softcm_netns_uninit();
 	softcm_addr_uninit();
+	softcm_id_uninit();
 	pr_debug("softcm unloaded\n");
 }
 

@@ -121,8 +121,8 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 	id->dst = *src;
 	id->tos = listener->tos;
 	id->dev.ifindex = pkt->ifindex;
-	id->cm.wire_src = pkt->dst;
-	id->cm.wire_dst = pkt->src;
+	softcm_inaddr_set(&id->cm.wire_src, &pkt->dst);
+	softcm_inaddr_set(&id->cm.wire_dst, &pkt->src);
 	id->cm.ifindex = pkt->ifindex;
 	if (softcm_conn_insert(id) || softcm_conn_insert_remote(id, guid, comm_id))
 		goto err_abort;
@@ -198,7 +198,8 @@ static void dup_req(struct softcm_net *sn, struct softcm_id *id,
 		    const struct softcm_pkt *pkt)
 {
 	mutex_lock(&id->mutex);
-	if (!softcm_addr_equal(&pkt->src, &id->cm.wire_dst) || !id->cm.in_remote) {
+	if (!softcm_sa_equal((const struct sockaddr *)&pkt->src, &id->cm.wire_dst.sa) ||
+	    !id->cm.in_remote) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_PEER);
 		goto out;
 	}

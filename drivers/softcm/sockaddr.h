@@ -12,6 +12,16 @@
 #include <linux/socket.h>
 #include <net/ipv6.h>
 
+/*
+ * An IPv4 or IPv6 address in 28 bytes rather than a sockaddr_storage's
+ * 128: what a connection's packets carry, kept in every connected id.
+ */
+union softcm_inaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 static inline size_t softcm_addr_size(const struct sockaddr_storage *ss)
 {
 	switch (ss->ss_family) {
@@ -37,12 +47,11 @@ static inline bool softcm_addr_any(const struct sockaddr_storage *ss)
 }
 
 /* Same family and same address; ports are not compared. */
-static inline bool softcm_addr_equal(const struct sockaddr_storage *a,
-				     const struct sockaddr_storage *b)
+static inline bool softcm_sa_equal(const struct sockaddr *a, const struct sockaddr *b)
 {
-	if (a->ss_family != b->ss_family)
+	if (a->sa_family != b->sa_family)
 		return false;
-	switch (a->ss_family) {
+	switch (a->sa_family) {
 	case AF_INET:
 		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
 		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
@@ -52,6 +61,18 @@ static inline bool softcm_addr_equal(const struct sockaddr_storage *a,
 	default:
 		return true;
 	}
+}
+
+static inline bool softcm_addr_equal(const struct sockaddr_storage *a,
+				     const struct sockaddr_storage *b)
+{
+	return softcm_sa_equal((const struct sockaddr *)a, (const struct sockaddr *)b);
+}
+
+static inline void softcm_inaddr_set(union softcm_inaddr *a, const struct sockaddr_storage *ss)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(a, ss, min(softcm_addr_size(ss), sizeof(*a)));
 }
 
 /* Port in host order; 0 for AF_UNSPEC. */

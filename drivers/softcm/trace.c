@@ -12,7 +12,7 @@
 
 /* The header fields and first two words of a CM MAD, as sent or received. */
 void softcm_trace_mad(struct softcm_net *sn, bool tx,
-		      const struct sockaddr_storage *peer, const u8 *mad, int err)
+		      const struct sockaddr *peer, const u8 *mad, int err)
 {
 	if (!trace_softcm_cm_msg_enabled())
 		return;

@@ -97,7 +97,7 @@ TRACE_EVENT(softcm_resolve,
  * request ID for SIDR.
  */
 TRACE_EVENT(softcm_cm_msg,
-	TP_PROTO(unsigned int netns, bool tx, const struct sockaddr_storage *peer,
+	TP_PROTO(unsigned int netns, bool tx, const struct sockaddr *peer,
 		 u8 attr, u64 tid, u32 w0, u32 w1, int err),
 	TP_ARGS(netns, tx, peer, attr, tid, w0, w1, err),
 	TP_STRUCT__entry(
@@ -129,7 +129,7 @@ TRACE_EVENT(softcm_cm_msg,
 /* trace.c: softcm_cm_msg from a MAD's bytes, when the event is on. */
 struct softcm_net;
 void softcm_trace_mad(struct softcm_net *sn, bool tx,
-		      const struct sockaddr_storage *peer, const u8 *mad, int err);
+		      const struct sockaddr *peer, const u8 *mad, int err);
 
 #endif /* _SOFTCM_TRACE_H */
 

@@ -348,17 +348,17 @@ static int xmit6(struct softcm_net *sn, const struct sockaddr_in6 *src,
 }
 
 /* One CM MAD from @src to @dst's CM port; ports in the addresses are unused. */
-int softcm_xmit(struct softcm_net *sn, const struct sockaddr_storage *src,
-		const struct sockaddr_storage *dst, int oif, u8 tos, const u8 *mad)
+int softcm_xmit(struct softcm_net *sn, const struct sockaddr *src,
+		const struct sockaddr *dst, int oif, u8 tos, const u8 *mad)
 {
 	int ret;
 
-	if (src->ss_family != dst->ss_family)
+	if (src->sa_family != dst->sa_family)
 		return -EAFNOSUPPORT;
-	if (dst->ss_family == AF_INET)
+	if (dst->sa_family == AF_INET)
 		ret = xmit4(sn, (const struct sockaddr_in *)src,
 			    (const struct sockaddr_in *)dst, oif, tos, mad);
-	else if (dst->ss_family == AF_INET6)
+	else if (dst->sa_family == AF_INET6)
 		ret = xmit6(sn, (const struct sockaddr_in6 *)src,
 			    (const struct sockaddr_in6 *)dst, oif, tos, mad);
 	else

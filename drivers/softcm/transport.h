@@ -22,7 +22,7 @@ void softcm_transport_net_init(struct softcm_net *sn);
 void softcm_transport_net_uninit(struct softcm_net *sn);
 
 int softcm_transport_get(struct softcm_net *sn);
-int softcm_xmit(struct softcm_net *sn, const struct sockaddr_storage *src,
-		const struct sockaddr_storage *dst, int oif, u8 tos, const u8 *mad);
+int softcm_xmit(struct softcm_net *sn, const struct sockaddr *src,
+		const struct sockaddr *dst, int oif, u8 tos, const u8 *mad);
 
 #endif /* _SOFTCM_TRANSPORT_H */
