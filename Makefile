@@ -85,7 +85,14 @@ $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(TOOL_SRCS) -L$(BUILD)/lib -lsoftcm
 
-tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER)
+# Shell helpers the guest's *_test.sh programs source from lib/.
+TEST_SHLIB := $(patsubst tests/lib/%,$(BUILD)/tests/lib/%,$(wildcard tests/lib/*.sh))
+
+tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER) $(TEST_SHLIB)
+
+$(BUILD)/tests/lib/%.sh: tests/lib/%.sh
+	@mkdir -p $(@D)
+	install -m 0644 $< $@
 
 $(RDMACM_PEER): tests/interop/rdmacm_peer.c
 	@mkdir -p $(@D)

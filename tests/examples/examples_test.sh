@@ -28,34 +28,8 @@ n=0
 cases=(setup sync/ipv4 sync/ipv6 epoll/$CLIENTS-clients epoll/sigterm cleanup)
 echo "1..${#cases[@]}"
 
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() {
-	local f
-	n=$((n + 1))
-	echo "not ok $n $1"
-	shift
-	for f in "$@"; do
-		[ -e "$f" ] && sed "s|^|# ${f##*/}: |" "$f"
-	done
-	return 0
-}
-say() { echo "# $*"; }
-skip_rest() {
-	while [ "$n" -lt $((${#cases[@]} - 1)) ]; do
-		n=$((n + 1))
-		echo "ok $n ${cases[$((n - 1))]} # SKIP $1"
-	done
-}
-
-poll() {
-	local i tries=$1
-	shift
-	for ((i = 0; i < tries; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# ok, not_ok, say, skip_rest, poll
+. "$(dirname "$0")/lib/tap.sh"
 
 cleanup() {
 	local p

@@ -35,18 +35,9 @@ cases=(unpack depmod modprobe udev-rule modules-load pkg-config installed-librar
 	ping uninstall make-uninstall)
 echo "1..${#cases[@]}"
 
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() {
-	local f
-	n=$((n + 1))
-	echo "not ok $n $1"
-	shift
-	for f in "$@"; do
-		[ -e "$f" ] && sed "s|^|# ${f##*/}: |" "$f"
-	done
-	return 0
-}
-say() { echo "# $*"; }
+# ok, not_ok, say, skip_rest, poll
+. "$(dirname "$0")/lib/tap.sh"
+
 # check NAME CMD...: one case, passed when CMD succeeds; its output goes
 # into the report when it fails.
 check() {
@@ -57,16 +48,6 @@ check() {
 	else
 		not_ok "$name" "$tmp/$name"
 	fi
-}
-
-poll() {
-	local i tries=$1
-	shift
-	for ((i = 0; i < tries; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # The installed files as the guest sees them (the module at the booted

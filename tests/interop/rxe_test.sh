@@ -54,26 +54,8 @@ cases=(setup
 	capture cleanup)
 echo "1..${#cases[@]}"
 
-# ok NAME / not_ok NAME [FILE...]: one result, with the files as comments.
-# (no "-" before the name: tests/vm/parse.py would keep it in the name)
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() {
-	local f
-	n=$((n + 1))
-	echo "not ok $n $1"
-	shift
-	for f in "$@"; do
-		[ -e "$f" ] && sed "s|^|# ${f##*/}: |" "$f"
-	done
-	return 0
-}
-skip_rest() {
-	while [ "$n" -lt $((${#cases[@]} - 1)) ]; do
-		n=$((n + 1))
-		echo "ok $n ${cases[$((n - 1))]} # SKIP $1"
-	done
-}
-say() { echo "# $*"; }
+# ok, not_ok, say, skip_rest, poll
+. "$(dirname "$0")/lib/tap.sh"
 
 cleanup() {
 	local p
@@ -84,17 +66,6 @@ cleanup() {
 	rdma link delete rxe0 2>/dev/null
 	ip link del r0 2>/dev/null
 	ip netns del $ns 2>/dev/null
-}
-
-# poll TRIES CMD...: run CMD every 0.1 s until it succeeds, at most TRIES times.
-poll() {
-	local i tries=$1
-	shift
-	for ((i = 0; i < tries; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # A softcm server says "listening on" once its id listens.

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# TAP for the guest's shell test programs (tests/*/*_test.sh), sourced
+# from /softcm/tests/lib (make copies it into build/tests/lib).  Results
+# are numbered by the caller's $n, which starts at 0; skip_rest reads the
+# case names from the caller's $cases, whose last entry is its cleanup.
+# (No "-" before a name: tests/vm/parse.py would keep it in the name.)
+
+# ok NAME / not_ok NAME [FILE...]: one result, with the files as comments.
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() {
+	local f
+	n=$((n + 1))
+	echo "not ok $n $1"
+	shift
+	for f in "$@"; do
+		[ -e "$f" ] && sed "s|^|# ${f##*/}: |" "$f"
+	done
+	return 0
+}
+say() { echo "# $*"; }
+
+# skip_rest WHY: every case still to come but the last, skipped.
+skip_rest() {
+	while [ "$n" -lt $((${#cases[@]} - 1)) ]; do
+		n=$((n + 1))
+		echo "ok $n ${cases[$((n - 1))]} # SKIP $1"
+	done
+}
+
+# poll TRIES CMD...: run CMD every 0.1 s until it succeeds, at most TRIES times.
+poll() {
+	local i tries=$1
+	shift
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
