@@ -133,7 +133,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all bench-progs
 	@$(TOP)/tests/bench/run.sh
 
-$(BUILD)/tests/%: tests/fuzz/%.c $(wildcard tests/selftests/*.h) $(HEADERS)
+$(BUILD)/tests/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h tests/selftests/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(TOP)/tests/selftests -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
 		-Wno-sign-compare -o $@ $< -lpthread

@@ -43,6 +43,7 @@
 #include <linux/softcm.h>
 
 #include "kselftest_harness.h"
+#include "rng.h"
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
@@ -85,24 +86,6 @@ static bool errno_ok(int e)
 		return true;
 	}
 	return false;
-}
-
-struct rng {
-	__u64 s;
-};
-
-static __u32 rnd(struct rng *r)
-{
-	/* xorshift64*: a thread's choices depend only on its seed */
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return (r->s * 0x2545F4914F6CDD1DULL) >> 32;
-}
-
-static __u32 below(struct rng *r, __u32 n)
-{
-	return rnd(r) % n;
 }
 
 static bool chance(struct rng *r, int percent)

@@ -43,6 +43,7 @@
 #include <linux/softcm.h>
 
 #include "kselftest_harness.h"
+#include "rng.h"
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
@@ -114,23 +115,6 @@ static long long peer_sent(int st)
 	return sum - stats_get(st, "tx_errors");
 }
 
-struct rng {
-	__u64 s;
-};
-
-static __u32 rnd(struct rng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return (r->s * 0x2545F4914F6CDD1DULL) >> 32;
-}
-
-static __u32 below(struct rng *r, __u32 n)
-{
-	return rnd(r) % n;
-}
-
 static long env_long(const char *name, long def)
 {
 	const char *v = getenv(name);
@@ -145,31 +129,6 @@ static long env_long(const char *name, long def)
 		if (!strncmp(p, name, len) && p[len] == '=')
 			return strtol(p + len + 1, NULL, 0);
 	return def;
-}
-
-/* The next CM MAD of attribute @attr crossing the link of @pfd. */
-static int sniff(int pfd, uint8_t attr, uint8_t *mad_out)
-{
-	uint8_t frame[512];
-	long end = topo_now_ms() + WAIT_MS;
-
-	while (topo_now_ms() < end) {
-		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		const uint8_t *mad;
-		ssize_t len;
-
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		len = recv(pfd, frame, sizeof(frame), 0);
-		if (len < 14 + 28 + ROCE_LEN || frame[12] != 0x08 || frame[13] != 0x00)
-			continue;
-		mad = frame + 14 + 28 + MAD_OFF;
-		if (mad[1] != 7 || mad[17] != attr)
-			continue;
-		memcpy(mad_out, mad, MAD_SIZE);
-		return 0;
-	}
-	return -ETIME;
 }
 
 static int open_in(int nsfd, int home)
@@ -279,8 +238,8 @@ FIXTURE_SETUP(wire)
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
-	ASSERT_EQ(0, sniff(pfd, 0x10, self->req));
-	ASSERT_EQ(0, sniff(pfd, 0x14, rtu));
+	ASSERT_EQ(0, wire_sniff(pfd, 0x10, self->req, WAIT_MS));
+	ASSERT_EQ(0, wire_sniff(pfd, 0x14, rtu, WAIT_MS));
 	close(pfd);
 	self->aid = get32(rtu + 24);
 	self->pid = get32(rtu + 28);

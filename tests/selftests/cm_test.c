@@ -715,29 +715,14 @@ TEST_F(cm, malformed_packets_dropped_and_counted)
 /* Learn a connection's comm IDs from its RTU as it crosses sc-k2's link. */
 static int sniff_rtu(int pfd, uint32_t *active_id, uint32_t *passive_id)
 {
-	uint8_t frame[512];
-	long end = now_ms() + WAIT_MS;
+	uint8_t mad[256];
+	int ret = wire_sniff(pfd, 0x14, mad, WAIT_MS);
 
-	while (now_ms() < end) {
-		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		const uint8_t *mad;
-		ssize_t len;
-
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		len = recv(pfd, frame, sizeof(frame), 0);
-		if (len < 14 + 28 + ROCE_LEN || frame[12] != 0x08 || frame[13] != 0x00)
-			continue;
-		mad = frame + 14 + 28 + MAD_OFF;
-		if (mad[1] != 7 || mad[17] != 0x14)
-			continue;
-		memcpy(active_id, mad + 24, 4);
-		memcpy(passive_id, mad + 28, 4);
-		*active_id = ntohl(*active_id);
-		*passive_id = ntohl(*passive_id);
-		return 0;
-	}
-	return -ETIME;
+	if (ret)
+		return ret;
+	*active_id = get32(mad + 24);
+	*passive_id = get32(mad + 28);
+	return 0;
 }
 
 /*

@@ -12,9 +12,11 @@
 #include <errno.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -157,6 +159,41 @@ static inline int wire_send_on(int fd, struct wire *w, bool keep_icrc)
 static inline int wire_send(struct wire *w, bool keep_icrc)
 {
 	return wire_send_on(-1, w, keep_icrc);
+}
+
+/*
+ * The next CM MAD with attribute @attr (REQ 0x10, RTU 0x14, ...) in an
+ * IPv4 frame read from the AF_PACKET socket @pfd within @timeout_ms,
+ * copied whole (256 bytes) to @mad_out; 0 or -ETIME.
+ */
+static inline int wire_sniff(int pfd, uint8_t attr, uint8_t *mad_out, int timeout_ms)
+{
+	struct timespec ts;
+	uint8_t frame[512];
+	long now, end;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + timeout_ms;
+	for (;;) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		const uint8_t *mad;
+		ssize_t len;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		if (now >= end)
+			return -ETIME;
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		len = recv(pfd, frame, sizeof(frame), 0);
+		if (len < 14 + 28 + ROCE_LEN || frame[12] != 0x08 || frame[13] != 0x00)
+			continue;
+		mad = frame + 14 + 28 + MAD_OFF;
+		if (mad[1] != 7 || mad[17] != attr)
+			continue;
+		memcpy(mad_out, mad, 256);
+		return 0;
+	}
 }
 
 #endif /* _SOFTCM_WIRE_HELPERS_H */
