@@ -27,7 +27,8 @@ stage "$top/tests/vm/parse_test.sh"
 stage "$top/tests/interop/dissect_check.sh"
 for k in ${SOFTCM_KERNELS:-stock debug}; do
 	stage "$top/tests/vm/selfcheck.sh" --kernel "$k"
-	stage "$top/tests/vm/run.sh" --kernel "$k" --counts "$COUNTS"
+	stage "$top/tests/vm/run.sh" --kernel "$k" --counts "$COUNTS" \
+		--inventory "$top/tests/vm/inventory"
 done
 
 read -r passed failed skipped < <(awk '{p += $1; f += $2; s += $3} END {print p+0, f+0, s+0}' "$COUNTS")

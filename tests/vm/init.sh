@@ -30,7 +30,8 @@ stty -F /dev/ttyS1 raw -echo 2>/dev/null
 out() { echo "$*" >&3; }
 
 # SOFTCM_TESTS (programs, in order), SOFTCM_TEST_TIMEOUT, SOFTCM_MODE,
-# SOFTCM_KERNEL (stock or debug: the programs scale their CM timers by it)
+# SOFTCM_KERNEL (stock or debug: the programs scale their CM timers by it),
+# SOFTCM_LEFTOVER_WAIT (seconds a program's leftovers may take to go)
 . /softcm/run.conf
 export SOFTCM_KERNEL
 export SOFTCM_KO=/softcm/softcm.ko SOFTCM_TOOL=/softcm/bin/softcm
@@ -87,6 +88,33 @@ run_kunit() {
 	rmmod softcm
 }
 
+# What a program left behind, once the timewaits it started are over:
+# ids, connections and files of the initial namespace, references on the
+# module (each open /dev/softcm file holds one) and namespaces it made.
+# Polled for up to SOFTCM_LEFTOVER_WAIT seconds; parse.py fails the
+# program on anything but zeros.
+leftovers() {
+	local i s ids conns files refs netns
+	for ((i = 0; i <= SOFTCM_LEFTOVER_WAIT * 10; i++)); do
+		ids=0 conns=0 files=0 refs=0
+		if [ -r /proc/net/softcm_stats ]; then
+			s=$(cat /proc/net/softcm_stats)
+			ids=$(echo "$s" | awk '$1 == "ids" {print $2}')
+			conns=$(echo "$s" | awk '$1 == "connections" {print $2}')
+			files=$(echo "$s" | awk '$1 == "files" {print $2}')
+		fi
+		[ -r /sys/module/softcm/refcnt ] && refs=$(cat /sys/module/softcm/refcnt)
+		netns=$(ip netns list 2>/dev/null | wc -l)
+		[ "$ids$conns$files$refs$netns" = 00000 ] && break
+		sleep 0.1
+	done
+	out "SOFTCM-LEFTOVERS $1 ids=$ids connections=$conns files=$files" \
+	    "module_refs=$refs netns=$netns" \
+	    $(ip netns list 2>/dev/null | awk '{print "netns:" $1}')
+	# The next program is judged on what it leaves, not on this one's.
+	ip -all netns delete 2>/dev/null
+}
+
 # Objects allocated while booting are not ours to report.
 [ -e /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 
@@ -102,6 +130,7 @@ for t in $SOFTCM_TESTS; do
 		(cd /softcm/tests && timeout -s KILL "$SOFTCM_TEST_TIMEOUT" "./$t") >&3 2>&1
 	fi
 	out "SOFTCM-END $t $?"
+	leftovers "$t"
 done
 
 # The module must still unload after whatever the tests did.

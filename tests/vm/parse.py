@@ -5,6 +5,7 @@
 parse.py LABEL RESULTS CONSOLE [--counts FILE] [--kunit-py PATH]
          [--kunit-suites S,...] [--debug-kernel]
          [--artifacts-dir DIR] [--host-dir DIR]
+         [--skips FILE] [--inventory FILE]
 
 RESULTS is what the guest's init wrote to its second serial port: each
 program's TAP output framed by SOFTCM-BEGIN/SOFTCM-END lines, then
@@ -17,6 +18,16 @@ case ("ok - LABEL/prog/case" or "not ok - ..."), then a summary, and exit 1
 when anything failed.  A pass needs positive evidence: a program that
 crashed, stopped short of its plan or never ended, a guest that never said
 SOFTCM-DONE, and any kernel report on the console are all failures.
+
+A skipped case is shown and counted as skipped, and it fails the run unless
+the --skips file allows it (LABEL or *, program/case, then the reason).
+With --inventory, every program and KUnit suite it lists for LABEL must
+report exactly the number of results it names, and every program that
+reports must be listed: a program that stops being built, a case that
+disappears and a new case nobody registered all turn the run red.  After
+each program the guest reports what it left behind (ids, connections and
+files in the initial namespace, references on the module, namespaces):
+anything left is a failure of that program.
 """
 
 import argparse
@@ -55,17 +66,24 @@ ALLOWED_TAINT = (1 << 12) | (1 << 13) | (1 << 18)
 
 
 class Run:
-    def __init__(self, label):
+    def __init__(self, label, allowed_skips=None):
         self.label = label
         self.passed = 0
         self.failed = 0
         self.skipped = 0
+        # None: every skip is allowed (no --skips given)
+        self.allowed_skips = allowed_skips
+        self.counts = {}	# program or kunit/suite -> results seen
+        self.leftovers = set()	# programs whose leftovers were reported
 
     def ok(self, name, note=""):
         self.passed += 1
         print(f"ok - {self.label}/{name}{note}")
 
     def skip(self, name, why):
+        if self.allowed_skips is not None and name not in self.allowed_skips:
+            self.fail(name, f"skipped ({why}), and tests/vm/skips does not allow it")
+            return
         self.skipped += 1
         print(f"ok - {self.label}/{name} # SKIP {why}")
 
@@ -79,23 +97,40 @@ def parse_program(run, prog, lines, rc):
     plan = None
     seen = 0
     failed_before = run.failed
+    running = None
     for line in lines:
         m = re.match(r"^1\.\.(\d+)", line)
         if m:
             plan = int(m.group(1))
             continue
-        m = re.match(r"^(not ok|ok) \d+ (.*)$", line)
+        # The kselftest harness names a case on its "#  RUN" line and, for
+        # a skip, prints "ok N # SKIP reason" with no name (6.1
+        # kselftest.h): the name must come from the RUN line.
+        m = re.match(r"^#\s+RUN\s+(\S+) \.\.\.$", line)
+        if m:
+            running = m.group(1)
+            continue
+        m = re.match(r"^(not ok|ok) (\d+)(?: (.*))?$", line)
         if not m:
             continue
         seen += 1
-        name, _, directive = m.group(2).partition(" # ")
+        text = m.group(3) or ""
+        if text.startswith("# "):
+            name, directive = running or f"case-{m.group(2)}", text[2:]
+        else:
+            name, _, directive = text.partition(" # ")
+        running = None
         name = f"{prog}/{name.strip()}"
         if directive.upper().startswith("SKIP"):
-            run.skip(name, directive[4:].strip() or "skipped")
+            if m.group(1) == "ok":
+                run.skip(name, directive[4:].strip() or "skipped")
+            else:
+                run.fail(name, directive)
         elif m.group(1) == "ok":
             run.ok(name)
         else:
             run.fail(name)
+    run.counts[prog] = seen
     if rc is None:
         run.fail(prog, "did not finish (guest crashed or hung)")
     elif plan is None:
@@ -121,6 +156,7 @@ def parse_kunit(run, suite, lines, kunit_py):
         except (OSError, ValueError, KeyError):
             groups = []
     cases = [c for g in groups if g["name"] == suite for c in g["test_cases"]]
+    run.counts[f"kunit/{suite}"] = len(cases)
     if not cases:
         run.fail(f"kunit/{suite}", "no parsable results")
     for c in cases:
@@ -134,6 +170,54 @@ def parse_kunit(run, suite, lines, kunit_py):
     if any(c["status"] not in ("PASS", "SKIP") for c in cases):
         for l in lines:
             print(f"#   kunit: {l}")
+
+
+def read_table(path, label):
+    """Lines of PATH as word lists, comments and blank lines dropped."""
+    rows = []
+    for line in open(path):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            rows.append(line.split())
+    return rows
+
+
+def read_skips(path, label):
+    """tests/vm/skips: 'LABEL|* program/case reason...' -> allowed names."""
+    return {r[1] for r in read_table(path, label) if r[0] in (label, "*")}
+
+
+def check_inventory(run, path):
+    """Every listed program reported its number of results; no stranger."""
+    expected = {}
+    for row in read_table(path, run.label):
+        col = {"stock": 1, "debug": 2}.get(run.label)
+        if col is None or len(row) != 3:
+            run.fail("inventory", f"bad line or label: {' '.join(row)}")
+            return
+        if row[col] != "-":
+            expected[row[0]] = int(row[col])
+    for prog, want in sorted(expected.items()):
+        got = run.counts.get(prog)
+        if got is None:
+            run.fail(f"inventory/{prog}", f"expected {want} results, the program did not run")
+        elif got != want:
+            run.fail(f"inventory/{prog}", f"{got} results, the inventory says {want}")
+    for prog in sorted(set(run.counts) - set(expected)):
+        run.fail(f"inventory/{prog}",
+                 f"{run.counts[prog]} results from a program the inventory does not list")
+    if set(expected) <= set(run.counts):
+        run.ok("inventory", f" # {len(expected)} programs, {sum(expected.values())} results")
+
+
+def check_leftovers(run, line):
+    """SOFTCM-LEFTOVERS PROG key=value...: all zero, or PROG failed."""
+    words = line.split()
+    prog, left = words[1], [w for w in words[2:] if "=" in w and not w.endswith("=0")]
+    left += [w for w in words[2:] if w.startswith("netns:")]
+    run.leftovers.add(prog)
+    if left:
+        run.fail(f"{prog}/leaves-nothing-behind", " ".join(left))
 
 
 def check_artifacts(run, artifacts, adir, hdir):
@@ -170,9 +254,11 @@ def main():
     ap.add_argument("--debug-kernel", action="store_true")
     ap.add_argument("--artifacts-dir")
     ap.add_argument("--host-dir")
+    ap.add_argument("--skips")
+    ap.add_argument("--inventory")
     args = ap.parse_args()
 
-    run = Run(args.label)
+    run = Run(args.label, read_skips(args.skips, args.label) if args.skips else None)
     try:
         # splitlines() also drops the CR a cooked serial line adds
         results = open(args.results, errors="replace").read().splitlines()
@@ -227,6 +313,8 @@ def main():
                 for l in body:
                     print(f"#   {prog}: {l}")
             prog = None
+        elif line.startswith("SOFTCM-LEFTOVERS ") and not prog:
+            check_leftovers(run, line)
         elif line.startswith("SOFTCM-TAINT "):
             taint = int(line.split()[1])
             if taint & ~ALLOWED_TAINT:
@@ -241,6 +329,11 @@ def main():
             print(f"#   {prog}: {l}")
 
     check_artifacts(run, artifacts, args.artifacts_dir, args.host_dir)
+    for p in sorted(run.counts):
+        if not p.startswith(("kunit/", "host/")) and p not in run.leftovers and done:
+            run.fail(f"{p}/leaves-nothing-behind", "the guest did not check")
+    if args.inventory:
+        check_inventory(run, args.inventory)
 
     for suite in filter(None, args.kunit_suites.split(",")):
         if suite not in kunit_seen:
@@ -266,6 +359,8 @@ def main():
     if run.passed + run.failed == 0:
         run.fail("guest", "no test ran")
 
+    for p, n in sorted(run.counts.items()):
+        print(f"# count {args.label} {p} {n}")
     print(f"# {args.label}: {run.passed} passed, {run.failed} failed, "
           f"{run.skipped} skipped")
     if args.counts:

@@ -32,6 +32,28 @@ K
 }
 prog() {
 	printf 'SOFTCM-BEGIN prog_test\nTAP version 13\n1..1\nok 1 global.case\nSOFTCM-END prog_test 0\n'
+	leftovers prog_test
+}
+leftovers() {
+	echo "SOFTCM-LEFTOVERS $1 ids=${2:-0} connections=0 files=0 module_refs=0 netns=0"
+}
+# A program with a case that the kselftest harness skipped: 6.1 prints
+# no name on the "ok N # SKIP" line, only on the RUN line before it.
+skipping_prog() {
+	cat <<'P'
+SOFTCM-BEGIN skip_test
+TAP version 13
+1..2
+#  RUN           global.first ...
+#            OK  global.first
+ok 1 global.first
+#  RUN           global.second ...
+#      SKIP      no such thing
+#            OK  global.second
+ok 2 # SKIP no such thing
+SOFTCM-END skip_test 0
+P
+	leftovers skip_test
 }
 tail_ok() {
 	printf 'SOFTCM-UNLOAD 0\nSOFTCM-DEBUG-LOCKS 1\nSOFTCM-KMEMLEAK 0\nSOFTCM-TAINT 4096\nSOFTCM-DONE\n'
@@ -45,7 +67,7 @@ verdict() {
 	printf '%s\n' "${console:-[    0.0] Linux version x}" >"$tmp/console"
 	out=$(python3 "$here/parse.py" debug "$tmp/results" "$tmp/console" \
 	      --kunit-py "$kunit_py" --kunit-suites softcm_params --debug-kernel \
-	      --artifacts-dir "$tmp/art" --host-dir "$tmp/host")
+	      --artifacts-dir "$tmp/art" --host-dir "$tmp/host" ${extra:-})
 	rc=$?
 	if [ "$rc" = "$want" ] && { [ -z "$pattern" ] || echo "$out" | grep -qE "$pattern"; }; then
 		tap_ok "parser/$name"
@@ -101,5 +123,36 @@ rm "$tmp/host/x.tap"
 verdict unchecked-capture-is-red 1 "^not ok - debug/host/x # the capture was not checked" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; echo "SOFTCM-ARTIFACT x.pcap 4"; tail_ok)
 rm -r "$tmp/art" "$tmp/host"
+# Skips: shown and counted as skips, and red unless tests/vm/skips allows
+# them; a skip is never a pass.
+printf '# none\n' >"$tmp/noskips"
+printf 'debug skip_test/global.second  needs a thing\n' >"$tmp/skips"
+extra="--skips $tmp/noskips" verdict harness-skip-is-red 1 \
+	"^not ok - debug/skip_test/global.second # skipped \(no such thing\)" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; skipping_prog; tail_ok)
+extra="--skips $tmp/skips" verdict allowed-skip-is-a-skip 0 \
+	"^# debug: 9 passed, 0 failed, 1 skipped" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; skipping_prog; tail_ok)
+extra="--skips $tmp/noskips" verdict shell-skip-is-red 1 \
+	"^not ok - debug/prog_test/b # skipped \(setup failed\)" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog | sed 's/^1\.\.1/1..2/; s/^ok 1 global.case/&\nok 2 b # SKIP setup failed/'; tail_ok)
+# What a program leaves behind fails it; so does a guest that never looked.
+verdict leftover-id-is-red 1 "^not ok - debug/prog_test/leaves-nothing-behind # ids=1" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog | sed 's/ids=0/ids=1/'; tail_ok)
+verdict unchecked-leftovers-are-red 1 "^not ok - debug/prog_test/leaves-nothing-behind # the guest did not check" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog | grep -v LEFTOVERS; tail_ok)
+# The inventory: the programs and case counts it lists, and no others.
+printf 'prog_test 1 1\nkunit/softcm_params - 2\n' >"$tmp/inv"
+extra="--inventory $tmp/inv" verdict inventory-matches-is-green 0 "^ok - debug/inventory # 2 programs, 3 results" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+printf 'prog_test 1 1\nkunit/softcm_params - 2\ngone_test 4 4\n' >"$tmp/inv"
+extra="--inventory $tmp/inv" verdict missing-program-is-red 1 "^not ok - debug/inventory/gone_test # expected 4 results" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+printf 'prog_test 2 2\nkunit/softcm_params - 2\n' >"$tmp/inv"
+extra="--inventory $tmp/inv" verdict vanished-case-is-red 1 "^not ok - debug/inventory/prog_test # 1 results, the inventory says 2" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+printf 'prog_test 1 1\n' >"$tmp/inv"
+extra="--inventory $tmp/inv" verdict unlisted-program-is-red 1 "^not ok - debug/inventory/kunit/softcm_params # 2 results from a program the inventory does not list" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
 verdict empty-output-is-red 1 "^not ok - debug/guest # never reached init" </dev/null
 tap_finish parser

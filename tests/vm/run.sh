@@ -15,6 +15,14 @@
 #   --test-timeout S   per-program limit inside the guest, 0 = none
 #                      (default 600 stock, 1800 debug)
 #   --counts FILE      append "passed failed skipped" to FILE
+#   --inventory FILE   every program and case FILE lists for this kernel
+#                      must report, and nothing else (make check passes
+#                      tests/vm/inventory)
+#   --skips FILE       the skips allowed, each with its reason (default
+#                      tests/vm/skips; any other skip fails the run)
+#   --leftover-wait S  how long a program's ids, files and namespaces may
+#                      take to go after it ends (default 30 s stock,
+#                      120 s debug: timewait is 8x longer there)
 #   --artifacts DIR    copy the files the programs left in $SOFTCM_ARTIFACTS
 #                      (captures, benchmark results) to DIR
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
@@ -32,6 +40,7 @@ top=$(cd "$here/../.." && pwd)
 
 kernel=stock tests_dir=$top/build/tests timeout= test_timeout=
 counts= demo=0 keep=0 programs=() artifacts_out=
+inventory= skips=$here/skips leftover_wait=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift ;;
@@ -39,11 +48,14 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--test-timeout) test_timeout=$2; shift ;;
 	--counts) counts=$2; shift ;;
+	--inventory) inventory=$2; shift ;;
+	--skips) skips=$2; shift ;;
+	--leftover-wait) leftover_wait=$2; shift ;;
 	--artifacts) artifacts_out=$2; shift ;;
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
 	--discard) keep=-1 ;;
-	-h | --help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) programs+=("$1") ;;
 	esac
@@ -54,8 +66,10 @@ extra_cmdline= wflag=
 # The debug kernel runs everything several times slower under TCG.
 if [ "$kernel" = debug ]; then
 	timeout=${timeout:-3600} test_timeout=${test_timeout:-1800}
+	leftover_wait=${leftover_wait:-120}
 else
 	timeout=${timeout:-1200} test_timeout=${test_timeout:-600}
+	leftover_wait=${leftover_wait:-30}
 fi
 case "$kernel" in
 stock)
@@ -132,6 +146,7 @@ SOFTCM_TESTS="${programs[*]}"
 SOFTCM_TEST_TIMEOUT=$test_timeout
 SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
 SOFTCM_KERNEL=$kernel
+SOFTCM_LEFTOVER_WAIT=$leftover_wait
 EOF
 (cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet -R 0:0) >"$run/overlay.cpio"
 # The kernel unpacks concatenated newc archives in order; ours overrides.
@@ -183,6 +198,7 @@ fi
 rc=0
 python3 "$here/parse.py" "$kernel" "$run/results.log" "$run/console.log" \
 	${counts:+--counts "$counts"} \
+	${inventory:+--inventory "$inventory"} --skips "$skips" \
 	--artifacts-dir "$run/artifacts" --host-dir "$run/host" \
 	--kunit-py "$(source_tree)/tools/testing/kunit/kunit.py" \
 	$(for p in "${programs[@]}"; do [ "$p" = kunit ] && echo --kunit-suites "$kunit_suites"; done) \

@@ -40,6 +40,11 @@ check hung-program-is-red 1 "^not ok - $kernel/hang.sh" --test-timeout 5 hang.sh
 check hung-guest-is-red 1 "^not ok - $kernel/guest # did not finish" \
 	--test-timeout 0 --timeout 45 hang.sh
 check kernel-report-is-red 1 "^not ok - $kernel/kernel-log" report.sh
+check skipped-case-is-red 1 "^not ok - $kernel/skip.sh/global.needs_something # skipped" skip.sh
+check missing-program-is-red 1 "^not ok - $kernel/inventory/gone.sh # expected 1 results" \
+	--inventory "$here/selfcheck/inventory" pass.sh
+check leaked-id-is-red 1 "^not ok - $kernel/leakid.sh/leaves-nothing-behind # ids=1" \
+	--leftover-wait 2 leakid.sh
 if [ "$kernel" = debug ]; then
 	# Each class of kernel bug fails the run although its case passed.
 	check use-after-free-is-red 1 "^not ok - debug/(kernel-log|guest)" uaf.sh
