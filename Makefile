@@ -83,7 +83,8 @@ $(LIB_PC): userspace/lib/libsoftcm.pc.in
 TOOL_SRCS := $(wildcard userspace/tools/*.c)
 $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(TOOL_SRCS) -L$(BUILD)/lib -lsoftcm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(TOOL_SRCS) -L$(BUILD)/lib -lsoftcm \
+		-Wl,-rpath,'$$ORIGIN/../lib'
 
 # Shell helpers the guest's *_test.sh programs source from lib/.
 TEST_SHLIB := $(patsubst tests/lib/%,$(BUILD)/tests/lib/%,$(wildcard tests/lib/*.sh))
@@ -272,13 +273,18 @@ $(INSTALL_TAR): $(LIB_SO) $(LIB_A) $(TOOL) $(HEADERS) $(MANPAGES) $(wildcard $(D
 	rm -rf $(INSTALL_STAGE)
 	mv $@.tmp $@
 
-# The module's sources for DKMS (dkms.conf in $(DIST)), then
-# `dkms install softcm/$(VERSION)` builds and installs it for each kernel.
+# The module's sources for DKMS (dkms.conf in $(DIST)); without DESTDIR
+# also dkms itself when it is missing (from Debian's archive, as `make
+# check` installs its own tools), then `dkms add` and `dkms install` for
+# $(KVER), the installed kernel we build for; DKMS rebuilds it for every
+# kernel installed later (AUTOINSTALL).
 dkms-install:
+	$(if $(DESTDIR),,@command -v dkms >/dev/null || $(TOP)/tests/vm/install-deps.sh dkms)
 	install -d $(DESTDIR)$(DKMSDIR)
 	cp -r --parents Kbuild drivers/softcm include uapi $(DESTDIR)$(DKMSDIR)/
 	sed 's|@VERSION@|$(VERSION)|' $(DIST)/dkms.conf.in >$(DESTDIR)$(DKMSDIR)/dkms.conf
 	$(if $(DESTDIR),,dkms add softcm/$(VERSION))
+	$(if $(DESTDIR),,dkms install softcm/$(VERSION) -k $(KVER))
 
 dkms-uninstall:
 	$(if $(DESTDIR),,-dkms remove softcm/$(VERSION) --all)

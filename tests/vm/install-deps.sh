@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install everything softcm needs to build and test, from Debian's archive
-# only.  Idempotent: when every package is present this costs one dpkg-query.
+# only, or only the packages named as arguments (make dkms-install asks
+# for dkms).  Idempotent: when every package is present this costs one
+# dpkg-query.
 
 set -eu
 
@@ -22,7 +24,10 @@ packages=(
 	trace-cmd
 	# make bench: the chart
 	gnuplot-nox
+	# static/dkms: make dkms-install's tree built by DKMS
+	dkms
 )
+[ $# -gt 0 ] && packages=("$@")
 
 missing=()
 for p in "${packages[@]}"; do
