@@ -797,12 +797,12 @@ static int mutate_req(struct rng *r, struct wire *w, enum req_kind kind,
 }
 
 /* The counter names of REJ reasons, which the expectations point to. */
-static const char *rej_reason(bool tx, int reason)
+static const char *rej_reason(bool tx, unsigned int reason)
 {
-	static char names[2][64][24];
+	static char names[2][64][32];
 
 	reason = reason > 63 ? 63 : reason;
-	snprintf(names[tx][reason], sizeof(names[tx][reason]), "%s_rej_reason_%d",
+	snprintf(names[tx][reason], sizeof(names[tx][reason]), "%s_rej_reason_%u",
 		 tx ? "tx" : "rx", reason);
 	return names[tx][reason];
 }
@@ -912,6 +912,433 @@ TEST_F_TIMEOUT(wire, mutated_requests, 600)
 	close(w1.raw);
 	/* the connection never noticed */
 	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, self->hp));
+}
+
+/* One of the connection's messages, with its comm IDs, from @from to @to. */
+static void conn_msg(struct rng *r, struct wire *w, const char *from, const char *to,
+		     uint16_t attr, uint32_t local, uint32_t remote)
+{
+	uint8_t *mad;
+
+	wire_init(w, from, to, attr);
+	mad = wire_mad(w);
+	put32(mad + 8, rnd(r));				/* TID */
+	for (int i = 32; i < MAD_SIZE; i++)
+		mad[i] = rnd(r);
+	put32(mad + 24, local);
+	put32(mad + 28, remote);
+}
+
+/* A REJ's or MRA's fields that decide how it is taken. */
+static int rej_fields(struct rng *r, uint8_t *mad)
+{
+	int reason = below(r, 2) ? below(r, 64) : rnd(r) & 0xffff;
+
+	mad[32] &= 0x3f;			/* message REJected: REQ */
+	mad[33] = below(r, 73) << 1;		/* ARI length, at most 72 */
+	mad[34] = reason >> 8;
+	mad[35] = reason;
+	return reason;
+}
+
+static void mra_fields(struct rng *r, uint8_t *mad)
+{
+	mad[32] = below(r, 3) << 6;		/* REQ, REP or other */
+	mad[33] = below(r, 32) << 3;		/* service timeout */
+}
+
+static void put_qpn(uint8_t *p, uint32_t qpn)
+{
+	p[0] = qpn >> 16;
+	p[1] = qpn >> 8;
+	p[2] = qpn;
+}
+
+/* A comm ID that is not @real (nor 0). */
+static uint32_t other_id(struct rng *r, uint32_t real)
+{
+	uint32_t v = real ^ (1 + below(r, 0xfffe));
+
+	return v ? v : 1;
+}
+
+enum replay_kind {
+	/* to sc-w2, the passive side, from 10.84.0.1 */
+	P_REQ, P_RTU, P_REP, P_MRA, P_REJ, P_DREP, P_DREQ_QPN, P_THEIR_ID, P_OUR_ID,
+	/* to sc-w1, the active side, from 10.84.0.2 */
+	A_REP, A_RTU, A_MRA, A_REJ, A_DREP, A_DREQ_QPN, A_REQ,
+	R_COUNT
+};
+
+static const char *const replay_names[R_COUNT] = {
+	"REQ to passive", "RTU to passive", "REP to passive", "MRA to passive",
+	"REJ to passive", "DREP to passive", "DREQ (other QPN) to passive",
+	"their comm ID wrong", "our comm ID wrong",
+	"REP to active", "RTU to active", "MRA to active", "REJ to active",
+	"DREP to active", "DREQ (other QPN) to active", "REQ to active",
+};
+
+/*
+ * One replayed message of the connection's, as @kind says; @to and @other
+ * get what they must count.  The connection is established throughout:
+ * a duplicate REQ, REP or RTU is counted as such (a REP is answered by
+ * the RTU, as the Linux CM's cm_dup_rep_handler() does, on either side);
+ * an MRA, REJ or DREP is stale; a DREQ that names another QP, or any
+ * message with a comm ID that is not the connection's, is not for it.
+ */
+static void replay(struct rng *r, FIXTURE_DATA(wire) *self, enum replay_kind kind,
+		   struct wire *w, struct side *w2, struct side *w1, struct side **to,
+		   struct side **other)
+{
+	static const uint16_t some[] = { 0x11, 0x12, 0x14, 0x15, 0x16 };
+	static const char *const some_rx[] = {
+		"rx_mra", "rx_rej", "rx_rtu", "rx_dreq", "rx_drep",
+	};
+	uint32_t a = self->aid, p = self->pid;
+	uint8_t *mad;
+	int i;
+
+	*to = kind < A_REP ? w2 : w1;
+	*other = kind < A_REP ? w1 : w2;
+	switch (kind) {
+	case P_REQ:
+		wire_init(w, PEER, TARGET, 0x10);
+		memcpy(wire_mad(w), self->req, MAD_SIZE);
+		put32(wire_mad(w) + 8, rnd(r));
+		expect_add(&w2->e, "rx_req", 1);
+		expect_add(&w2->e, "duplicates", 1);
+		break;
+	case P_RTU:
+		conn_msg(r, w, PEER, TARGET, 0x14, a, p);
+		expect_add(&w2->e, "rx_rtu", 1);
+		expect_add(&w2->e, "duplicates", 1);
+		break;
+	case P_REP:
+		conn_msg(r, w, PEER, TARGET, 0x13, a, p);
+		memcpy(wire_mad(w) + 32, self->rep + 32, MAD_SIZE - 32);
+		expect_add(&w2->e, "rx_rep", 1);
+		expect_add(&w2->e, "duplicates", 1);
+		expect_add(&w2->e, "tx_rtu", 1);
+		expect_add(&w1->e, "rx_rtu", 1);
+		expect_add(&w1->e, "duplicates", 1);
+		break;
+	case P_MRA:
+	case A_MRA:
+		if (kind == P_MRA)
+			conn_msg(r, w, PEER, TARGET, 0x11, a, p);
+		else
+			conn_msg(r, w, TARGET, PEER, 0x11, p, a);
+		mra_fields(r, wire_mad(w));
+		expect_add(&(*to)->e, "rx_mra", 1);
+		expect_add(&(*to)->e, "drop_stale", 1);
+		break;
+	case P_REJ:
+	case A_REJ:
+		if (kind == P_REJ)
+			conn_msg(r, w, PEER, TARGET, 0x12, a, p);
+		else
+			conn_msg(r, w, TARGET, PEER, 0x12, p, a);
+		i = rej_fields(r, wire_mad(w));
+		expect_add(&(*to)->e, "rx_rej", 1);
+		expect_add(&(*to)->e, rej_reason(false, i), 1);
+		expect_add(&(*to)->e, "drop_stale", 1);
+		break;
+	case P_DREP:
+	case A_DREP:
+		if (kind == P_DREP)
+			conn_msg(r, w, PEER, TARGET, 0x16, a, p);
+		else
+			conn_msg(r, w, TARGET, PEER, 0x16, p, a);
+		expect_add(&(*to)->e, "rx_drep", 1);
+		expect_add(&(*to)->e, "drop_stale", 1);
+		break;
+	case P_DREQ_QPN:
+	case A_DREQ_QPN:
+		if (kind == P_DREQ_QPN) {
+			conn_msg(r, w, PEER, TARGET, 0x15, a, p);
+			put_qpn(wire_mad(w) + 32, PASSIVE_QPN ^ (1 + below(r, 0xfffffe)));
+		} else {
+			conn_msg(r, w, TARGET, PEER, 0x15, p, a);
+			put_qpn(wire_mad(w) + 32, ACTIVE_QPN ^ (1 + below(r, 0xfffffe)));
+		}
+		expect_add(&(*to)->e, "rx_dreq", 1);
+		expect_add(&(*to)->e, "drop_unknown", 1);
+		break;
+	case P_THEIR_ID:
+	case P_OUR_ID:
+		i = below(r, 5);
+		if (kind == P_THEIR_ID)
+			conn_msg(r, w, PEER, TARGET, some[i], other_id(r, a), p);
+		else
+			conn_msg(r, w, PEER, TARGET, some[i], a, other_id(r, p));
+		mad = wire_mad(w);
+		if (some[i] == 0x12)
+			rej_fields(r, mad);
+		if (some[i] == 0x15)
+			put_qpn(mad + 32, PASSIVE_QPN);
+		expect_add(&w2->e, some_rx[i], 1);
+		if (some[i] == 0x12)
+			expect_add(&w2->e, rej_reason(false, mad[34] << 8 | mad[35]), 1);
+		if (kind == P_THEIR_ID) {
+			/* ours, from the peer's address, but not the peer's */
+			expect_add(&w2->e, "drop_peer", 1);
+		} else {
+			expect_add(&w2->e, "drop_unknown", 1);
+			if (some[i] == 0x15) {
+				/* a DREQ for no connection still gets its DREP */
+				expect_add(&w2->e, "tx_drep", 1);
+				expect_add(&w1->e, "rx_drep", 1);
+				expect_add(&w1->e, "drop_peer", 1);
+			}
+		}
+		break;
+	case A_REP:
+		wire_init(w, TARGET, PEER, 0x13);
+		memcpy(wire_mad(w), self->rep, MAD_SIZE);
+		put32(wire_mad(w) + 8, rnd(r));
+		expect_add(&w1->e, "rx_rep", 1);
+		expect_add(&w1->e, "duplicates", 1);
+		expect_add(&w1->e, "tx_rtu", 1);
+		expect_add(&w2->e, "rx_rtu", 1);
+		expect_add(&w2->e, "duplicates", 1);
+		break;
+	case A_RTU:
+		conn_msg(r, w, TARGET, PEER, 0x14, p, a);
+		expect_add(&w1->e, "rx_rtu", 1);
+		expect_add(&w1->e, "duplicates", 1);
+		break;
+	case A_REQ:
+		/* the connection's REQ back to its sender: nothing listens there */
+		wire_init(w, TARGET, PEER, 0x10);
+		memcpy(wire_mad(w), self->req, MAD_SIZE);
+		expect_add(&w1->e, "rx_req", 1);
+		expect_rej(w1, w2, 8, true);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The connection's own messages (REQ, REP, RTU, MRA, REJ, DREP, DREQ with
+ * its comm IDs, learnt from its packets), sent from the real peer's
+ * address to either side, in a random order, each checked alone; then the
+ * peer's DREQ, which must end the connection on the passive side.
+ */
+TEST_F_TIMEOUT(wire, replayed_connection_messages, 600)
+{
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_slow_shift() ? 30 : 10);
+	static struct side w2, w1;
+	struct side *to, *other;
+	long count[R_COUNT] = { 0 }, end, n = 0;
+	struct softcm_event ev;
+	struct rng r;
+	struct wire w;
+	char why[1024];
+
+	r.s = (__u64)fuzz_seed() * 0x9E3779B97F4A7C15ULL | 1;
+	pin_cpu0();
+	w2 = (struct side){ .raw = raw_in(self->ns1, self->home), .st = self->st2,
+			    .from = PEER, .to = TARGET };
+	w1 = (struct side){ .raw = raw_in(self->ns2, self->home), .st = self->st1,
+			    .from = TARGET, .to = PEER };
+	ASSERT_LE(0, w2.raw);
+	ASSERT_LE(0, w1.raw);
+
+	end = topo_now_ms() + seconds * 1000;
+	while (topo_now_ms() < end && _metadata->passed) {
+		enum replay_kind kind = below(&r, R_COUNT);
+
+		case_begin(&w2);
+		case_begin(&w1);
+		replay(&r, self, kind, &w, &w2, &w1, &to, &other);
+		ASSERT_EQ(0, wire_send_on(to->raw, &w, false));
+		count[kind]++;
+		n++;
+		EXPECT_EQ(0, case_end(to, other, why, sizeof(why))) {
+			TH_LOG("message %ld (%s):%s", n, replay_names[kind], why);
+		}
+		EXPECT_EQ(-ETIME, next_event(self->a, &ev, 0)) {
+			TH_LOG("message %ld (%s): active event %u", n, replay_names[kind], ev.event);
+		}
+		EXPECT_EQ(-ETIME, next_event(self->p, &ev, 0)) {
+			TH_LOG("message %ld (%s): passive event %u", n, replay_names[kind],
+			       ev.event);
+		}
+	}
+	printf("# %ld messages:", n);
+	for (int k = 0; k < R_COUNT; k++)
+		printf(" %s %ld%s", replay_names[k], count[k], k + 1 < R_COUNT ? "," : "\n");
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->a, self->ha));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, self->hp));
+
+	/* the peer's DREQ, with the right QPN: the connection ends */
+	case_begin(&w2);
+	case_begin(&w1);
+	conn_msg(&r, &w, PEER, TARGET, 0x15, self->aid, self->pid);
+	put_qpn(wire_mad(&w) + 32, PASSIVE_QPN);
+	expect_add(&w2.e, "rx_dreq", 1);
+	ASSERT_EQ(0, wire_send_on(w2.raw, &w, false));
+	EXPECT_EQ(0, case_end(&w2, &w1, why, sizeof(why))) {
+		TH_LOG("DREQ:%s", why);
+	}
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	EXPECT_EQ(self->hp, ev.handle);
+	EXPECT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+	EXPECT_EQ(0, ev.status);
+	/* again: a duplicate, the DREP still waits for the application */
+	case_begin(&w2);
+	case_begin(&w1);
+	put32(wire_mad(&w) + 8, rnd(&r));
+	expect_add(&w2.e, "rx_dreq", 1);
+	expect_add(&w2.e, "duplicates", 1);
+	ASSERT_EQ(0, wire_send_on(w2.raw, &w, false));
+	EXPECT_EQ(0, case_end(&w2, &w1, why, sizeof(why))) {
+		TH_LOG("second DREQ:%s", why);
+	}
+	/* the application's DREP reaches the real peer, which never asked */
+	case_begin(&w2);
+	case_begin(&w1);
+	expect_add(&w2.e, "tx_drep", 1);
+	expect_add(&w1.e, "rx_drep", 1);
+	expect_add(&w1.e, "drop_stale", 1);
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_DISCONNECT,
+			   &(struct softcm_disconnect){ .handle = self->hp }));
+	EXPECT_EQ(0, case_end(&w1, &w2, why, sizeof(why))) {
+		TH_LOG("DREP:%s", why);
+	}
+	close(w2.raw);
+	close(w1.raw);
+}
+
+/*
+ * rdma_cm headers whose addresses are not the packet's (issue 16, A3): a
+ * REQ or SIDR_REQ sent to sc-w2's veth address whose header names
+ * 127.0.0.1 (a listener there may mean "local only"), another local
+ * address, an address that is not local, ::1, or a source other than the
+ * packet's.  The Linux rdma_cm refuses them (validate_net_dev()); softcm
+ * must answer REJ 28 (a SIDR_REP with status 2, "rejected", for a
+ * SIDR_REQ), count the packet under bad_address, and never report a
+ * CONNECT_REQUEST.
+ */
+struct forgery {
+	const char *what;
+	bool sidr;
+	int ipver;
+	const char *hsrc, *hdst;
+	uint16_t port;
+};
+
+static const struct forgery forgeries[] = {
+	{ "header dst 127.0.0.1, wildcard listener", false, 4, PEER, "127.0.0.1", PORT },
+	{ "header dst 127.0.0.1, listener on 127.0.0.1", false, 4, PEER, "127.0.0.1", PORT + 1 },
+	{ "header dst another local address", false, 4, PEER, "10.84.9.2", PORT },
+	{ "header dst not local", false, 4, PEER, "10.84.0.9", PORT },
+	{ "header src not the packet's", false, 4, "10.84.0.77", TARGET, PORT },
+	{ "header src 127.0.0.1", false, 4, "127.0.0.1", TARGET, PORT },
+	{ "IPv6 header to ::1 in an IPv4 packet", false, 6, "::ffff:" PEER, "::1", PORT },
+	{ "SIDR_REQ, header dst 127.0.0.1", true, 4, PEER, "127.0.0.1", PORT },
+	{ "SIDR_REQ, header src not the packet's", true, 4, "10.84.0.77", TARGET, PORT },
+};
+
+static void forge(struct rng *r, const uint8_t *real_req, const struct forgery *f,
+		  struct wire *w)
+{
+	uint8_t *mad;
+
+	if (!f->sidr) {
+		new_req(r, real_req, w, PEER, 1 + below(r, 65535), rnd(r) & 0xffffff);
+		mad = wire_mad(w);
+		mad[REQ_SID + 6] = f->port >> 8;
+		mad[REQ_SID + 7] = f->port;
+		put_hdr(mad + REQ_HDR, f->ipver, f->hsrc, f->hdst, 1 + below(r, 65535));
+		return;
+	}
+	wire_init(w, PEER, TARGET, 0x17);
+	mad = wire_mad(w);
+	put32(mad + 8, rnd(r));
+	put32(mad + 24, rnd(r) | 1);			/* request ID */
+	mad[28] = mad[29] = 0xff;			/* P_Key */
+	memset(mad + 32, 0, 8);
+	mad[36] = 0x01;					/* SOFTCM_PS_UDP */
+	mad[37] = 0x11;
+	mad[38] = f->port >> 8;
+	mad[39] = f->port;
+	put_hdr(mad + SIDR_HDR, f->ipver, f->hsrc, f->hdst, 1 + below(r, 65535));
+}
+
+TEST_F_TIMEOUT(wire, forged_header_addresses, 600)
+{
+	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+	struct sockaddr_in *sin = (struct sockaddr_in *)b.addr;
+	struct softcm_listen l = { .backlog = 8 };
+	static struct side w2, w1;
+	struct softcm_event ev;
+	struct rng r;
+	struct wire w;
+	char why[1024], seen[48];
+	bool has;
+	__u32 h;
+
+	r.s = (__u64)fuzz_seed() * 0x9E3779B97F4A7C15ULL | 1;
+	pin_cpu0();
+	has = stats_get(self->st2, "bad_address") != STATS_MISSING;
+	EXPECT_TRUE(has) {
+		TH_LOG("/proc/net/softcm_stats has no bad_address counter: the kernel lacks the A3 fix of issue 16 (rdma_cm header addresses checked against the packet's)");
+	}
+	/* a listener meant to be local only, and a UDP one for SIDR */
+	ASSERT_EQ(0, create_id(self->p, SOFTCM_PS_TCP, 4, &l.handle));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(PORT + 1);
+	inet_pton(AF_INET, "127.0.0.1", &sin->sin_addr);
+	b.handle = l.handle;
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_BIND, &b));
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_LISTEN, &l));
+	ASSERT_EQ(0, create_id(self->p, SOFTCM_PS_UDP, 5, &l.handle));
+	sin->sin_port = htons(PORT);
+	sin->sin_addr.s_addr = 0;
+	b.handle = l.handle;
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_BIND, &b));
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_LISTEN, &l));
+
+	w2 = (struct side){ .raw = raw_in(self->ns1, self->home), .st = self->st2,
+			    .from = PEER, .to = TARGET };
+	w1 = (struct side){ .raw = raw_in(self->ns2, self->home), .st = self->st1,
+			    .from = TARGET, .to = PEER };
+	ASSERT_LE(0, w2.raw);
+	ASSERT_LE(0, w1.raw);
+	for (size_t i = 0; i < sizeof(forgeries) / sizeof(forgeries[0]); i++) {
+		const struct forgery *f = &forgeries[i];
+
+		case_begin(&w2);
+		case_begin(&w1);
+		forge(&r, self->req, f, &w);
+		if (f->sidr) {
+			expect_add(&w2.e, "rx_sidr_req", 1);
+			expect_add(&w2.e, "tx_sidr_rep", 1);
+			/* sc-w1 has no such request */
+			expect_add(&w1.e, "rx_sidr_rep", 1);
+			expect_add(&w1.e, "drop_unknown", 1);
+		} else {
+			expect_add(&w2.e, "rx_req", 1);
+			expect_rej(&w2, &w1, 28, true);
+		}
+		expect_add(&w2.e, "bad_address", 1);
+		ASSERT_EQ(0, wire_send_on(w2.raw, &w, false));
+		EXPECT_EQ(0, case_end(&w2, &w1, why, sizeof(why))) {
+			TH_LOG("%s:%s", f->what, why);
+		}
+		h = read_request(self->p, &ev, 0);
+		EXPECT_EQ(0, h) {
+			peer_is(self->p, h, "", 0, seen, sizeof(seen));
+			TH_LOG("%s: CONNECT_REQUEST, peer %s", f->what, seen);
+			refuse(self->p, h);
+		}
+	}
+	close(w2.raw);
+	close(w1.raw);
+	/* fail, not skip, on a kernel without the fix */
+	ASSERT_TRUE(has);
 }
 
 TEST_HARNESS_MAIN
