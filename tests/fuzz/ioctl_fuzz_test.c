@@ -16,11 +16,18 @@
  *   | slots 0..3        |         | slots 4..7        |
  *   +-------------------+         +-------------------+
  *
- * Checked: every command returns 0 or an errno the ABI documents; after
- * the files are closed no connection, id or file is left in either
- * namespace (the softcm_stats gauges) and the
- * module's reference count is back to 0 (tests/vm/init.sh then unloads it
- * and the debug kernel reports nothing).
+ * Checked: every command returns 0 or an errno the ABI documents, and
+ * MIGRATE_ID from a file of the other namespace EINVAL; every event read
+ * is well formed and names a handle of its file; the run made
+ * connections (REQs received, ESTABLISHED read); after the files are
+ * closed no connection, id or file is left in either namespace (the
+ * softcm_stats gauges) and the module's reference count is back to 0
+ * (tests/vm/init.sh then unloads it and the debug kernel reports
+ * nothing).
+ *
+ * Directed cases follow the random one: events_follow_their_id, and the
+ * sequences of issue 16's A1 (migrate_sequences) and A2
+ * (listing_vs_publish_failure), which random commands reach only by luck.
  *
  * SOFTCM_FUZZ_SECONDS: how long (30 s, 60 s on the debug kernel).
  * SOFTCM_FUZZ_SEED: the seed, printed first; the same seed gives every

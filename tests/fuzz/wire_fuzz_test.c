@@ -22,9 +22,17 @@
  * /proc/net/softcm_stats as either a message received (rx_*) or a drop
  * before decoding (drop_length, _header, _qkey, _pkey, _icrc, _queue,
  * _mad, _nomem), counting what softcm in sc-w1 itself sent to sc-w2 in
- * answer (its tx_*); at the end the connection is still established on
+ * answer (its tx_*), and each under the counter its bytes predict
+ * (wire_oracle.h); at the end the connection is still established on
  * both sides, neither side got an event for it, and it still disconnects
  * cleanly.  The debug kernel must stay silent throughout.
+ *
+ * Three more generators check one packet at a time against every counter
+ * of both namespaces: mutated_requests (the connection's real REQ as new
+ * connections that reach the listener, one field mutated),
+ * replayed_connection_messages (the connection's own messages from the
+ * real peer's address) and forged_header_addresses (rdma_cm headers that
+ * name addresses other than the packet's: issue 16, A3).
  *
  * SOFTCM_FUZZ_SECONDS (10 s, 30 s on the debug kernel) and
  * SOFTCM_FUZZ_SEED as for ioctl_fuzz_test: from the environment or from
