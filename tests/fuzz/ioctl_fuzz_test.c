@@ -494,6 +494,46 @@ static void reopen(int slot, int home)
 	atomic_fetch_add(&reopened, 1);
 }
 
+/*
+ * The next step of an active id, as an application takes it on each
+ * event, most of the time: without it, reaching CONNECT from random
+ * commands on random handles is rare (a few connections a minute on the
+ * debug kernel), and the CM would barely be fuzzed.
+ */
+static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
+{
+	union args a;
+	int ret = 0;
+
+	if (chance(r, 20))
+		return;
+	memset(&a, 0, sizeof(a));
+	switch (ev->event) {
+	case SOFTCM_EVENT_ADDR_RESOLVED:
+		a.route.handle = ev->handle;
+		a.route.timeout_ms = 1 + below(r, 2000);
+		ret = ioctl(fd, SOFTCM_IOCTL_RESOLVE_ROUTE, &a.route);
+		break;
+	case SOFTCM_EVENT_ROUTE_RESOLVED:
+		a.connect.handle = ev->handle;
+		a.connect.flags = chance(r, 10) ? SOFTCM_CONNECT_RESPONSE : 0;
+		a.connect.param.qp_num = rnd(r);
+		a.connect.param.private_data_len = below(r, 57);
+		ret = ioctl(fd, SOFTCM_IOCTL_CONNECT, &a.connect);
+		break;
+	case SOFTCM_EVENT_CONNECT_RESPONSE:
+		a.accept.handle = ev->handle;
+		a.accept.flags = SOFTCM_ACCEPT_ESTABLISH;
+		ret = ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
+		break;
+	default:
+		return;
+	}
+	/* the id may be gone or moved meanwhile: any documented errno */
+	if (ret && !errno_ok(errno))
+		atomic_fetch_add(&bad_errno, 1);
+}
+
 /* Read events; answer connection requests as an application would. */
 static void drain(struct rng *r, int slot)
 {
@@ -529,8 +569,10 @@ static void drain(struct rng *r, int slot)
 		check_event(slot, &ev[i]);
 		if (ev[i].event == SOFTCM_EVENT_ESTABLISHED)
 			atomic_fetch_add(&established, 1);
-		if (ev[i].event != SOFTCM_EVENT_CONNECT_REQUEST)
+		if (ev[i].event != SOFTCM_EVENT_CONNECT_REQUEST) {
+			follow_up(r, fd, &ev[i]);
 			continue;
+		}
 		atomic_fetch_add(&requests, 1);
 		remember(slot, ev[i].handle);
 		if (chance(r, 20))
