@@ -15,13 +15,19 @@
 #   ba: v0 10.91.0.1 --veth-- v1 10.91.0.2 in bb   (softcm, TCP)
 #
 # Sizes come from lib/bench.conf when the host wrote one.
+#
+# The systems run interleaved: each of the RUNS rounds measures every
+# system once (one cmbench run each), in an order shuffled from SEED,
+# printed, so that a load that changes during the benchmark falls on all
+# of them alike, and the order can be repeated (BENCH_SEED=).  Each
+# cmbench line gets "run=R" appended: report.py pairs the systems' runs.
 
 set -u
 dir=$(cd "$(dirname "$0")" && pwd)
 SC=$dir/lib/cmbench-softcm RC=$dir/lib/cmbench-rdmacm
 NS="1000 10000"	# batch sizes
 LIVE="500 5000 50000"	# idle connections (2 ids each) for the scale case
-RUNS=3 WINDOW=256 LAT=200
+RUNS=3 WINDOW=256 LAT=200 SEED=
 [ -r "$dir/lib/bench.conf" ] && . "$dir/lib/bench.conf"
 out=${SOFTCM_ARTIFACTS:-/tmp}/bench-results.txt
 tmp=$(mktemp -d)
@@ -96,7 +102,7 @@ setup() {
 listening() { grep -qs '^listening' "$1"; }
 
 # measure NAME SERVER_NS SERVER_PROG CLIENT_NS CLIENT_PROG SERVER_ADDR PORT ARGS...
-# (NS "-" is init_net)
+# (NS "-" is init_net); $run tags the results.
 measure() {
 	local name=$1 sns=$2 sprog=$3 cns=$4 cprog=$5 addr=$6 port=$7 spid rc=0
 	shift 7
@@ -119,6 +125,7 @@ measure() {
 		>"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
 	kill "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
+	sed -i "/^cmbench /s/\$/ run=$run/" "$tmp/$name.out"
 	cat "$tmp/$name.out" >>"$out"
 	sed 's/^/# /' "$tmp/$name.out"
 	say "$name: $((SECONDS - t0)) s, exit $rc"
@@ -146,15 +153,45 @@ if ! setup >"$tmp/setup" 2>&1; then
 fi
 
 ns=${NS// /,}
-common=(-n "$ns" -w "$WINDOW" -r "$RUNS" -l "$LAT")
-measure softcm-veth ba "$SC" bb "$SC" 10.91.0.1 7900 -t cm -S softcm -T veth "${common[@]}" -c
-measure softcm-lo ba "$SC" ba "$SC" 10.91.0.1 7901 -t cm -S softcm -T lo "${common[@]}"
-measure rdmacm-lo - "$RC" - "$RC" 10.90.0.1 7902 -t cm -S rdmacm -T lo "${common[@]}"
-measure cross-veth - "$RC" bx "$SC" 10.90.0.1 7903 -t cm -S softcm-to-rdmacm -T veth "${common[@]}"
-measure tcp-veth ba "$SC" bb "$SC" 10.91.0.1 7904 -t tcp -S tcp -T veth "${common[@]}"
-measure tcp-lo ba "$SC" ba "$SC" 10.91.0.1 7905 -t tcp -S tcp -T lo "${common[@]}"
+common=(-n "$ns" -w "$WINDOW" -r 1 -l "$LAT")
+
+# One run of one system; every run listens on ports of its own.
+system() {
+	local p=$((7900 + 10 * run))
+	case $1 in
+	softcm-veth)
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $p -t cm -S softcm -T veth "${common[@]}" -c ;;
+	softcm-lo)
+		measure $1.$run ba "$SC" ba "$SC" 10.91.0.1 $((p + 1)) -t cm -S softcm -T lo "${common[@]}" ;;
+	rdmacm-lo)
+		measure $1.$run - "$RC" - "$RC" 10.90.0.1 $((p + 2)) -t cm -S rdmacm -T lo "${common[@]}" ;;
+	cross-veth)
+		measure $1.$run - "$RC" bx "$SC" 10.90.0.1 $((p + 3)) -t cm -S softcm-to-rdmacm -T veth \
+			"${common[@]}" ;;
+	tcp-veth)
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 4)) -t tcp -S tcp -T veth "${common[@]}" ;;
+	tcp-lo)
+		measure $1.$run ba "$SC" ba "$SC" 10.91.0.1 $((p + 5)) -t tcp -S tcp -T lo "${common[@]}" ;;
+	esac
+}
+
+[ -n "$SEED" ] || SEED=$(($(date +%s) % 32768))
+RANDOM=$SEED
+echo "# order seed: $SEED (BENCH_SEED=$SEED make bench repeats the order)" | tee -a "$out"
+for ((run = 1; run <= RUNS; run++)); do
+	order=(softcm-veth softcm-lo rdmacm-lo cross-veth tcp-veth tcp-lo)
+	for ((i = ${#order[@]} - 1; i > 0; i--)); do
+		j=$((RANDOM % (i + 1)))
+		t=${order[i]} order[i]=${order[j]} order[j]=$t
+	done
+	echo "# run $run of $RUNS, order: ${order[*]}" | tee -a "$out"
+	for s in "${order[@]}"; do
+		system "$s"
+	done
+done
+run=0
 if [ -n "$LIVE" ]; then
-	measure softcm-scale ba "$SC" bb "$SC" 10.91.0.1 7906 -t cm -S softcm -T veth \
+	measure softcm-scale ba "$SC" bb "$SC" 10.91.0.1 7899 -t cm -S softcm -T veth \
 		-n "" -l 0 -P -w "$WINDOW" -r "$RUNS" -L "${LIVE// /,}" -D "$tmp"
 	# Where the kernel memory of the idle connections went (both sides).
 	for l in $LIVE; do

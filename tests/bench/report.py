@@ -4,7 +4,12 @@
 
     report.py RESULTS OUTDIR
 
-RESULTS holds "cmbench key=value..." lines (and "# " comments).  Writes
+RESULTS holds "cmbench key=value..." lines (and "# " comments).  bench.sh
+runs every system once per run, interleaved, and tags each line run=R: a
+measurement's min/median/max are then over its runs (a line from a
+cmbench run of several runs, as the scale case's, keeps its own), and a
+ratio is the median of the per-run ratios, the two systems paired by run,
+with their range.  Writes
 OUTDIR/table.txt (plain), OUTDIR/table.rst (for performance.rst),
 OUTDIR/<system>-<topo>.dat (gnuplot: n, rate min/median/max, p99
 min/median/max) and OUTDIR/chart.gp; exits 1 when a system is missing.
@@ -23,7 +28,7 @@ SYSTEMS = [  # (system, topo, column title)
 
 
 def load(path):
-    res, notes = {}, []
+    runs, notes = {}, []
     for line in open(path):
         line = line.strip()
         if line.startswith("# "):
@@ -32,8 +37,23 @@ def load(path):
             continue
         kv = dict(f.split("=", 1) for f in line.split()[1:])
         key = (kv["system"], kv["topo"], kv["case"], int(kv["n"]), kv["metric"])
-        res[key] = (float(kv["min"]), float(kv["median"]), float(kv["max"]), kv["unit"])
-    return res, notes
+        runs.setdefault(key, []).append((int(kv.get("run", "0")), float(kv["min"]),
+                                         float(kv["median"]), float(kv["max"]), kv["unit"]))
+    res, per_run = {}, {}
+    for key, rs in runs.items():
+        if len(rs) == 1:
+            res[key] = rs[0][1:]
+        else:
+            med = sorted(r[2] for r in rs)
+            res[key] = (med[0], median(med), med[-1], rs[0][4])
+        per_run[key] = {r[0]: r[2] for r in rs}
+    return res, per_run, notes
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def fmt(v):
@@ -49,18 +69,18 @@ def fmt(v):
 
 
 def main():
-    res, notes = load(sys.argv[1])
+    res, per_run, notes = load(sys.argv[1])
     out = sys.argv[2]
     ns = sorted({k[3] for k in res if k[2] == "setup"})
-    rows = []  # (label, unit, [median per system], better)
+    rows = []  # (label, unit, [median per system], better, [key per system])
 
     def get(sysname, topo, case, n, metric):
         v = res.get((sysname, topo, case, n, metric))
         return v[1] if v else None
 
     def row(label, case, n, metric, unit, better):
-        vals = [get(s, t, case, n, metric) for s, t, _ in SYSTEMS]
-        rows.append((label, unit, vals, better))
+        keys = [(s, t, case, n, metric) for s, t, _ in SYSTEMS]
+        rows.append((label, unit, [get(*k) for k in keys], better, keys))
 
     for n in ns:
         row("setup rate, N=%d" % n, "setup", n, "rate", "conn/s", "higher")
@@ -81,27 +101,42 @@ def main():
     for n in ns:
         row("kernel slab per connection (2 ids), N=%d" % n, "setup", n, "kmem_per_conn",
             "bytes", "lower")
-    rows.append(("peer address: rdma_get_peer_addr / getpeername(2)", "ns",
-                 [get(s, t, "peeraddr", 1, "getpeername" if s == "tcp" else
-                      "rdma_get_peer_addr") for s, t, _ in SYSTEMS], "lower"))
-    rows.append(("peer address: softcm_getpeername (ioctl)", "ns",
-                 [get(s, t, "peeraddr", 1, "softcm_getpeername") for s, t, _ in SYSTEMS],
-                 "lower"))
-    cold = [get(s, t, "resolve_cold", 20, "addr_p50") for s, t, _ in SYSTEMS]
-    if any(v is not None for v in cold):
-        rows.append(("address resolution, cold neighbour, p50", "µs", cold, "lower"))
+    # The call each system offers for it: an ioctl for softcm, the system
+    # call for TCP (librdmacm has neither: its column stays empty).
+    keys = [(s, t, "peeraddr", 1, "getpeername" if s == "tcp" else "softcm_getpeername")
+            for s, t, _ in SYSTEMS]
+    rows.append(("peer address: softcm_getpeername / getpeername(2)", "ns",
+                 [get(*k) for k in keys], "lower", keys))
+    # rdma-core's inline getter reads the id's copy: no call to compare.
+    keys = [(s, t, "peeraddr", 1, "rdma_get_peer_addr") for s, t, _ in SYSTEMS]
+    rows.append(("peer address: rdma_get_peer_addr (inline, no call)", "ns",
+                 [get(*k) for k in keys], "lower", keys))
+    keys = [(s, t, "resolve_cold", 20, "addr_p50") for s, t, _ in SYSTEMS]
+    if any(get(*k) is not None for k in keys):
+        rows.append(("address resolution, cold neighbour, p50", "µs",
+                     [get(*k) for k in keys], "lower", keys))
 
     head = ["measurement (median of runs)", "unit"] + [c for _, _, c in SYSTEMS] + \
         ["softcm lo / rdma_cm lo", "softcm veth / TCP veth"]
+    def ratio(k1, k2):
+        """Median and range of the per-run ratios k1/k2, runs paired."""
+        a, b = per_run.get(k1, {}), per_run.get(k2, {})
+        # a slab delta can be negative (freed objects reused): no ratio
+        rs = sorted(a[r] / b[r] for r in a if r in b and r and a[r] > 0 and b[r] > 0)
+        if not rs:
+            # untagged results: the ratio of the medians
+            v1, v2 = get(*k1), get(*k2)
+            return fmt(v1 / v2) + "×" if v1 and v2 and v1 > 0 and v2 > 0 else "–"
+        if len(rs) == 1:
+            return fmt(rs[0]) + "×"
+        return "%s× (%s–%s)" % (fmt(median(rs)), fmt(rs[0]), fmt(rs[-1]))
+
     table = []
-    for label, unit, vals, better in rows:
+    for label, unit, vals, better, keys in rows:
         if all(v is None for v in vals):
             continue
-        r1 = vals[1] / vals[2] if vals[1] is not None and vals[2] else None
-        r2 = vals[0] / vals[4] if vals[0] is not None and vals[4] else None
         table.append([label, unit] + [fmt(v) for v in vals] +
-                     [fmt(r1) + ("" if r1 is None else "×"),
-                      fmt(r2) + ("" if r2 is None else "×")])
+                     [ratio(keys[1], keys[2]), ratio(keys[0], keys[4])])
 
     scale = sorted({k[3] for k in res if k[2] == "scale"})
     base = get("softcm", "veth", "scale", scale[0], "rate") if scale else None
@@ -125,6 +160,9 @@ def main():
             f.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
         for s in scale_lines:
             f.write(s + "\n")
+        for n in notes:
+            if n.startswith("order seed") or n.startswith("run "):
+                f.write(n + "\n")
     with open(os.path.join(out, "table.rst"), "w") as f:
         sep = "  ".join("=" * w for w in widths)
         f.write(sep + "\n" + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() +

@@ -8,7 +8,8 @@
 #
 # Environment: BENCH_NS ("100 1000 10000"), BENCH_LIVE ("500 5000 50000":
 # idle connections, two ids each; empty: no scale case), BENCH_RUNS (3),
-# BENCH_WINDOW (256), BENCH_LAT (200) size the run.
+# BENCH_WINDOW (256), BENCH_LAT (200) size the run; BENCH_SEED (default:
+# from the clock, printed) orders the systems within each run.
 # Writes build/bench/results.txt (one "cmbench ..." line per measurement,
 # machine-readable), table.txt, table.rst and bench.png.  The debug kernel
 # never gives figures: this always boots the stock one.
@@ -25,6 +26,7 @@ LIVE="${BENCH_LIVE-500 5000 50000}"
 RUNS=${BENCH_RUNS:-3}
 WINDOW=${BENCH_WINDOW:-256}
 LAT=${BENCH_LAT:-200}
+SEED=${BENCH_SEED:-}
 EOF
 
 rm -rf "$out/artifacts"
@@ -51,7 +53,7 @@ else
 		--test-timeout 1700 --keep bench.sh || status=$?
 	run=$(ls -td "$top"/build/vm/stock.* | head -n1)
 	tr -d '\r' <"$run/results.log" |
-		sed -n -e 's/^# cmbench /cmbench /p' -e '/^# \(guest\|slab\)/p' \
+		sed -n -e 's/^# cmbench /cmbench /p' -e '/^# \(guest\|slab\|run\|order\)/p' \
 		>"$out/artifacts/bench-results.txt"
 	res=$out/artifacts/bench-results.txt
 fi

@@ -16,11 +16,18 @@
  *   | slots 0..3        |         | slots 4..7        |
  *   +-------------------+         +-------------------+
  *
- * Checked: every command returns 0 or an errno the ABI documents; after
- * the files are closed no connection, id or file is left in either
- * namespace (the softcm_stats gauges) and the
- * module's reference count is back to 0 (tests/vm/init.sh then unloads it
- * and the debug kernel reports nothing).
+ * Checked: every command returns 0 or an errno the ABI documents, and
+ * MIGRATE_ID from a file of the other namespace EINVAL; every event read
+ * is well formed and names a handle of its file; the run made
+ * connections (REQs received, ESTABLISHED read); after the files are
+ * closed no connection, id or file is left in either namespace (the
+ * softcm_stats gauges) and the module's reference count is back to 0
+ * (tests/vm/init.sh then unloads it and the debug kernel reports
+ * nothing).
+ *
+ * Directed cases follow the random one: events_follow_their_id, and the
+ * sequences of issue 16's A1 (migrate_sequences) and A2
+ * (listing_vs_publish_failure), which random commands reach only by luck.
  *
  * SOFTCM_FUZZ_SECONDS: how long (30 s, 60 s on the debug kernel).
  * SOFTCM_FUZZ_SEED: the seed, printed first; the same seed gives every
@@ -33,10 +40,12 @@
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -65,12 +74,19 @@ static const char *const setup_cmds =
 #define NTHREADS	4
 #define MAX_IDS		48	/* net.softcm.max_ids_per_file here */
 #define WAIT_MS		60000
+#define HMAX		4096	/* handles stay small: MAX_IDS per file */
 
 static int slot_fd[NSLOTS];
 static int ns_fd[2];
 static _Atomic __u32 handles[NSLOTS][NHANDLES];
 static atomic_bool stop;
 static atomic_long ops, bad_errno, established, requests, reopened;
+static atomic_long events, bad_events, cross_migrations, faulted_reads;
+/* handles this slot's files have used or been given, ever */
+static _Atomic unsigned char issued[NSLOTS][HMAX / 8];
+/* events whose handle was not known yet when they were read */
+static struct { int slot; __u32 handle; } suspects[256];
+static atomic_int nsuspects;
 static unsigned int seed;
 static unsigned int max_ack_timeout;	/* packet_life_time of the run */
 
@@ -118,6 +134,82 @@ static void remember(int slot, __u32 h)
 	static atomic_uint next;
 
 	atomic_store(&handles[slot][atomic_fetch_add(&next, 1) % NHANDLES], h);
+}
+
+static void issue(int slot, __u32 h)
+{
+	if (h && h < HMAX)
+		atomic_fetch_or(&issued[slot][h / 8], 1 << (h % 8));
+}
+
+static bool was_issued(int slot, __u32 h)
+{
+	return h && h < HMAX && (atomic_load(&issued[slot][h / 8]) & (1 << (h % 8)));
+}
+
+static bool errno_status(__s32 s)
+{
+	return s < 0 && s > -4096;
+}
+
+/* Whether an event's status is one its type can carry. */
+static bool status_ok(const struct softcm_event *ev)
+{
+	switch (ev->event) {
+	case SOFTCM_EVENT_ADDR_RESOLVED:
+	case SOFTCM_EVENT_ROUTE_RESOLVED:
+	case SOFTCM_EVENT_CONNECT_REQUEST:
+	case SOFTCM_EVENT_CONNECT_RESPONSE:
+	case SOFTCM_EVENT_ESTABLISHED:
+	case SOFTCM_EVENT_TIMEWAIT_EXIT:
+		return ev->status == 0;
+	case SOFTCM_EVENT_ADDR_ERROR:
+	case SOFTCM_EVENT_ROUTE_ERROR:
+	case SOFTCM_EVENT_CONNECT_ERROR:
+		return errno_status(ev->status);
+	case SOFTCM_EVENT_REJECTED:
+		return ev->status > 0 && ev->status <= 0xffff;	/* the IB reason */
+	case SOFTCM_EVENT_UNREACHABLE:
+		/* timed out, or a SIDR_REP's status */
+		return errno_status(ev->status) || (ev->status > 0 && ev->status <= 0xff);
+	default:
+		return ev->status == 0 || errno_status(ev->status);
+	}
+}
+
+/*
+ * Every event read is checked: a known type, a status it can carry, zero
+ * reserved bytes, and a handle of the
+ * file it was read from.  A CONNECT_REQUEST names a new handle; any
+ * other event names one this slot's files used or were given (checked
+ * again at the end: the thread that got the handle may not have noted it
+ * yet).
+ */
+static void check_event(int slot, const struct softcm_event *ev)
+{
+	bool ok = ev->event <= SOFTCM_EVENT_TIMEWAIT_EXIT && status_ok(ev) &&
+		  !ev->reserved0 && ev->handle && ev->handle < HMAX;
+
+	atomic_fetch_add(&events, 1);
+	if (!ok) {
+		if (atomic_fetch_add(&bad_events, 1) < 5)
+			fprintf(stderr, "# slot %d: event %u handle %u status %d reserved %u len %u\n",
+				slot, ev->event, ev->handle, ev->status, ev->reserved0,
+				ev->param.private_data_len);
+		return;
+	}
+	if (ev->event == SOFTCM_EVENT_CONNECT_REQUEST) {
+		issue(slot, ev->handle);
+		return;
+	}
+	if (!was_issued(slot, ev->handle)) {
+		int i = atomic_fetch_add(&nsuspects, 1);
+
+		if (i < (int)(sizeof(suspects) / sizeof(suspects[0]))) {
+			suspects[i].slot = slot;
+			suspects[i].handle = ev->handle;
+		}
+	}
 }
 
 static const int ports[] = { 7100, 7101, 7102, 7103 };
@@ -243,10 +335,38 @@ union args {
 	__u8 raw[1024];
 };
 
+/* The handle a command's arguments name (out: the new one), or 0. */
+static __u32 args_handle(unsigned int nr, const union args *a)
+{
+	switch (nr) {
+	case SOFTCM_CMD_CREATE_ID:
+		return a->create.handle;
+	case SOFTCM_CMD_BIND:
+		return a->bind.handle;
+	case SOFTCM_CMD_QUERY_ADDR:
+		return a->qaddr.handle;
+	case SOFTCM_CMD_MIGRATE_ID:
+		return a->migrate.handle;
+	case SOFTCM_CMD_RESOLVE_ADDR:
+		return a->resolve.handle;
+	case SOFTCM_CMD_CONNECT:
+		return a->connect.handle;
+	case SOFTCM_CMD_ACCEPT:
+		return a->accept.handle;
+	case SOFTCM_CMD_REJECT:
+		return a->reject.handle;
+	default:
+		/* the others start with their handle */
+		return a->destroy.handle;
+	}
+}
+
 /* Fill the arguments of command nr for a file in slot, mostly sensibly. */
-static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 *qbuf)
+static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 *qbuf,
+		  bool *cross_netns)
 {
 	memset(a, 0, sizeof(*a));
+	*cross_netns = false;
 	if (chance(r, 5)) {
 		fill(r, a, sizeof(*a));
 		return;
@@ -309,9 +429,17 @@ static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 
 			break;
 		default:
 			a->migrate.fd = slot_fd[from];
+			/* the ABI says EINVAL, whatever the handle */
+			*cross_netns = from / 4 != slot / 4;
 			break;
 		}
 		a->migrate.handle = pick_handle(r, from);
+		/*
+		 * The handle after a known one: often the id of a request not
+		 * yet announced (issue 16, A1), the child of a listener.
+		 */
+		if (chance(r, 30))
+			a->migrate.handle++;
 		a->migrate.reserved0 = chance(r, 95) ? 0 : rnd(r);
 		break;
 	}
@@ -366,6 +494,46 @@ static void reopen(int slot, int home)
 	atomic_fetch_add(&reopened, 1);
 }
 
+/*
+ * The next step of an active id, as an application takes it on each
+ * event, most of the time: without it, reaching CONNECT from random
+ * commands on random handles is rare (a few connections a minute on the
+ * debug kernel), and the CM would barely be fuzzed.
+ */
+static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
+{
+	union args a;
+	int ret = 0;
+
+	if (chance(r, 20))
+		return;
+	memset(&a, 0, sizeof(a));
+	switch (ev->event) {
+	case SOFTCM_EVENT_ADDR_RESOLVED:
+		a.route.handle = ev->handle;
+		a.route.timeout_ms = 1 + below(r, 2000);
+		ret = ioctl(fd, SOFTCM_IOCTL_RESOLVE_ROUTE, &a.route);
+		break;
+	case SOFTCM_EVENT_ROUTE_RESOLVED:
+		a.connect.handle = ev->handle;
+		a.connect.flags = chance(r, 10) ? SOFTCM_CONNECT_RESPONSE : 0;
+		a.connect.param.qp_num = rnd(r);
+		a.connect.param.private_data_len = below(r, 57);
+		ret = ioctl(fd, SOFTCM_IOCTL_CONNECT, &a.connect);
+		break;
+	case SOFTCM_EVENT_CONNECT_RESPONSE:
+		a.accept.handle = ev->handle;
+		a.accept.flags = SOFTCM_ACCEPT_ESTABLISH;
+		ret = ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
+		break;
+	default:
+		return;
+	}
+	/* the id may be gone or moved meanwhile: any documented errno */
+	if (ret && !errno_ok(errno))
+		atomic_fetch_add(&bad_errno, 1);
+}
+
 /* Read events; answer connection requests as an application would. */
 static void drain(struct rng *r, int slot)
 {
@@ -380,9 +548,11 @@ static void drain(struct rng *r, int slot)
 		len = below(r, sizeof(ev[0]));		/* too small */
 		break;
 	case 1:
-		/* a bad buffer: the event must stay queued */
+		/* a bad buffer: the event stays queued (see events_follow_their_id) */
 		n = read(fd, (void *)bad_ptr(r, NULL), sizeof(ev[0]));
-		if (n < 0 && !errno_ok(errno) && errno != EFAULT)
+		if (n < 0 && errno == EFAULT)
+			atomic_fetch_add(&faulted_reads, 1);
+		else if (n < 0 && !errno_ok(errno))
 			atomic_fetch_add(&bad_errno, 1);
 		return;
 	default:
@@ -396,10 +566,13 @@ static void drain(struct rng *r, int slot)
 		return;
 	}
 	for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
+		check_event(slot, &ev[i]);
 		if (ev[i].event == SOFTCM_EVENT_ESTABLISHED)
 			atomic_fetch_add(&established, 1);
-		if (ev[i].event != SOFTCM_EVENT_CONNECT_REQUEST)
+		if (ev[i].event != SOFTCM_EVENT_CONNECT_REQUEST) {
+			follow_up(r, fd, &ev[i]);
 			continue;
+		}
 		atomic_fetch_add(&requests, 1);
 		remember(slot, ev[i].handle);
 		if (chance(r, 20))
@@ -433,6 +606,7 @@ static void *fuzz(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		int slot = below(&r, NSLOTS), fd = slot_fd[slot], ret;
 		unsigned int nr, size, dir;
+		bool cross, bad_arg = false;
 		unsigned long req;
 
 		atomic_fetch_add_explicit(&ops, 1, memory_order_relaxed);
@@ -447,7 +621,7 @@ static void *fuzz(void *arg)
 		nr = chance(&r, 97) ? below(&r, SOFTCM_CMD_COUNT) : rnd(&r) % 256;
 		if (nr < SOFTCM_CMD_COUNT && nr == SOFTCM_CMD_CREATE_ID && chance(&r, 50))
 			nr = below(&r, SOFTCM_CMD_COUNT);
-		build(&r, nr, slot, &a, qbuf);
+		build(&r, nr, slot, &a, qbuf, &cross);
 		size = nr < SOFTCM_CMD_COUNT ? cmds[nr].size : 16;
 		dir = _IOC_READ | _IOC_WRITE;
 		switch (below(&r, 20)) {
@@ -470,19 +644,34 @@ static void *fuzz(void *arg)
 			break;
 		}
 		req = _IOC(dir, SOFTCM_IOCTL_TYPE, nr, size);
-		if (chance(&r, 1))
+		if (chance(&r, 1)) {
+			bad_arg = true;
 			ret = ioctl(fd, req, (void *)bad_ptr(&r, &a));
-		else
+		} else {
 			ret = ioctl(fd, req, &a);
+		}
 		if (ret > 0 || (ret < 0 && !errno_ok(errno))) {
 			if (atomic_fetch_add(&bad_errno, 1) < 5)
 				fprintf(stderr, "# cmd %u size %u dir %u: ret %d errno %d\n",
 					nr, size, dir, ret, errno);
 			continue;
 		}
-		if (ret || nr >= SOFTCM_CMD_COUNT || dir != (_IOC_READ | _IOC_WRITE) ||
-		    size < cmds[nr].size)
+		if (nr >= SOFTCM_CMD_COUNT || dir != (_IOC_READ | _IOC_WRITE) ||
+		    size < cmds[nr].size || bad_arg)
 			continue;
+		if (nr == SOFTCM_CMD_MIGRATE_ID && cross && size == cmds[nr].size) {
+			/* from a file of the other namespace: EINVAL, always */
+			atomic_fetch_add(&cross_migrations, 1);
+			if (ret != -1 || errno != EINVAL) {
+				if (atomic_fetch_add(&bad_errno, 1) < 5)
+					fprintf(stderr, "# MIGRATE_ID across namespaces: ret %d errno %d\n",
+						ret, ret ? errno : 0);
+			}
+			continue;
+		}
+		if (ret)
+			continue;
+		issue(slot, args_handle(nr, &a));
 		if (nr == SOFTCM_CMD_CREATE_ID)
 			remember(slot, a.create.handle);
 		else if (nr == SOFTCM_CMD_MIGRATE_ID)
@@ -581,6 +770,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 {
 	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_slow_shift() ? 60 : 30);
 	struct worker w[NTHREADS];
+	long long rx_req;
 	int st[2];
 
 	for (int i = 0; i < 2; i++) {
@@ -596,10 +786,24 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(w[i].thread, NULL);
 
-	printf("# %ld ops, %ld files replaced, %ld requests, %ld established, rx_req %lld\n",
+	rx_req = stats_get(st[0], "rx_req") + stats_get(st[1], "rx_req");
+	printf("# %ld ops, %ld files replaced, %ld requests, %ld established, rx_req %lld, %ld events, %ld faulted reads, %ld cross-namespace migrations\n",
 	       atomic_load(&ops), atomic_load(&reopened), atomic_load(&requests),
-	       atomic_load(&established), stats_get(st[1], "rx_req"));
+	       atomic_load(&established), rx_req, atomic_load(&events),
+	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
 	EXPECT_EQ(0, atomic_load(&bad_errno));
+	EXPECT_EQ(0, atomic_load(&bad_events));
+	/* the events' handles, now that every thread noted what it got */
+	for (int i = 0; i < atomic_load(&nsuspects) && i < 256; i++) {
+		EXPECT_TRUE(was_issued(suspects[i].slot, suspects[i].handle)) {
+			TH_LOG("slot %d read an event for handle %u, never its own",
+			       suspects[i].slot, suspects[i].handle);
+		}
+	}
+	/* progress: the commands made connections, or this is an errno test */
+	EXPECT_LT(0, rx_req);
+	EXPECT_LT(0, atomic_load(&established));
+	EXPECT_LT(0, atomic_load(&cross_migrations));
 
 	for (int i = 0; i < NSLOTS; i++)
 		close(slot_fd[i]);
@@ -614,6 +818,376 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	while (module_refcnt() != 0 && topo_now_ms() < end)
 		usleep(10000);
 	EXPECT_EQ(0, module_refcnt());
+}
+
+/*
+ * Directed sequences, for what random commands reach only by luck: they
+ * use their own files in sc-f1 (the fixture's are closed first, so that
+ * the namespace's gauges can be checked at the end).
+ */
+static void close_slots(void)
+{
+	for (int i = 0; i < NSLOTS; i++)
+		close(slot_fd[i]);
+}
+
+static int open_in(int nsfd, int home)
+{
+	int fd;
+
+	if (netns_enter(nsfd))
+		return -errno;
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	if (netns_enter(home) && fd >= 0) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static bool readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, timeout_ms) == 1;
+}
+
+static void sin_of(struct sockaddr_in *sin, const char *ip, int port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	inet_pton(AF_INET, ip, &sin->sin_addr);
+}
+
+static int listen_on(int fd, const char *ip, int port, __u64 uid, __u32 *h)
+{
+	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+	struct softcm_listen l = { .backlog = 4 };
+	int ret = create_id(fd, SOFTCM_PS_TCP, uid, h);
+
+	if (ret)
+		return ret;
+	sin_of((struct sockaddr_in *)b.addr, ip, port);
+	b.handle = *h;
+	l.handle = *h;
+	if (ioctl(fd, SOFTCM_IOCTL_BIND, &b) || ioctl(fd, SOFTCM_IOCTL_LISTEN, &l))
+		return -errno;
+	return 0;
+}
+
+/* An id of @fd in ADDR_RESOLVED towards ip:port, its event read or not. */
+static int resolve(int fd, const char *ip, int port, __u64 uid, __u32 *h, bool read_it)
+{
+	struct softcm_resolve_addr ra = { .timeout_ms = 5000,
+					  .dst_len = sizeof(struct sockaddr_in) };
+	struct softcm_event ev;
+	int ret = create_id(fd, SOFTCM_PS_TCP, uid, h);
+
+	if (ret)
+		return ret;
+	ra.handle = *h;
+	sin_of((struct sockaddr_in *)ra.dst, ip, port);
+	if (ioctl(fd, SOFTCM_IOCTL_RESOLVE_ADDR, &ra))
+		return -errno;
+	if (!read_it)
+		return readable(fd, WAIT_MS) ? 0 : -ETIME;
+	ret = next_event(fd, &ev, WAIT_MS);
+	return ret ? ret : ev.event == SOFTCM_EVENT_ADDR_RESOLVED ? 0 : -EPROTO;
+}
+
+/* Connect a new id of @fd to ip:port; its events are left unread. */
+static int connect_to(int fd, const char *ip, int port, __u32 *h)
+{
+	struct softcm_resolve_route rr = { .timeout_ms = 5000 };
+	struct softcm_connect c = { .param.qp_num = 0x4242 };
+	struct softcm_event ev;
+	int ret = resolve(fd, ip, port, 9, h, true);
+
+	if (ret)
+		return ret;
+	rr.handle = *h;
+	if (ioctl(fd, SOFTCM_IOCTL_RESOLVE_ROUTE, &rr))
+		return -errno;
+	ret = next_event(fd, &ev, WAIT_MS);
+	if (ret || ev.event != SOFTCM_EVENT_ROUTE_RESOLVED)
+		return ret ? ret : -EPROTO;
+	c.handle = *h;
+	return ioctl(fd, SOFTCM_IOCTL_CONNECT, &c) ? -errno : 0;
+}
+
+/*
+ * Events follow their id through MIGRATE_ID, and only there: the old
+ * file keeps none, the new one reports them with the new handle; a read
+ * whose copy faults leaves the event queued; MIGRATE_ID from a file of
+ * another namespace is EINVAL and leaves the id where it was.
+ */
+TEST_F(fuzz, events_follow_their_id)
+{
+	struct softcm_migrate_id m = { 0 }, other = { 0 };
+	struct softcm_resolve_route rr = { .timeout_ms = 5000 };
+	struct softcm_event ev;
+	struct softcm_query_id q;
+	void *none;
+	int a, b, c;
+	__u32 h;
+
+	close_slots();
+	a = open_in(ns_fd[0], self->home);
+	b = open_in(ns_fd[0], self->home);
+	c = open_in(ns_fd[1], self->home);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, resolve(a, "127.0.0.1", 7400, 0x77, &h, false));
+
+	m.fd = a;
+	m.handle = h;
+	ASSERT_EQ(0, ioctl(b, SOFTCM_IOCTL_MIGRATE_ID, &m));
+	EXPECT_EQ(0, m.events_reported);
+	EXPECT_EQ(-ETIME, next_event(a, &ev, 0));
+	EXPECT_EQ(-ENOENT, query_id(a, h, &q));
+	/* a read that faults leaves the event where it was */
+	none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, none);
+	EXPECT_EQ(-1, read(b, none, sizeof(ev)));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(none, 4096);
+	EXPECT_TRUE(readable(b, 0));
+	ASSERT_EQ(0, next_event(b, &ev, WAIT_MS));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	EXPECT_EQ(m.handle, ev.handle);
+	EXPECT_EQ(0x77, ev.uid);
+	EXPECT_EQ(0, ev.status);
+
+	other.fd = b;
+	other.handle = m.handle;
+	EXPECT_EQ(-1, ioctl(c, SOFTCM_IOCTL_MIGRATE_ID, &other));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, query_id(b, m.handle, &q));
+
+	/* the next event, after the move: on the new file only */
+	rr.handle = m.handle;
+	ASSERT_EQ(0, ioctl(b, SOFTCM_IOCTL_RESOLVE_ROUTE, &rr));
+	ASSERT_EQ(0, next_event(b, &ev, WAIT_MS));
+	EXPECT_EQ(SOFTCM_EVENT_ROUTE_RESOLVED, ev.event);
+	EXPECT_EQ(m.handle, ev.handle);
+	EXPECT_EQ(-ETIME, next_event(a, &ev, 0));
+	close(a);
+	close(b);
+	close(c);
+}
+
+/*
+ * Issue 16, A1 and A5: MIGRATE_ID right after a connection request
+ * reaches a listener, before its CONNECT_REQUEST is read, of the new id
+ * (whose handle nobody announced: the listener's plus one) or of the
+ * listener; then the files closed in the order that leaves the request
+ * naming an id of a freed file.  Rounds of four:
+ *   0. migrate the new id; the request, read on the listener's file, must
+ *      name an id of that file;
+ *   1. migrate the new id, close its new file, destroy (or close) the
+ *      listener: the request's release reaches the closed file (KASAN);
+ *   2. migrate the listener; the request, read on its new file, must name
+ *      the new id (not the listener), an id of that file;
+ *   3. migrate the listener, close its old file (the new id dies there),
+ *      destroy (or close) the listener (KASAN).
+ * A kernel may refuse these migrations (EINVAL); then there is nothing
+ * to check but that everything ends.
+ */
+TEST_F_TIMEOUT(fuzz, migrate_sequences, 600)
+{
+	const int rounds = 16;
+	struct softcm_query_id q;
+	struct softcm_event ev;
+	int moved = 0, st;
+
+	close_slots();
+	for (int i = 0; i < rounds; i++) {
+		struct softcm_migrate_id m = { 0 };
+		int variant = i % 4, a, b, x, ret;
+		bool by_close = (i / 4) % 2;
+		__u32 l, c;
+
+		a = open_in(ns_fd[0], self->home);
+		x = open_in(ns_fd[0], self->home);
+		b = open_in(ns_fd[0], self->home);
+		ASSERT_LE(0, a);
+		ASSERT_LE(0, x);
+		ASSERT_LE(0, b);
+		ASSERT_EQ(0, listen_on(a, "127.0.0.1", 7300 + i, 0x1100 + i, &l));
+		ASSERT_EQ(0, connect_to(x, "127.0.0.1", 7300 + i, &c));
+		/* the CONNECT_REQUEST is queued, and stays unread */
+		ASSERT_TRUE(readable(a, WAIT_MS));
+
+		m.fd = a;
+		m.handle = variant < 2 ? l + 1 : l;
+		ret = ioctl(b, SOFTCM_IOCTL_MIGRATE_ID, &m) ? -errno : 0;
+		moved += !ret;
+		printf("# round %d: MIGRATE_ID of the %s: %d\n", i,
+		       variant < 2 ? "unannounced new id" : "listener", ret);
+		switch (variant) {
+		case 0:
+			ASSERT_EQ(0, next_event(a, &ev, WAIT_MS));
+			EXPECT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+			EXPECT_EQ(0, query_id(a, ev.handle, &q)) {
+				TH_LOG("the request on the listener's file names handle %u, which that file has not: the new id was migrated away (A1)",
+				       ev.handle);
+			}
+			close(b);
+			close(a);
+			break;
+		case 1:
+			close(b);
+			if (!by_close)
+				EXPECT_EQ(0, destroy_id(a, l, NULL));
+			close(a);
+			break;
+		case 2:
+			if (ret) {
+				close(b);
+				close(a);
+				break;
+			}
+			EXPECT_EQ(-ETIME, next_event(a, &ev, 0));
+			ASSERT_EQ(0, next_event(b, &ev, WAIT_MS));
+			EXPECT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+			EXPECT_NE(m.handle, ev.handle) {
+				TH_LOG("the request names the listener itself (A5)");
+			}
+			EXPECT_EQ(0, query_id(b, ev.handle, &q)) {
+				TH_LOG("the request names handle %u, not an id of its file (A5)",
+				       ev.handle);
+			}
+			close(a);
+			close(b);
+			break;
+		default:
+			close(a);
+			if (!by_close && !ret)
+				EXPECT_EQ(0, destroy_id(b, m.handle, NULL));
+			close(b);
+			break;
+		}
+		close(x);
+	}
+	printf("# %d of %d migrations done\n", moved, rounds);
+	/* and everything ends: no id, connection or file left */
+	st = stats_open(ns_fd[0], self->home);
+	ASSERT_LE(0, st);
+	EXPECT_EQ(0, stats_wait_idle(st, WAIT_MS));
+	close(st);
+}
+
+/*
+ * Issue 16, A2: an id that CREATE_ID made and then refused (EMFILE, the
+ * file is at net.softcm.max_ids_per_file) is briefly in the namespace's
+ * list, never published.  A /proc/net/softcm opened then shows it
+ * (handle 0) and holds it; read again after the softcm file is closed,
+ * it must not reach that file (KASAN).  Every id a listing shows with an
+ * owner must have a handle.
+ */
+struct lister {
+	int ns;
+	atomic_bool stop;
+	int kept[16];
+	int nkept;
+	long opens, unpublished;
+};
+
+/* Lines "PID 0 ...": an owner, and no handle. */
+static bool shows_unpublished(const char *text)
+{
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *q = p;
+
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q > p && !strncmp(q, " 0 ", 3))
+			return true;
+	}
+	return false;
+}
+
+static ssize_t read_all(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+
+	while (used < size - 1 && (n = read(fd, buf + used, size - 1 - used)) > 0)
+		used += n;
+	buf[used] = '\0';
+	return used;
+}
+
+static void *list_loop(void *arg)
+{
+	struct lister *l = arg;
+	static char text[65536];
+
+	if (netns_enter(l->ns))
+		return NULL;
+	while (!atomic_load(&l->stop)) {
+		int fd = open("/proc/thread-self/net/softcm", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			break;
+		l->opens++;
+		read_all(fd, text, sizeof(text));
+		if (shows_unpublished(text)) {
+			l->unpublished++;
+			if (l->nkept < 16) {
+				l->kept[l->nkept++] = fd;
+				continue;
+			}
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(fuzz, listing_vs_publish_failure, 600)
+{
+	long end = topo_now_ms() + (softcm_slow_shift() ? 40000 : 10000), refused = 0;
+	static char text[65536];
+	struct lister l = { .ns = ns_fd[0] };
+	pthread_t t;
+	__u32 h;
+	int s, st;
+
+	close_slots();
+	s = open_in(ns_fd[0], self->home);
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, netns_softcm_sysctl(ns_fd[0], self->home, "max_ids_per_file", 1));
+	ASSERT_EQ(0, create_id(s, SOFTCM_PS_TCP, 1, &h));
+	ASSERT_EQ(0, pthread_create(&t, NULL, list_loop, &l));
+	/* created, refused, aborted, while the other thread lists */
+	while (topo_now_ms() < end && l.nkept < 4) {
+		EXPECT_EQ(-EMFILE, create_id(s, SOFTCM_PS_TCP, 2, &h));
+		refused++;
+	}
+	atomic_store(&l.stop, true);
+	pthread_join(t, NULL);
+	close(s);
+	/* the listings outlive the file; reading them again must not reach it */
+	for (int i = 0; i < l.nkept; i++) {
+		lseek(l.kept[i], 0, SEEK_SET);
+		read_all(l.kept[i], text, sizeof(text));
+		close(l.kept[i]);
+	}
+	printf("# %ld creations refused, %ld listings, %ld showed an unpublished id\n",
+	       refused, l.opens, l.unpublished);
+	EXPECT_LT(0, l.opens);
+	EXPECT_EQ(0, l.unpublished) {
+		TH_LOG("a listing showed an id that was never published (handle 0); after its file closed, reading the listing reads the freed file (A2)");
+	}
+	ASSERT_EQ(0, netns_softcm_sysctl(ns_fd[0], self->home, "max_ids_per_file", MAX_IDS));
+	st = stats_open(ns_fd[0], self->home);
+	ASSERT_LE(0, st);
+	EXPECT_EQ(0, stats_wait_idle(st, WAIT_MS));
+	close(st);
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The wire fuzzer's oracles: which counter of /proc/net/softcm_stats a
+ * crafted packet must move, predicted from its bytes alone with the
+ * checks softcm makes in the order it makes them; and snapshots of every
+ * counter, so that a case can assert that what it expected moved, by
+ * exactly that much, and that nothing else did.
+ *
+ * Include after wire_helpers.h.
+ */
+#ifndef _SOFTCM_WIRE_ORACLE_H
+#define _SOFTCM_WIRE_ORACLE_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const rx_names[] = {
+	"rx_req", "rx_mra", "rx_rej", "rx_rep", "rx_rtu",
+	"rx_dreq", "rx_drep", "rx_sidr_req", "rx_sidr_rep",
+};
+
+/*
+ * The counter sc-w2's softcm must count a finished packet under (after
+ * wire_finish()): a drop before decoding, or rx_<attribute>.  The order
+ * is the module's: UDP length, BTH (opcode, version and pad, QPN), P_Key,
+ * Q_Key, ICRC, then the MAD decoder (versions, class, method, attribute,
+ * a REJ's or SIDR_REP's additional-information length).
+ */
+static inline const char *wire_predict(const struct wire *w)
+{
+	const uint8_t *bth = w->pkt + 28, *mad = bth + MAD_OFF;
+	size_t len = 28 + w->paylen;
+	uint16_t attr;
+	uint32_t crc;
+
+	if (w->paylen != ROCE_LEN)
+		return "drop_length";
+	if (bth[0] != 0x64 || (bth[1] & 0x3f) || (get32(bth + 4) & 0xffffff) != 1)
+		return "drop_header";
+	if ((((bth[2] << 8) | bth[3]) & 0x7fff) != 0x7fff)
+		return "drop_pkey";
+	if (get32(bth + 12) != 0x80010000)
+		return "drop_qkey";
+	memcpy(&crc, w->pkt + len - 4, 4);
+	if (crc != icrc(w->pkt, len))
+		return "drop_icrc";
+	attr = mad[16] << 8 | mad[17];
+	if (mad[0] != 1 || mad[1] != 7 || mad[2] != 2 || mad[3] != 3 ||
+	    attr < 0x10 || attr > 0x18)
+		return "drop_mad";
+	if ((attr == 0x12 && (mad[33] >> 1) > 72) || (attr == 0x18 && mad[29] > 72))
+		return "drop_mad";
+	return rx_names[attr - 0x10];
+}
+
+#define SNAP_MAX	192
+#define SNAP_ANY	LLONG_MIN	/* an expected delta: not checked */
+
+/* Every counter of one softcm_stats file at one moment. */
+struct snap {
+	int n;
+	char name[SNAP_MAX][40];
+	long long v[SNAP_MAX];
+};
+
+/* Gauges and settings, not counters: they are not compared. */
+static inline bool snap_is_gauge(const char *name)
+{
+	static const char *const g[] = {
+		"connections", "ids", "files", "socket_v4", "socket_v6", "udp_port",
+	};
+
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+		if (!strcmp(name, g[i]))
+			return true;
+	return false;
+}
+
+static inline int snap_take(int fd, struct snap *s)
+{
+	char buf[16384], *p, *nl;
+	size_t used = 0;
+	ssize_t n;
+
+	while (used < sizeof(buf) - 1) {
+		n = pread(fd, buf + used, sizeof(buf) - 1 - used, used);
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;
+		used += n;
+	}
+	buf[used] = '\0';
+	s->n = 0;
+	for (p = buf; *p && s->n < SNAP_MAX; p = nl + 1) {
+		char *sp = strchr(p, ' ');
+
+		nl = strchr(p, '\n');
+		if (!nl || !sp || sp > nl || sp - p >= 40)
+			break;
+		memcpy(s->name[s->n], p, sp - p);
+		s->name[s->n][sp - p] = '\0';
+		s->v[s->n++] = strtoll(sp + 1, NULL, 10);
+	}
+	return 0;
+}
+
+/* A counter's value; 0 when absent (REJ reasons are listed once seen). */
+static inline long long snap_get(const struct snap *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return s->v[i];
+	return 0;
+}
+
+/* What one case must move, counter by counter; 0 for any other. */
+struct expect {
+	int n;
+	const char *name[24];
+	long long delta[24];
+};
+
+static inline void expect_add(struct expect *e, const char *name, long long delta)
+{
+	for (int i = 0; i < e->n; i++) {
+		if (!strcmp(e->name[i], name)) {
+			if (delta == SNAP_ANY || e->delta[i] == SNAP_ANY)
+				e->delta[i] = SNAP_ANY;
+			else
+				e->delta[i] += delta;
+			return;
+		}
+	}
+	if (e->n < 24) {
+		e->name[e->n] = name;
+		e->delta[e->n++] = delta;
+	}
+}
+
+static inline long long expect_get(const struct expect *e, const char *name)
+{
+	for (int i = 0; i < e->n; i++)
+		if (!strcmp(e->name[i], name))
+			return e->delta[i];
+	return 0;
+}
+
+static inline void expect_one(const struct expect *e, const char *name,
+			      const struct snap *a, const struct snap *b,
+			      char *out, size_t size, int *bad)
+{
+	long long want = expect_get(e, name), got;
+	size_t used = strlen(out);
+
+	if (want == SNAP_ANY)
+		return;
+	got = snap_get(b, name) - snap_get(a, name);
+	if (got == want)
+		return;
+	(*bad)++;
+	if (used < size)
+		snprintf(out + used, size - used, " %s %+lld (want %+lld)", name, got, want);
+}
+
+/*
+ * Compare two snapshots with the expectation: every counter in either,
+ * and every expected one, must have moved by exactly what @e says.
+ * Returns the number of counters that did not; @out lists them.
+ */
+static inline int expect_check(const struct expect *e, const struct snap *a,
+			       const struct snap *b, char *out, size_t size)
+{
+	int bad = 0, i;
+
+	out[0] = '\0';
+	for (i = 0; i < b->n; i++)
+		if (!snap_is_gauge(b->name[i]))
+			expect_one(e, b->name[i], a, b, out, size, &bad);
+	for (i = 0; i < a->n; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < b->n && !seen; j++)
+			seen = !strcmp(a->name[i], b->name[j]);
+		if (!seen && !snap_is_gauge(a->name[i]))
+			expect_one(e, a->name[i], a, b, out, size, &bad);
+	}
+	for (i = 0; i < e->n; i++) {
+		bool seen = false;
+
+		for (int j = 0; j < b->n && !seen; j++)
+			seen = !strcmp(e->name[i], b->name[j]);
+		for (int j = 0; j < a->n && !seen; j++)
+			seen = !strcmp(e->name[i], a->name[j]);
+		if (!seen)
+			expect_one(e, e->name[i], a, b, out, size, &bad);
+	}
+	return bad;
+}
+
+#endif /* _SOFTCM_WIRE_ORACLE_H */
