@@ -439,6 +439,12 @@ FIXTURE_TEARDOWN(cm)
 		clear_qdiscs();
 	rdma_destroy_event_channel(self->ch1);
 	rdma_destroy_event_channel(self->ch2);
+	/*
+	 * The test's ids and files are all closed: once timewait is over
+	 * neither namespace may hold a connection, an id or a file.
+	 */
+	EXPECT_EQ(0, stats_wait_idle(self->st1, STATS_IDLE_MS)) TH_LOG(NS1 " not idle");
+	EXPECT_EQ(0, stats_wait_idle(self->st2, STATS_IDLE_MS)) TH_LOG(NS2 " not idle");
 	close(self->st1);
 	close(self->st2);
 	netns_enter(self->home);
