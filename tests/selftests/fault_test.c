@@ -222,6 +222,16 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 	ASSERT_NE(NULL, c);
 	/* lost DREQs give up after 13 sends: 0.3^13 per connection */
 	fast_timers(_metadata, self->ns1, self->ns2, self->home, 12);
+	/*
+	 * Responses of 256 ms (REQs 272 ms apart, 13 sends in 3.5 s) rather
+	 * than the fast 32 ms: with a thousand connections at once a guest
+	 * starved by its host (TCG on a loaded machine) otherwise spends its
+	 * 13 sends before the peer's CM and the test's accepts have run, and
+	 * connections fail for want of CPU, not for the losses tested here.
+	 */
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, netns_softcm_sysctl(i ? self->ns2 : self->ns1, self->home,
+						 "cm_response_timeout", 16 + softcm_slow_shift()));
 	a = open_in(self->ns1, self->home);
 	p = open_in(self->ns2, self->home);
 	ASSERT_LE(0, a);
@@ -352,9 +362,13 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 		}
 	}
 	TH_LOG("%d connections: active %d established %d failed, passive %d established %d failed; "
-	       "retransmits z1 %lld z2 %lld, duplicates z2 %lld",
+	       "retransmits z1 %lld z2 %lld, duplicates z2 %lld, timeouts z1 %lld z2 %lld, "
+	       "drop_queue z1 %lld z2 %lld, drop_backlog z2 %lld",
 	       n, est_a, fail_a, est_p, fail_p, stats_get(self->st1, "retransmits"),
-	       stats_get(self->st2, "retransmits"), stats_get(self->st2, "duplicates"));
+	       stats_get(self->st2, "retransmits"), stats_get(self->st2, "duplicates"),
+	       stats_get(self->st1, "timeouts"), stats_get(self->st2, "timeouts"),
+	       stats_get(self->st1, "drop_queue"), stats_get(self->st2, "drop_queue"),
+	       stats_get(self->st2, "drop_backlog"));
 	EXPECT_EQ(0, left);
 	/* every active id has its outcome, and all but a few established */
 	EXPECT_EQ(n, est_a + fail_a);
@@ -803,13 +817,10 @@ enum { V_IDLE, V_BOUND, V_LISTEN, V_QUERY, V_RESOLVED, V_ROUTED, V_REQ_SENT,
 
 /*
  * What id i must hear after the fault: want[i][0] events, in the order
- * want[i][1..] and nothing more; ANY for what the documentation leaves
- * open (any events or none).
+ * want[i][1..], and nothing more.
  */
-#define ANY	{ -1 }
 #define NOTHING	{ 0 }
 #define ONE(e)	{ 1, SOFTCM_EVENT_##e }
-#define TWO(e, f) { 2, SOFTCM_EVENT_##e, SOFTCM_EVENT_##f }
 /*
  * A device deleted is, for an id over it whose source address was the
  * device's, the device going down, its address going (an ADDR_CHANGE for
@@ -921,8 +932,6 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 			if (h[i] != ev.handle)
 				continue;
 			TH_LOG("id %d: event %u status %d", i, ev.event, ev.status);
-			if (want[i][0] < 0)
-				continue;
 			EXPECT_GT(want[i][0], seen[i]) TH_LOG("id %d: one event too many", i);
 			if (seen[i] < want[i][0]) {
 				EXPECT_EQ(want[i][1 + seen[i]], (int)ev.event)
@@ -978,9 +987,13 @@ TEST_F_TIMEOUT(fault, device_deleted_under_every_state, 900)
 
 TEST_F_TIMEOUT(fault, device_down_under_every_state, 900)
 {
-	/* ADDR_CHANGE for the ids over the device; bound ids are left open */
+	/*
+	 * ADDR_CHANGE for the ids over the device, not for those only bound
+	 * to its address; the resolution fails (no neighbour any more).
+	 */
 	static const int want[V_COUNT][4] = {
-		[V_IDLE] = NOTHING, [V_BOUND] = ANY, [V_LISTEN] = ANY, [V_QUERY] = ANY,
+		[V_IDLE] = NOTHING, [V_BOUND] = NOTHING, [V_LISTEN] = NOTHING,
+		[V_QUERY] = ONE(ADDR_ERROR),
 		[V_RESOLVED] = ONE(ADDR_CHANGE),
 		[V_ROUTED] = ONE(ADDR_CHANGE),
 		[V_REQ_SENT] = ONE(ADDR_CHANGE),
@@ -994,10 +1007,10 @@ TEST_F_TIMEOUT(fault, device_down_under_every_state, 900)
 
 TEST_F_TIMEOUT(fault, address_removed_under_every_state, 900)
 {
-	/* ADDR_CHANGE also for the bound ids and the listener */
+	/* ADDR_CHANGE also for the bound ids and the listener; no route left */
 	static const int want[V_COUNT][4] = {
 		[V_IDLE] = NOTHING, [V_BOUND] = ONE(ADDR_CHANGE),
-		[V_LISTEN] = ONE(ADDR_CHANGE), [V_QUERY] = ANY,
+		[V_LISTEN] = ONE(ADDR_CHANGE), [V_QUERY] = ONE(ADDR_ERROR),
 		[V_RESOLVED] = ONE(ADDR_CHANGE),
 		[V_ROUTED] = ONE(ADDR_CHANGE),
 		[V_REQ_SENT] = ONE(ADDR_CHANGE),
