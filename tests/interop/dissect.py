@@ -260,6 +260,10 @@ def main():
         if (p["udp.length"], p["frame.len"]) not in want:
             problems.append(f"{where(p)}: UDP length {p['udp.length']}, frame "
                             f"{p['frame.len']}; the rdma_cm's: {sorted(want)}")
+    if not compared:
+        # Nothing of a kind both sides sent: the check would prove nothing.
+        problems.append("no softcm packet of a kind (message, IP version) the rdma_cm "
+                        "also sent: nothing compared")
     tap.check("lengths-as-the-linux-cm", problems,
               f"{compared} softcm packets compared with the rdma_cm's of the same kind")
 

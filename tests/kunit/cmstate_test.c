@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The CM state table: the paths IBTA chapter 12 and the Linux CM take are
- * allowed end to end, and the shortcuts they never take are refused.
+ * allowed end to end, the shortcuts they never take are refused, and the
+ * whole matrix is compared with the documented list.
  */
 
 #include <kunit/test.h>
@@ -82,6 +83,73 @@ static void shortcuts_refused(struct kunit *test)
 				       softcm_cm_state_name(pairs[i][1]));
 }
 
+/*
+ * The documented table, written out again pair by pair: every (from, to)
+ * of the whole matrix, self-transitions included, must be allowed exactly
+ * when it is listed here, so that a transition added to cmstate.c without
+ * a reason written here fails.
+ */
+static void whole_matrix(struct kunit *test)
+{
+	static const enum softcm_cm_state pairs[][2] = {
+		/* a connection starts by a REQ or SIDR_REQ, either way */
+		{ CS(IDLE), CS(REQ_SENT) },
+		{ CS(IDLE), CS(REQ_RCVD) },
+		{ CS(IDLE), CS(SIDR_REQ_SENT) },
+		{ CS(IDLE), CS(SIDR_REQ_RCVD) },
+		/* active: REJ or timeout (IDLE), MRA, REP */
+		{ CS(REQ_SENT), CS(IDLE) },
+		{ CS(REQ_SENT), CS(MRA_REQ_RCVD) },
+		{ CS(REQ_SENT), CS(REP_RCVD) },
+		{ CS(MRA_REQ_RCVD), CS(IDLE) },
+		{ CS(MRA_REQ_RCVD), CS(REP_RCVD) },
+		/* REP: RTU (ESTABLISHED), MRA while rdma_establish() waits, REJ */
+		{ CS(REP_RCVD), CS(IDLE) },
+		{ CS(REP_RCVD), CS(MRA_REP_SENT) },
+		{ CS(REP_RCVD), CS(ESTABLISHED) },
+		{ CS(MRA_REP_SENT), CS(IDLE) },
+		{ CS(MRA_REP_SENT), CS(ESTABLISHED) },
+		/* passive: reject or the peer gives up (IDLE), MRA, accept */
+		{ CS(REQ_RCVD), CS(IDLE) },
+		{ CS(REQ_RCVD), CS(MRA_REQ_SENT) },
+		{ CS(REQ_RCVD), CS(REP_SENT) },
+		{ CS(MRA_REQ_SENT), CS(IDLE) },
+		{ CS(MRA_REQ_SENT), CS(REP_SENT) },
+		/* REP out: RTU, MRA, a DREQ (the RTU was lost), REJ or timeout */
+		{ CS(REP_SENT), CS(IDLE) },
+		{ CS(REP_SENT), CS(MRA_REP_RCVD) },
+		{ CS(REP_SENT), CS(ESTABLISHED) },
+		{ CS(REP_SENT), CS(DREQ_RCVD) },
+		{ CS(REP_SENT), CS(TIMEWAIT) },
+		{ CS(MRA_REP_RCVD), CS(IDLE) },
+		{ CS(MRA_REP_RCVD), CS(ESTABLISHED) },
+		{ CS(MRA_REP_RCVD), CS(DREQ_RCVD) },
+		{ CS(MRA_REP_RCVD), CS(TIMEWAIT) },
+		/* established: disconnect either way, or straight to timewait */
+		{ CS(ESTABLISHED), CS(DREQ_SENT) },
+		{ CS(ESTABLISHED), CS(DREQ_RCVD) },
+		{ CS(ESTABLISHED), CS(TIMEWAIT) },
+		{ CS(DREQ_SENT), CS(DREQ_RCVD) },	/* crossing DREQs */
+		{ CS(DREQ_SENT), CS(TIMEWAIT) },	/* DREP or timeout */
+		{ CS(DREQ_RCVD), CS(TIMEWAIT) },	/* our DREP */
+		{ CS(TIMEWAIT), CS(IDLE) },
+		{ CS(SIDR_REQ_SENT), CS(IDLE) },
+		{ CS(SIDR_REQ_RCVD), CS(IDLE) },
+	};
+	bool want[SOFTCM_CM_STATE_COUNT][SOFTCM_CM_STATE_COUNT] = { };
+	enum softcm_cm_state from, to;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pairs); i++)
+		want[pairs[i][0]][pairs[i][1]] = true;
+	for (from = 0; from < SOFTCM_CM_STATE_COUNT; from++)
+		for (to = 0; to < SOFTCM_CM_STATE_COUNT; to++)
+			KUNIT_EXPECT_EQ_MSG(test, want[from][to],
+					    softcm_cm_state_allowed(from, to), "%s -> %s",
+					    softcm_cm_state_name(from),
+					    softcm_cm_state_name(to));
+}
+
 static void out_of_range_refused(struct kunit *test)
 {
 	KUNIT_EXPECT_FALSE(test, softcm_cm_state_allowed(SOFTCM_CM_STATE_COUNT, CS(IDLE)));
@@ -94,6 +162,7 @@ static struct kunit_case cmstate_cases[] = {
 	KUNIT_CASE(active_paths),
 	KUNIT_CASE(passive_paths),
 	KUNIT_CASE(shortcuts_refused),
+	KUNIT_CASE(whole_matrix),
 	KUNIT_CASE(out_of_range_refused),
 	{}
 };

@@ -10,13 +10,18 @@
 
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
+#include "topo_helpers.h"
 
 FIXTURE(dev) {};
 FIXTURE_SETUP(dev)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 }
-FIXTURE_TEARDOWN(dev) {}
+FIXTURE_TEARDOWN(dev)
+{
+	/* every file a test opened is closed, and freed */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
+}
 
 TEST_F(dev, node_and_mode)
 {

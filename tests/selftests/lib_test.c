@@ -9,6 +9,7 @@
 #include "kselftest_harness.h"
 #include "softcm.h"
 #include "vm_helpers.h"
+#include "topo_helpers.h"
 
 /* Run "softcm <args>", capture stdout+stderr; returns the exit status. */
 static int run_tool(const char *args, char *out, size_t size)
@@ -35,6 +36,8 @@ TEST(abi_matches_loaded_module)
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	EXPECT_EQ(SOFTCM_ABI_VERSION, softcm_get_abi_version());
 	EXPECT_EQ(0, softcm_check_abi());
+	/* the checks open the device; they leave no file behind */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 TEST(module_missing_is_enodev)
@@ -58,6 +61,7 @@ TEST(tool_version)
 	snprintf(want, sizeof(want), "module ABI %d\n", SOFTCM_ABI_VERSION);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, softcm_version())) TH_LOG("%s", out);
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 TEST(tool_module_missing)

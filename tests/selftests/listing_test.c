@@ -125,6 +125,7 @@ static int get_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type
 }
 
 FIXTURE(listing) {
+	long t0;	/* CLOCK_MONOTONIC ms before the first id was made */
 	int home, ns1, ns2;
 	struct rdma_event_channel *ch1, *ch2;
 	struct rdma_cm_id *listener, *server, *client, *idle;
@@ -150,6 +151,7 @@ FIXTURE_SETUP(listing)
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, system(setup_cmds));
+	self->t0 = topo_now_ms();
 	inet_pton(AF_INET, IP1, &a1.sin_addr);
 	self->home = netns_self();
 	self->ns1 = netns_open(NS1);
@@ -194,6 +196,12 @@ FIXTURE_TEARDOWN(listing)
 		rdma_destroy_event_channel(self->ch1);
 	if (self->ch2)
 		rdma_destroy_event_channel(self->ch2);
+	/*
+	 * The connection's timewait over, neither namespace may hold a
+	 * connection, an id or a file of the test's.
+	 */
+	EXPECT_EQ(0, netns_wait_idle(NS1, STATS_IDLE_MS));
+	EXPECT_EQ(0, netns_wait_idle(NS2, STATS_IDLE_MS));
 	if (system("ip netns del " NS1 "; ip netns del " NS2))
 		TH_LOG("namespaces already gone");
 }
@@ -204,10 +212,12 @@ TEST_F(listing, every_id_with_state_addresses_and_comm_ids)
 	struct entry e1[MAX_ENTRIES], e2[MAX_ENTRIES];
 	const struct entry *lis, *srv, *cli, *idle;
 	char mypid[16], peer1[64], local2[64];
+	unsigned long since_t0;
 	int n1, n2;
 
 	n1 = read_listing(self->ns1, self->home, e1, MAX_ENTRIES);
 	n2 = read_listing(self->ns2, self->home, e2, MAX_ENTRIES);
+	since_t0 = topo_now_ms() - self->t0;
 	/* For the log: what a person would see. */
 	if (system("for n in " NS1 " " NS2 "; do ip netns exec $n cat /proc/net/softcm;"
 		   " done | sed 's/^/# /' >&2"))
@@ -249,8 +259,15 @@ TEST_F(listing, every_id_with_state_addresses_and_comm_ids)
 	EXPECT_EQ(QPN, strtoul(cli->qpn, NULL, 16));
 	EXPECT_EQ(QPN + 1, strtoul(cli->remote_qpn, NULL, 16));
 	EXPECT_EQ(QPN + 1, strtoul(srv->qpn, NULL, 16));
-	/* The whole fixture took well under a day. */
-	EXPECT_GT(86400000UL, cli->age_ms);
+	/*
+	 * Ages: none older than the fixture (plus a jiffy or two of
+	 * rounding), and in the order the ids were made: listener before
+	 * the request it took, the idle id before the client.
+	 */
+	EXPECT_GE(since_t0 + 20, lis->age_ms);
+	EXPECT_GE(since_t0 + 20, idle->age_ms);
+	EXPECT_GE(lis->age_ms, srv->age_ms);
+	EXPECT_GE(idle->age_ms, cli->age_ms);
 }
 
 /* A destroyed id in timewait is still listed, without an owner. */

@@ -4,11 +4,84 @@
  * open, module parameter validation and the created/destroyed balance of
  * every object the module logs.
  */
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <linux/softcm.h>
+
 #include "kselftest_harness.h"
+#include "ioctl_helpers.h"
 #include "vm_helpers.h"
+#include "topo_helpers.h"
+
+/* 0 when UDP port @port of the calling namespace is free, else -errno. */
+static int udp_port_free(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * In a new namespace: the udp_port gauge says @port, and the first listen
+ * opens the CM's socket on @port and not on the other one; 0, or the
+ * step that failed.
+ */
+static int child_listens_on(int port, int other)
+{
+	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+	struct sockaddr_in *sin = (struct sockaddr_in *)b.addr;
+	struct softcm_listen l = { 0 };
+	int fd, st;
+	__u32 h;
+
+	if (unshare(CLONE_NEWNET))
+		return 1;
+	st = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
+	if (st < 0 || stats_get(st, "udp_port") != port)
+		return 2;
+	if (stats_get(st, "socket_v4") != 0)	/* not opened before the listen */
+		return 3;
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || create_id(fd, SOFTCM_PS_TCP, 0, &h))
+		return 4;
+	b.handle = h;
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(7000);
+	l.handle = h;
+	if (ioctl(fd, SOFTCM_IOCTL_BIND, &b) || ioctl(fd, SOFTCM_IOCTL_LISTEN, &l))
+		return 5;
+	if (stats_get(st, "socket_v4") != 1)
+		return 6;
+	if (udp_port_free(port) != -EADDRINUSE)
+		return 7;
+	if (udp_port_free(other))
+		return 8;
+	return 0;
+}
+
+static int listens_on(int port, int other)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(child_listens_on(port, other));
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
 
 TEST(load_unload_100)
 {
@@ -61,11 +134,14 @@ TEST(udp_port_param)
 	EXPECT_STREQ("5000\n", buf);
 	/* Read-only after load: the transport binds it once per namespace. */
 	EXPECT_NE(0, write_text("/sys/module/softcm/parameters/udp_port", "6000"));
+	/* the namespace's gauge and the socket the transport opens agree */
+	EXPECT_EQ(0, listens_on(5000, 4791));
 	ASSERT_EQ(0, softcm_unload());
 
 	ASSERT_EQ(0, softcm_load(NULL));
 	ASSERT_LT(0, read_text("/sys/module/softcm/parameters/udp_port", buf, sizeof(buf)));
 	EXPECT_STREQ("4791\n", buf);
+	EXPECT_EQ(0, listens_on(4791, 5000));
 }
 
 /*

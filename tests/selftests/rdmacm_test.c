@@ -17,6 +17,7 @@
 #include "kselftest_harness.h"
 #include "softcm.h"
 #include "vm_helpers.h"
+#include "topo_helpers.h"
 
 static struct sockaddr_in sin4(const char *ip, int port)
 {
@@ -40,6 +41,11 @@ FIXTURE_SETUP(cm)
 FIXTURE_TEARDOWN(cm)
 {
 	rdma_destroy_event_channel(self->ch);
+	/*
+	 * Every test works in this namespace: with its channel closed,
+	 * nothing of softcm's may be left in it.
+	 */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 TEST_F(cm, async_bind_listen_addresses)
@@ -259,6 +265,8 @@ TEST(getaddrinfo_and_create_ep)
 	EXPECT_NE(0, rdma_getaddrinfo("not-an-address", "1", &hints, &res));
 	EXPECT_EQ(-1, rdma_getaddrinfo(NULL, NULL, &hints, &res));
 	EXPECT_EQ(EINVAL, errno);
+	/* every id and file this test made is gone */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 TEST(verbs_calls_are_enosys)
@@ -286,6 +294,8 @@ TEST(verbs_calls_are_enosys)
 	EXPECT_EQ(ENOSYS, errno);
 	rdma_destroy_qp(id);
 	EXPECT_EQ(0, rdma_destroy_id(id));
+	/* every id and file this test made is gone */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 /* What the library refuses before asking the kernel, as librdmacm. */
@@ -343,6 +353,8 @@ TEST(module_missing_is_enodev)
 	ch = rdma_create_event_channel();
 	EXPECT_NE(NULL, ch);
 	rdma_destroy_event_channel(ch);
+	/* every id and file this test made is gone */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 struct shared {
@@ -419,6 +431,8 @@ TEST(sync_resolve)
 	EXPECT_EQ(-1, rdma_resolve_addr(id, NULL, (struct sockaddr *)&unreach, 500));
 	EXPECT_EQ(ENETUNREACH, errno);
 	EXPECT_EQ(0, rdma_destroy_id(id));
+	/* every id and file this test made is gone */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 /* A synchronous id holding its last event can still move (no deadlock). */
@@ -439,6 +453,8 @@ TEST(migrate_sync_id_with_its_event)
 	EXPECT_EQ(NULL, id->event);
 	EXPECT_EQ(0, rdma_destroy_id(id));
 	rdma_destroy_event_channel(ch);
+	/* every id and file this test made is gone */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 TEST(create_ep_active)
@@ -453,6 +469,8 @@ TEST(create_ep_active)
 	EXPECT_EQ(htons(7471), rdma_get_dst_port(id));
 	rdma_destroy_ep(id);
 	rdma_freeaddrinfo(res);
+	/* every id and file this test made is gone */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 struct destroyer {

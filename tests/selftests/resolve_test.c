@@ -32,6 +32,7 @@
 #include "kselftest_harness.h"
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
+#include "topo_helpers.h"
 
 static const char *const setup_cmds =
 	"set -e\n"
@@ -196,6 +197,11 @@ FIXTURE_SETUP(net)
 FIXTURE_TEARDOWN(net)
 {
 	close(self->fd);
+	/*
+	 * The test ran in sc-a (sc-r and sc-c never use softcm): with its
+	 * files closed, no id, file or connection may be left there.
+	 */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 	setns(self->home, CLONE_NEWNET);
 	close(self->home);
 }
@@ -432,7 +438,7 @@ TEST_F(net, cancel_in_flight)
 {
 	struct softcm_event ev;
 	__u32 h, reported = 99;
-	int i, fd2;
+	int i, fd2, st;
 
 	ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 	ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.1.99", 0, 5000));
@@ -442,13 +448,26 @@ TEST_F(net, cancel_in_flight)
 
 	fd2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd2);
+	st = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, st);
+	/* only the destroyed id's memory may still be on its way out */
+	ASSERT_EQ(0, stats_wait_eq(st, "ids", 0, STATS_IDLE_MS));
 	for (i = 0; i < 100; i++) {
 		ASSERT_EQ(0, create_id(fd2, SOFTCM_PS_TCP, 0x5c, &h));
 		ASSERT_EQ(0, resolve(fd2, h, NULL, i % 2 ? "10.77.1.99" : "10.77.1.254", 0, 5000));
 	}
+	EXPECT_EQ(100, stats_get(st, "ids"));
+	EXPECT_EQ(2, stats_get(st, "files"));
 	close(fd2);
-	/* Nothing from those ids reaches this file. */
-	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, 200));
+	/*
+	 * Nothing left: the 100 ids, half of them still waiting for a
+	 * neighbour that never answers, are freed with their file while
+	 * this one stays open and hears nothing from them.
+	 */
+	EXPECT_EQ(0, stats_wait_eq(st, "ids", 0, STATS_IDLE_MS));
+	EXPECT_EQ(0, stats_wait_eq(st, "files", 1, STATS_IDLE_MS));
+	EXPECT_EQ(-ETIME, next_event(self->fd, &ev, softcm_quiet_ms(200)));
+	close(st);
 }
 
 /*
@@ -690,66 +709,114 @@ TEST_F(net, blocking_read_wakes_up)
 	ASSERT_EQ(0, pthread_join(th, NULL));
 }
 
+/* The next event for @h on @fd, skipping other ids'; 0 or -errno. */
+static int event_for(int fd, __u32 h, struct softcm_event *ev, int timeout_ms)
+{
+	int ret;
+
+	do {
+		ret = next_event(fd, ev, timeout_ms);
+	} while (!ret && ev->handle != h);
+	return ret;
+}
+
+/*
+ * The child of killed_process_leaves_nothing: 60 ids in sc-a, ten in each
+ * state it can reach, each checked; 0, or 100 + the id that failed.
+ */
+static int hold_ids_in_every_state(int ready)
+{
+	static const int want[6] = {
+		SOFTCM_STATE_IDLE, SOFTCM_STATE_ADDR_BOUND, SOFTCM_STATE_LISTEN,
+		SOFTCM_STATE_ADDR_QUERY, SOFTCM_STATE_ADDR_RESOLVED,
+		SOFTCM_STATE_ROUTE_RESOLVED,
+	};
+	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
+	struct sockaddr_in *sin = (struct sockaddr_in *)b.addr;
+	int fd = open("/dev/softcm", O_RDWR | O_CLOEXEC), i;
+	struct softcm_event ev;
+	__u32 h;
+
+	if (fd < 0)
+		return 99;
+	for (i = 0; i < 60; i++) {
+		if (create_id(fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, 0x5c, &h))
+			return 100 + i;
+		switch (i % 6) {
+		case 0:		/* IDLE */
+			break;
+		case 1:		/* ADDR_BOUND */
+		case 2:		/* LISTEN */
+			b.handle = h;
+			sin->sin_family = AF_INET;
+			sin->sin_port = htons(31000 + i);
+			if (ioctl(fd, SOFTCM_IOCTL_BIND, &b))
+				return 100 + i;
+			if (i % 6 == 2) {
+				struct softcm_listen l = { .handle = h };
+
+				if (ioctl(fd, SOFTCM_IOCTL_LISTEN, &l))
+					return 100 + i;
+			}
+			break;
+		case 3:		/* ADDR_QUERY, waiting for a silent neighbour */
+			if (resolve(fd, h, NULL, "10.77.1.99", 0, 60000))
+				return 100 + i;
+			break;
+		default:	/* ADDR_RESOLVED, then ROUTE_RESOLVED */
+			if (resolve(fd, h, NULL, "10.77.1.254", 0, 5000) ||
+			    event_for(fd, h, &ev, 10000) || ev.event != SOFTCM_EVENT_ADDR_RESOLVED)
+				return 100 + i;
+			if (i % 6 == 5 &&
+			    (resolve_route(fd, h, 1000) || event_for(fd, h, &ev, 10000) ||
+			     ev.event != SOFTCM_EVENT_ROUTE_RESOLVED))
+				return 100 + i;
+			break;
+		}
+		if (state_of(fd, h) != want[i % 6])
+			return 100 + i;
+	}
+	if (write(ready, "x", 1) != 1)
+		return 2;
+	pause();
+	return 0;
+}
+
 /*
  * A process killed while holding ids in every state it can reach: the
- * kernel cleans up; the ports are free again and the module unloads.
+ * kernel cleans up; no id is left, and the ports are free again.
  */
 TEST_F(net, killed_process_leaves_nothing)
 {
-	int status, ready[2], i;
+	int status, ready[2], i, st;
 	char c;
 	pid_t pid;
 	__u32 h;
 
+	st = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, st);
 	ASSERT_EQ(0, pipe(ready));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
-		struct sockaddr_in *sin = (struct sockaddr_in *)b.addr;
-		struct softcm_event ev;
-		int fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
-
-		for (i = 0; i < 60; i++) {
-			if (create_id(fd, i % 2 ? SOFTCM_PS_TCP : SOFTCM_PS_UDP, 0x5c, &h))
-				_exit(1);
-			switch (i % 6) {
-			case 0:		/* IDLE */
-				break;
-			case 1:		/* ADDR_BOUND */
-			case 2:		/* LISTEN */
-				b.handle = h;
-				sin->sin_family = AF_INET;
-				sin->sin_port = htons(31000 + i);
-				ioctl(fd, SOFTCM_IOCTL_BIND, &b);
-				if (i % 6 == 2) {
-					struct softcm_listen l = { .handle = h };
-
-					ioctl(fd, SOFTCM_IOCTL_LISTEN, &l);
-				}
-				break;
-			case 3:		/* ADDR_QUERY, waiting for a silent neighbour */
-				resolve(fd, h, NULL, "10.77.1.99", 0, 60000);
-				break;
-			default:	/* ADDR_RESOLVED, then ROUTE_RESOLVED */
-				resolve(fd, h, NULL, "10.77.1.254", 0, 5000);
-				next_event(fd, &ev, 10000);
-				if (i % 6 == 5) {
-					resolve_route(fd, h, 1000);
-					next_event(fd, &ev, 10000);
-				}
-				break;
-			}
-		}
-		if (write(ready[1], "x", 1) != 1)
-			_exit(2);
-		pause();
-		_exit(0);
+		close(ready[0]);
+		_exit(hold_ids_in_every_state(ready[1]));
 	}
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		/* the child gave up: say where */
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("child failed at id %d",
+							 WEXITSTATUS(status) - 100);
+	}
+	EXPECT_EQ(60, stats_get(st, "ids"));
+	EXPECT_EQ(2, stats_get(st, "files"));
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_EQ(0, stats_wait_eq(st, "ids", 0, STATS_IDLE_MS))
+		TH_LOG("%lld ids left", stats_get(st, "ids"));
+	EXPECT_EQ(0, stats_wait_eq(st, "files", 1, STATS_IDLE_MS));
 
 	for (i = 0; i < 60; i++) {
 		if (i % 6 != 1 && i % 6 != 2)
@@ -763,6 +830,7 @@ TEST_F(net, killed_process_leaves_nothing)
 		sin->sin_port = htons(31000 + i);
 		EXPECT_EQ(0, ioctl(self->fd, SOFTCM_IOCTL_BIND, &b)) TH_LOG("port %d", 31000 + i);
 	}
+	close(st);
 }
 
 TEST_HARNESS_MAIN

@@ -172,6 +172,73 @@ static inline int stats_wait_idle(int fd, int timeout_ms)
 	for (unsigned int i = 0; i < sizeof(gauges) / sizeof(gauges[0]) && !ret; i++)
 		ret = stats_wait_eq(fd, gauges[i], 0,
 				    (int)(deadline > topo_now_ms() ? deadline - topo_now_ms() : 0));
+	if (ret)	/* say which gauge stayed up, for the test's log */
+		fprintf(stderr, "# not idle: connections %lld, ids %lld, files %lld\n",
+			stats_get(fd, "connections"), stats_get(fd, "ids"),
+			stats_get(fd, "files"));
+	return ret;
+}
+
+/*
+ * The bound for a namespace to become idle once a test has closed its
+ * files: the longest timewait of the default timers (4 s; the tests'
+ * fast timers are shorter) and a DREQ's retransmissions, with room for a
+ * loaded debug kernel.
+ */
+#define STATS_IDLE_MS 60000
+
+/* stats_wait_idle() for the calling thread's own namespace. */
+static inline int stats_wait_idle_here(int timeout_ms)
+{
+	int fd = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = stats_wait_idle(fd, timeout_ms);
+	close(fd);
+	return ret;
+}
+
+/* stats_wait_eq() for the calling thread's own namespace. */
+static inline int stats_wait_eq_here(const char *name, long long want, int timeout_ms)
+{
+	int fd = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = stats_wait_eq(fd, name, want, timeout_ms);
+	close(fd);
+	return ret;
+}
+
+/*
+ * stats_wait_idle() for the namespace `ip netns add` named @name, from a
+ * thread in any namespace (it comes back to its own); 0, -errno, -ETIME.
+ */
+static inline int netns_wait_idle(const char *name, int timeout_ms)
+{
+	int nsfd = netns_open(name), home = netns_self(), fd, ret;
+
+	if (nsfd < 0 || home < 0) {
+		ret = nsfd < 0 ? nsfd : home;
+		goto out;
+	}
+	fd = stats_open(nsfd, home);
+	if (fd < 0) {
+		ret = fd;
+		goto out;
+	}
+	ret = stats_wait_idle(fd, timeout_ms);
+	if (ret)
+		fprintf(stderr, "# (that was namespace %s)\n", name);
+	close(fd);
+out:
+	if (nsfd >= 0)
+		close(nsfd);
+	if (home >= 0)
+		close(home);
 	return ret;
 }
 

@@ -19,6 +19,7 @@
 #include "kselftest_harness.h"
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
+#include "topo_helpers.h"
 
 static int bind_sa(int fd, __u32 handle, const void *sa, size_t len)
 {
@@ -88,6 +89,12 @@ FIXTURE_SETUP(uapi)
 FIXTURE_TEARDOWN(uapi)
 {
 	close(self->fd);
+	/*
+	 * Every test but netns_has_own_ports (whose child's namespace dies
+	 * with it) works in this namespace: with the files closed nothing of
+	 * softcm's may be left in it.
+	 */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 	write_text("/proc/sys/net/softcm/max_backlog", "1024");
 	write_text("/proc/sys/net/softcm/max_ids_per_file", "65536");
 }
@@ -625,45 +632,74 @@ TEST_F(uapi, netns_has_own_ports)
 
 struct churn_arg {
 	int fd;
-	int errors;
+	int created;
+	int destroyed;	/* destroys that returned 0, of its own ids or others' */
+	int errors;	/* results other than 0 and -ENOENT */
+	int last_error;
 };
+
+/* 0 is success; -ENOENT means another thread destroyed the id first. */
+static void churn_result(struct churn_arg *a, int ret)
+{
+	if (ret && ret != -ENOENT) {
+		a->errors++;
+		a->last_error = ret;
+	}
+}
 
 static void *churn(void *p)
 {
 	struct churn_arg *a = p;
 	__u32 h;
-	int i;
+	int i, ret;
 
 	for (i = 0; i < 500; i++) {
-		if (create_id(a->fd, SOFTCM_PS_TCP, i, &h)) {
+		ret = create_id(a->fd, SOFTCM_PS_TCP, i, &h);
+		if (ret) {
 			a->errors++;
+			a->last_error = ret;
 			continue;
 		}
-		bind4(a->fd, h, "127.0.0.1", 0);
-		listen_id(a->fd, h, 1);
+		a->created++;
+		churn_result(a, bind4(a->fd, h, "127.0.0.1", 0));
+		churn_result(a, listen_id(a->fd, h, 1));
 		/* Another thread may guess and destroy it first. */
-		destroy_id(a->fd, h ^ 1, NULL);
-		destroy_id(a->fd, h, NULL);
+		ret = destroy_id(a->fd, h ^ 1, NULL);
+		churn_result(a, ret);
+		a->destroyed += !ret;
+		ret = destroy_id(a->fd, h, NULL);
+		churn_result(a, ret);
+		a->destroyed += !ret;
 	}
 	return NULL;
 }
 
-/* Concurrent commands and destroys on one file: no errors, no leftovers. */
+/*
+ * Concurrent commands and destroys on one file: no error but the ENOENT
+ * of an id another thread destroyed, every id destroyed exactly once, no
+ * leftovers.
+ */
 TEST_F(uapi, concurrent_churn)
 {
-	struct churn_arg args[4];
+	struct churn_arg args[4] = { 0 };
+	int i, created = 0, destroyed = 0;
 	pthread_t th[4];
-	int i;
 
 	for (i = 0; i < 4; i++) {
 		args[i].fd = self->fd;
-		args[i].errors = 0;
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, churn, &args[i]));
 	}
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
-		EXPECT_EQ(0, args[i].errors);
+		EXPECT_EQ(0, args[i].errors) TH_LOG("thread %d: last error %d", i,
+						    args[i].last_error);
+		created += args[i].created;
+		destroyed += args[i].destroyed;
 	}
+	EXPECT_EQ(2000, created);
+	EXPECT_EQ(created, destroyed);
+	/* the file is still open: its ids, not it, must be gone */
+	EXPECT_EQ(0, stats_wait_eq_here("ids", 0, STATS_IDLE_MS));
 }
 
 TEST_HARNESS_MAIN

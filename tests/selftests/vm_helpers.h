@@ -52,6 +52,16 @@ static inline int softcm_slow_shift(void)
 	return k && !strcmp(k, "debug") ? 3 : 0;
 }
 
+/*
+ * A window in which a test expects nothing to happen ("no event within
+ * @ms"), scaled like the CM timers: it then covers as many retransmission
+ * periods on the debug kernel as on the stock one.
+ */
+static inline int softcm_quiet_ms(int ms)
+{
+	return ms << softcm_slow_shift();
+}
+
 static inline bool softcm_loaded(void)
 {
 	return access("/sys/module/softcm", F_OK) == 0;
