@@ -38,6 +38,8 @@
 #include "wire_helpers.h"
 #include "topo_helpers.h"
 
+TOPO_NAMESPACES("sc-k1 sc-k2 sc-k3")
+
 static const char *const setup_cmds =
 	"set -e\n"
 	"for n in sc-k1 sc-k2 sc-k3; do ip netns add $n; ip -n $n link set lo up; done\n"

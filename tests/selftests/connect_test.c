@@ -398,6 +398,8 @@ static struct rdma_event_channel *channel_in(struct __test_metadata *_metadata,
 	return ch;
 }
 
+TOPO_NAMESPACES(NS1 " " NS2)
+
 FIXTURE_SETUP(cm)
 {
 	unsigned int i;

@@ -43,6 +43,8 @@
 
 #define WAIT_MS		60000
 
+TOPO_NAMESPACES("sc-z1 sc-z2")
+
 static const char *const setup_cmds =
 	"set -e\n"
 	"for n in sc-z1 sc-z2; do ip netns add $n; ip -n $n link set lo up; done\n"

@@ -242,4 +242,24 @@ out:
 	return ret;
 }
 
+/*
+ * TOPO_NAMESPACES("a b c"): the namespaces a program builds once and keeps
+ * across its tests are deleted when the harness's parent process exits
+ * (the tests run in forked children, which leave through _exit() and
+ * never run destructors; the pid check covers a child that calls exit()).
+ * init.sh fails a program that leaves a namespace behind.
+ */
+#define TOPO_NAMESPACES(names)							\
+static pid_t topo_parent;							\
+static void __attribute__((constructor)) topo_note_parent(void)		\
+{										\
+	topo_parent = getpid();							\
+}										\
+static void __attribute__((destructor)) topo_delete_namespaces(void)		\
+{										\
+	if (getpid() == topo_parent &&						\
+	    system("for n in " names "; do ip netns del $n 2>/dev/null; done; true"))	\
+		fprintf(stderr, "# could not delete the namespaces " names "\n");	\
+}
+
 #endif /* _SOFTCM_TOPO_HELPERS_H */
