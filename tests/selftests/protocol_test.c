@@ -1125,6 +1125,7 @@ TEST_F(proto, connection_over_udp_port_5000)
 	EXPECT_EVENT(self->f2, SOFTCM_EVENT_DISCONNECTED, EV_MS, &ev);
 	FINISH(self, l, a, p);
 
+	close_softcm(self);
 	ASSERT_EQ(0, wait_idle_both(self, LONG_MS));
 	ASSERT_EQ(0, reload(self, NULL));
 	EXPECT_TRUE(default_port());
