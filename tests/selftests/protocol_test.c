@@ -967,6 +967,157 @@ TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
 	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
 }
 
+/* ---- destroying an id in the states connect_test does not reach ---- */
+
+/*
+ * The active id goes while an MRA holds its REQ (MRA_REQ_RCVD): the same
+ * REJ 4 as in REQ_SENT, which ends the passive side's request.
+ */
+TEST_F(proto, destroy_active_in_mra_req_rcvd)
+{
+	uint8_t req[256], rej[256];
+	long long rx_mra, rx4;
+	struct softcm_event ev;
+	__u32 l, a;
+
+	ASSERT_EQ(0, set_timer(self, self->ns1, "mra_timeout", 31));
+	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_TCP, IP1, PORT, 0x100, &l));
+	ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_TCP, IP1, PORT, 0x200, &a));
+	rx_mra = stat_of(self->st2, "rx_mra");
+	rx4 = stat_of(self->st1, "rx_rej_reason_4");
+	ASSERT_EQ(0, connect_id(self->f2, a, 0, 0xa1));
+	ASSERT_EQ(0, wire_sniff(self->pk1, CM_REQ, req, EV_MS));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+	WAIT_ABOVE(self->st2, "rx_mra", rx_mra, LONG_MS);
+
+	ASSERT_EQ(0, destroy_id(self->f2, a, NULL));
+	ASSERT_EQ(0, sniff_match(self->pk1, CM_REJ, M_LOCAL_ID, get32(req + M_LOCAL_ID),
+				 rej, EV_MS));
+	EXPECT_EQ(4, get16(rej + REJ_REASON));
+	EXPECT_EQ(0, memcmp(rej + REJ_ARI, req + REQ_GUID, 8));
+	ASSERT_EQ(0, wait_stat_above(self->st1, "rx_rej_reason_4", rx4, EV_MS));
+	ASSERT_EQ(0, stats_wait_eq(self->st1, "connections", 0, EV_MS));
+	ASSERT_EQ(0, stats_wait_eq(self->st2, "connections", 0, EV_MS));
+	EXPECT_EQ(0, destroy_id(self->f1, ev.handle, NULL));
+	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
+/*
+ * The active id goes after CONNECT_RESPONSE, before rdma_establish(): in
+ * REP_RCVD, and in MRA_REP_SENT once a duplicate REP drew an MRA.  Both
+ * reject the REP (REJ 28, message REP); the passive side, accepted,
+ * gets REJECTED.
+ */
+TEST_F(proto, destroy_active_waiting_for_establish)
+{
+	uint8_t req[256], rej[256];
+	struct softcm_event ev;
+	long long tx_mra;
+	__u32 l, a, p;
+	int mra;
+
+	ASSERT_EQ(0, set_timer(self, self->ns2, "mra_timeout", 20 + shift()));
+	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_TCP, IP1, PORT, 0x100, &l));
+	for (mra = 0; mra < 2; mra++) {
+		ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_TCP, IP1, PORT, 0x200, &a));
+		tx_mra = stat_of(self->st2, "tx_mra");
+		ASSERT_EQ(0, connect_id(self->f2, a, SOFTCM_CONNECT_RESPONSE, 0xa1));
+		ASSERT_EQ(0, wire_sniff(self->pk1, CM_REQ, req, EV_MS));
+		EXPECT_EVENT(self->f1, SOFTCM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+		p = ev.handle;
+		ASSERT_EQ(0, accept_id(self->f1, p, 0x300, 0));
+		EXPECT_EVENT(self->f2, SOFTCM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+		if (mra)
+			WAIT_ABOVE(self->st2, "tx_mra", tx_mra, LONG_MS);
+
+		ASSERT_EQ(0, destroy_id(self->f2, a, NULL));
+		ASSERT_EQ(0, sniff_match(self->pk1, CM_REJ, M_LOCAL_ID, get32(req + M_LOCAL_ID),
+					 rej, EV_MS)) TH_LOG("mra %d", mra);
+		EXPECT_EQ(28, get16(rej + REJ_REASON)) TH_LOG("mra %d", mra);
+		EXPECT_EQ(1, rej[REJ_MSG] >> 6) TH_LOG("mra %d", mra);	/* REP */
+		EXPECT_EVENT(self->f1, SOFTCM_EVENT_REJECTED, EV_MS, &ev);
+		EXPECT_EQ(p, ev.handle);
+		EXPECT_EQ(28, ev.status);
+		EXPECT_EQ(0, destroy_id(self->f1, p, NULL));
+		ASSERT_EQ(0, stats_wait_eq(self->st1, "connections", 0, LONG_MS));
+		ASSERT_EQ(0, stats_wait_eq(self->st2, "connections", 0, LONG_MS));
+	}
+	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
+/*
+ * The active id goes while its DREQ is unanswered (DREQ_SENT): no more
+ * retransmissions, no timeout, and the connection ends after timewait.
+ */
+TEST_F(proto, destroy_active_in_dreq_sent)
+{
+	long long retx, timeouts, tx_dreq;
+	struct softcm_event ev;
+	__u32 l, a, p;
+
+	/* DREQs 1 s apart (8 s): the destroy comes before the first retransmission. */
+	ASSERT_EQ(0, set_timer(self, self->ns2, "packet_life_time", 18 + shift()));
+	ESTABLISH(self, PORT, &l, &a, &p, NULL);
+	ASSERT_EQ(0, disconnect_id(self->f2, a));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_DISCONNECTED, EV_MS, &ev);
+	retx = stat_of(self->st2, "retransmits");
+	timeouts = stat_of(self->st2, "timeouts");
+	ASSERT_EQ(0, destroy_id(self->f2, a, NULL));
+	tx_dreq = stat_of(self->st2, "tx_dreq");
+	ASSERT_EQ(0, stats_wait_eq(self->st2, "connections", 0, LONG_MS));
+	EXPECT_EQ(tx_dreq, stat_of(self->st2, "tx_dreq"));
+	EXPECT_EQ(retx, stat_of(self->st2, "retransmits"));
+	EXPECT_EQ(timeouts, stat_of(self->st2, "timeouts"));
+	EXPECT_EQ(-ETIME, next_event(self->f2, &ev, 0));
+
+	EXPECT_EQ(0, disconnect_id(self->f1, p));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_TIMEWAIT_EXIT, LONG_MS, &ev);
+	EXPECT_EQ(0, destroy_id(self->f1, p, NULL));
+	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
+/*
+ * A UD id goes while its SIDR_REQ is unanswered (sc-t1 has no socket):
+ * the request ends at once, nothing more is sent.
+ */
+TEST_F(proto, destroy_active_in_sidr_req_sent)
+{
+	long long tx_sreq, retx;
+	struct softcm_event ev;
+	uint8_t sreq[256];
+	__u32 a;
+
+	ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_UDP, IP1, PORT, 0x200, &a));
+	ASSERT_EQ(0, connect_id(self->f2, a, 0, 0xa1));
+	ASSERT_EQ(0, wire_sniff(self->pk1, CM_SIDR_REQ, sreq, EV_MS));
+	ASSERT_EQ(0, destroy_id(self->f2, a, NULL));
+	tx_sreq = stat_of(self->st2, "tx_sidr_req");
+	retx = stat_of(self->st2, "retransmits");
+	ASSERT_EQ(0, stats_wait_eq(self->st2, "connections", 0, EV_MS));
+	/* Nothing for twice what the whole retry budget would take. */
+	EXPECT_EQ(-ETIME, next_event(self->f2, &ev, quiet_ms(2 * 6 * 64)));
+	EXPECT_EQ(tx_sreq, stat_of(self->st2, "tx_sidr_req"));
+	EXPECT_EQ(retx, stat_of(self->st2, "retransmits"));
+}
+
+/* The id of an unanswered SIDR_REQ goes: a SIDR_REP with status 2 (rejected). */
+TEST_F(proto, destroy_passive_in_sidr_req_rcvd)
+{
+	struct softcm_event ev;
+	__u32 l, a;
+
+	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_UDP, IP1, PORT, 0x100, &l));
+	ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_UDP, IP1, PORT, 0x200, &a));
+	ASSERT_EQ(0, connect_id(self->f2, a, 0, 0xa1));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+	ASSERT_EQ(0, destroy_id(self->f1, ev.handle, NULL));
+	EXPECT_EVENT(self->f2, SOFTCM_EVENT_UNREACHABLE, EV_MS, &ev);
+	EXPECT_EQ(a, ev.handle);
+	EXPECT_EQ(2, ev.status);
+	EXPECT_EQ(0, destroy_id(self->f2, a, NULL));
+	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
 /* ---- the module ---- */
 
 /*
