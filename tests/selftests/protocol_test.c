@@ -5,7 +5,9 @@
  * REJ reasons 10, 28 and 4 (with our CA GUID), DREQ/DREP corner cases,
  * MRAs for a REP and their effect on retransmission, SIDR's status 1 and
  * Q_Key check, the receive queue's bound, module unload with timewait
- * connections, a non-default udp_port and MIGRATE_ID of a listener.
+ * connections, a non-default udp_port, MIGRATE_ID of a listener, and
+ * destroying an id in the states connect_test does not reach (MRA_*,
+ * REP_RCVD, DREQ_SENT, SIDR_REQ_SENT/RCVD).
  *
  * Every test builds its own pair of namespaces (so that a namespace that
  * must have no softcm socket has none) and removes them at the end:
@@ -241,8 +243,13 @@ FIXTURE_SETUP(proto)
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	int one = 1;
 
-	self->f1 = self->f2 = self->st1 = self->st2 = -1;
-	self->pk1 = self->raw1 = self->raw2 = -1;
+	self->f1 = -1;
+	self->f2 = -1;
+	self->st1 = -1;
+	self->st2 = -1;
+	self->pk1 = -1;
+	self->raw1 = -1;
+	self->raw2 = -1;
 	/* A test that failed with udp_port=5000 loaded may not have restored it. */
 	if (softcm_loaded() && !default_port())
 		ASSERT_EQ(0, softcm_unload());
@@ -328,7 +335,9 @@ static int expect_type(int fd, __u32 type, struct softcm_event *ev, int ms)
 /* A new id resolved (address and route) to ip:port; events consumed. */
 static int resolved(int fd, __u16 ps, const char *ip, int port, __u64 uid, __u32 *h)
 {
-	struct softcm_resolve_addr r = { .timeout_ms = 5000, .dst_len = sizeof(struct sockaddr_in) };
+	struct softcm_resolve_addr r = {
+		.timeout_ms = 5000, .dst_len = sizeof(struct sockaddr_in),
+	};
 	struct softcm_resolve_route rr = { .timeout_ms = 5000 };
 	struct softcm_event ev;
 	int ret = create_id(fd, ps, uid, h);
@@ -552,7 +561,7 @@ TEST_F(proto, rej28_for_header_or_transport_mismatch)
 	EXPECT_EVENT(self->f2, SOFTCM_EVENT_REJECTED, EV_MS, &ev);
 	EXPECT_EQ(0, destroy_id(self->f2, a, NULL));
 
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
 		memcpy(mad, req, sizeof(mad));
 		put32(mad + M_LOCAL_ID, v[i].comm_id);
 		mad[REQ_GUID + 7] ^= 0x5a;	/* another requester */
@@ -573,7 +582,8 @@ TEST_F(proto, rej28_for_header_or_transport_mismatch)
 					 EV_MS)) TH_LOG("variant %u: no REJ", i);
 		EXPECT_EQ(28, get16(rej + REJ_REASON)) TH_LOG("variant %u", i);
 		EXPECT_EQ(0, rej[REJ_MSG] >> 6);
-		EXPECT_EQ(rej28 + 1, stat_of(self->st1, "tx_rej_reason_28")) TH_LOG("variant %u", i);
+		EXPECT_EQ(rej28 + 1, stat_of(self->st1, "tx_rej_reason_28"))
+			TH_LOG("variant %u", i);
 		EXPECT_EQ(-ETIME, next_event(self->f1, &ev, 0)) TH_LOG("variant %u", i);
 	}
 	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
