@@ -766,7 +766,7 @@ TEST_F(proto, mra_for_duplicate_rep_while_rtu_waits)
  * A received MRA postpones the next retransmission by its service
  * timeout: with the passive side asking for 2^31 * 4.096 us, the active
  * side retransmits its REQ once (the duplicate that draws the MRA) and
- * not again, where without the MRA it would retransmit cm_retries (5)
+ * then waits, where without the MRA it would retransmit cm_retries (5)
  * times and give up within 6 * 72 ms.  Counted, not timed.  Destroying
  * the passive id then (MRA_REQ_SENT) rejects with 28.
  */
@@ -791,8 +791,11 @@ TEST_F(proto, received_mra_delays_next_retransmission)
 	EXPECT_EQ(-ETIME, next_event(self->f2, &ev, quiet_ms(4 * 6 * 72)))
 		TH_LOG("event %u status %d: the MRA did not hold the REQ", ev.event, ev.status);
 	EXPECT_LE(1, stat_of(self->st2, "retransmits") - retx);
-	/* One more only if a retransmission crossed the MRA. */
-	EXPECT_GE(2, stat_of(self->st2, "retransmits") - retx);
+	/*
+	 * Usually exactly 1; more only when retransmissions crossed a slow
+	 * MRA, never the whole budget.
+	 */
+	EXPECT_GT(5, stat_of(self->st2, "retransmits") - retx);
 	EXPECT_EQ(timeouts, stat_of(self->st2, "timeouts"));
 
 	ASSERT_EQ(0, destroy_id(self->f1, p, NULL));
