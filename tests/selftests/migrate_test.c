@@ -119,7 +119,8 @@ static int client_connect(struct rdma_event_channel *ch, unsigned short port,
 
 FIXTURE(mig) {
 	int home, ns, stats;
-	struct rdma_event_channel *ch;
+	/* one channel per client: their events must not interleave */
+	struct rdma_event_channel *ch, *ch2, *ch3;
 	struct rdma_cm_id *client, *client2, *client3;
 };
 
@@ -137,7 +138,11 @@ FIXTURE_SETUP(mig)
 	/* This test's threads all live in the namespace. */
 	ASSERT_EQ(0, netns_enter(self->ns));
 	self->ch = rdma_create_event_channel();
+	self->ch2 = rdma_create_event_channel();
+	self->ch3 = rdma_create_event_channel();
 	ASSERT_NE(NULL, self->ch);
+	ASSERT_NE(NULL, self->ch2);
+	ASSERT_NE(NULL, self->ch3);
 }
 
 FIXTURE_TEARDOWN(mig)
@@ -149,6 +154,10 @@ FIXTURE_TEARDOWN(mig)
 			rdma_destroy_id(ids[i]);
 	if (self->ch)
 		rdma_destroy_event_channel(self->ch);
+	if (self->ch2)
+		rdma_destroy_event_channel(self->ch2);
+	if (self->ch3)
+		rdma_destroy_event_channel(self->ch3);
 	/* Everything of ours goes: connections (timewait included), ids, files. */
 	EXPECT_EQ(0, stats_wait_idle(self->stats, 60000 << softcm_slow_shift()));
 	netns_enter(self->home);
@@ -329,16 +338,18 @@ TEST_F(mig, stalled_reader_stalls_nobody_else)
 	d.handle = l;
 	ASSERT_EQ(0, pthread_create(&killer, NULL, destroy_thread, &d));
 	/* A request to it (the receive work meets it), then an unrelated one. */
-	ASSERT_EQ(0, client_connect(self->ch, PORT, &self->client3));
-	ASSERT_EQ(0, client_connect(self->ch, PORT + 1, &self->client2));
+	ASSERT_EQ(0, client_connect(self->ch3, PORT, &self->client3));
+	ASSERT_EQ(0, client_connect(self->ch2, PORT + 1, &self->client2));
 	EXPECT_TRUE(readable(c, ev_ms()));
 	deadline = topo_now_ms() + ev_ms();
 	while (!d.done && topo_now_ms() < deadline)
 		usleep(10000);
 	EXPECT_TRUE(d.done);
 	if (readable(c, 0) && !next_event(c, &ev, 0) &&
-	    ev.event == SOFTCM_EVENT_CONNECT_REQUEST)
+	    ev.event == SOFTCM_EVENT_CONNECT_REQUEST) {
 		EXPECT_EQ(0, accept_id(c, ev.handle));
+		EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, next_cm_event(self->ch2));
+	}
 
 	/* Let the reader go: the copy completes, everything unwinds. */
 	{
