@@ -3,11 +3,14 @@
  * Events: the per-file queue that read() and poll() serve.
  *
  * @events_lock protects the list, and is all that queueing, purging and
- * migration take.  A reader unlinks the entry it delivers and copies it
- * with no lock that anyone else needs: @read_mutex only keeps readers of
- * one file in order.  A copy that faults puts the entry back where its id
- * now is (see requeue()), so a reader whose buffer faults for ever stalls
- * nobody but itself, and its event stays queued.
+ * migration take.  A reader unlinks the entry it delivers (@reading) and
+ * copies it with no lock that anyone else needs: @read_mutex only keeps
+ * readers of one file in order.  A purge or migration of that entry's id
+ * meanwhile revokes it rather than waiting for the copy, so a reader whose
+ * buffer faults for ever stalls nobody but itself; a revoked entry, or one
+ * whose copy faulted, goes back where its id now is (requeue()), and is
+ * not counted as read: an id's events_reported, read after its purge or
+ * move, counts every event of it that read() ever returns from that file.
  *
  * A CONNECT_REQUEST owns its new id (@child) until it is read: the id is
  * in no handle table before, so it can be neither guessed nor migrated,
@@ -101,7 +104,13 @@ void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *ch
 	enqueue(listener->file, e);
 }
 
-/* Unlink @id's entries from @sf onto @out, in order. */
+/*
+ * Unlink @id's entries from @sf onto @out, in order.  An entry of @id that
+ * @sf's reader is copying is revoked: the reader will not count it as
+ * read, and gives it back through requeue(), which finds the id destroyed
+ * or moved.  So no event of @id is reported from @sf after this returns,
+ * and @id's events_reported is final for @sf.
+ */
 static void take_entries(struct softcm_file *sf, struct softcm_id *id,
 			 struct list_head *out)
 {
@@ -112,14 +121,16 @@ static void take_entries(struct softcm_file *sf, struct softcm_id *id,
 		if (e->id == id)
 			list_move_tail(&e->node, out);
 	}
+	if (sf->reading && sf->reading->id == id)
+		sf->reading_revoked = true;
 	spin_unlock_bh(&sf->events_lock);
 }
 
 /*
  * Take every queued event of a dying id onto @dead; the caller frees them
  * with softcm_event_free() once the id's mutex is released, destroying the
- * new ids of unread requests.  An entry a reader is copying is not on the
- * queue: the reader sees the id DESTROYING and frees it (requeue()).
+ * new ids of unread requests.  An entry a reader is copying is revoked
+ * (take_entries()): its reader frees it, without waiting for it here.
  */
 void softcm_event_purge(struct softcm_id *id, struct list_head *dead)
 {
@@ -155,14 +166,20 @@ void softcm_event_move(struct softcm_id *id, struct softcm_file *from,
 	wake_up_interruptible(&to->wait);
 }
 
+/* Unlink the oldest entry, for @sf's reader (read_mutex) to deliver. */
 static struct softcm_event_entry *take_first(struct softcm_file *sf)
 {
 	struct softcm_event_entry *e;
 
+	lockdep_assert_held(&sf->read_mutex);
+
 	spin_lock_bh(&sf->events_lock);
 	e = list_first_entry_or_null(&sf->events, struct softcm_event_entry, node);
-	if (e)
+	if (e) {
 		list_del_init(&e->node);
+		sf->reading = e;
+		sf->reading_revoked = false;
+	}
 	spin_unlock_bh(&sf->events_lock);
 	return e;
 }
@@ -216,41 +233,54 @@ static void requeue(struct softcm_file *sf, struct softcm_event_entry *e)
 
 /*
  * Copy @e to @ubuf; a CONNECT_REQUEST's new id is published in @sf under
- * the handle the record names, once the record is out.  On failure @e is
- * put back (requeue()); on success it is consumed.
+ * the handle the record names, once the record is out.  On failure, or
+ * when a destroy or a migration of its id revoked it meanwhile (-EAGAIN:
+ * the record in @ubuf does not count, the next one overwrites it), @e is
+ * given back (requeue()); on success it is consumed.
  */
 static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 		   char __user *ubuf)
 {
 	struct softcm_id *child = e->child;
+	bool revoked, reserved = false;
 	u32 handle = 0;
-	int ret;
+	int ret = 0;
 
 	if (child) {
 		/* A full file refuses the request as accept(2) does: EMFILE, queued. */
 		ret = softcm_file_reserve(sf, &handle);
-		if (ret) {
-			requeue(sf, e);
-			return ret;
-		}
+		reserved = !ret;
 		e->ev.handle = handle;
 	}
-	if (copy_to_user(ubuf, &e->ev, sizeof(e->ev))) {
-		if (child)
+	if (!ret && copy_to_user(ubuf, &e->ev, sizeof(e->ev)))
+		ret = -EFAULT;
+
+	/* Read, unless revoked: then it is the id's destroyer's or mover's. */
+	spin_lock_bh(&sf->events_lock);
+	revoked = sf->reading_revoked;
+	sf->reading = NULL;
+	if (!ret && revoked)
+		ret = -EAGAIN;
+	if (!ret)
+		atomic_inc(&e->id->events_reported);
+	spin_unlock_bh(&sf->events_lock);
+
+	if (ret) {
+		if (reserved)
 			softcm_file_cancel(sf, handle);
 		requeue(sf, e);
-		return -EFAULT;
+		return ret;
 	}
 	if (child) {
 		e->child = NULL;
 		mutex_lock(&child->mutex);
 		WRITE_ONCE(child->file, sf);
+		WRITE_ONCE(child->handle, handle);
 		mutex_unlock(&child->mutex);
 		/* The table takes over the entry's reference. */
 		softcm_file_commit(sf, child, handle);
 		atomic_dec(&e->id->requests_pending);
 	}
-	atomic_inc(&e->id->events_reported);
 	softcm_event_free(e);
 	return 0;
 }
@@ -285,6 +315,8 @@ ssize_t softcm_event_read(struct softcm_file *sf, char __user *buf,
 			continue;
 		}
 		ret = deliver(sf, e, buf + done);
+		if (ret == -EAGAIN)
+			continue;	/* revoked: as if it had never been queued */
 		if (ret)
 			break;
 		done += sizeof(e->ev);

@@ -12,6 +12,7 @@
 
 struct net;
 struct pid;
+struct softcm_event_entry;
 struct softcm_id;
 
 /*
@@ -29,6 +30,8 @@ struct softcm_file {
 	struct mutex read_mutex;	/* readers only, one at a time */
 	spinlock_t events_lock;		/* @events */
 	struct list_head events;
+	struct softcm_event_entry *reading;	/* unlinked, being copied */
+	bool reading_revoked;		/* its id was purged or moved */
 	wait_queue_head_t wait;
 };
 
