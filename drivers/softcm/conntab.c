@@ -98,12 +98,13 @@ void softcm_conntab_uninit(struct softcm_net *sn)
 
 /*
  * Referenced connections whose ids userspace destroyed (timewait, or a
- * DREQ still out), up to @max of them into @ids, for the listing: a
+ * DREQ still out), up to @max of them after the first @skip into @ids,
+ * for the listing: a
  * snapshot, so a connection orphaned during the walk may be missed, and
  * one seen twice across a resize is shown twice.
  */
-unsigned int softcm_conn_get_orphans(struct softcm_net *sn, struct softcm_id **ids,
-				     unsigned int max)
+unsigned int softcm_conn_get_orphans(struct softcm_net *sn, unsigned int skip,
+				     struct softcm_id **ids, unsigned int max)
 {
 	struct rhashtable_iter iter;
 	struct softcm_id *id;
@@ -114,8 +115,11 @@ unsigned int softcm_conn_get_orphans(struct softcm_net *sn, struct softcm_id **i
 	while (n < max && (id = rhashtable_walk_next(&iter))) {
 		if (IS_ERR(id))
 			continue;	/* -EAGAIN: a resize; the walk goes on */
-		if (READ_ONCE(id->state) == SOFTCM_STATE_DESTROYING &&
-		    kref_get_unless_zero(&id->ref))
+		if (READ_ONCE(id->state) != SOFTCM_STATE_DESTROYING)
+			continue;
+		if (skip)
+			skip--;
+		else if (kref_get_unless_zero(&id->ref))
 			ids[n++] = id;
 	}
 	rhashtable_walk_stop(&iter);

@@ -16,7 +16,7 @@ void softcm_conn_remove(struct softcm_id *id);
 struct softcm_id *softcm_conn_find(struct softcm_net *sn, u32 local_id);
 struct softcm_id *softcm_conn_find_remote(struct softcm_net *sn, u64 guid, u32 comm_id);
 u64 softcm_conn_new_tid(struct softcm_net *sn);
-unsigned int softcm_conn_get_orphans(struct softcm_net *sn, struct softcm_id **ids,
-				     unsigned int max);
+unsigned int softcm_conn_get_orphans(struct softcm_net *sn, unsigned int skip,
+				     struct softcm_id **ids, unsigned int max);
 
 #endif /* _SOFTCM_CONNTAB_H */

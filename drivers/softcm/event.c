@@ -2,11 +2,21 @@
 /*
  * Events: the per-file queue that read() and poll() serve.
  *
- * An entry is copied to userspace before it is unlinked, so a copy that
- * faults leaves it queued.  @read_mutex keeps one reader (and purge or
- * migration) at a time on the queue, which is what lets a reader copy an
- * entry without holding the spinlock; @events_lock protects the list and
- * the ids' events_reported counts, and is all that queueing needs.
+ * @events_lock protects the list, and is all that queueing, purging and
+ * migration take.  A reader unlinks the entry it delivers (@reading) and
+ * copies it with no lock that anyone else needs: @read_mutex only keeps
+ * readers of one file in order.  A purge or migration of that entry's id
+ * meanwhile revokes it rather than waiting for the copy, so a reader whose
+ * buffer faults for ever stalls nobody but itself; a revoked entry, or one
+ * whose copy faulted, goes back where its id now is (requeue()), and is
+ * not counted as read: an id's events_reported, read after its purge or
+ * move, counts every event of it that read() ever returns from that file.
+ *
+ * A CONNECT_REQUEST owns its new id (@child) until it is read: the id is
+ * in no handle table before, so it can be neither guessed nor migrated,
+ * and it moves with the listener's entries.  Reading gives it a handle in
+ * the reader's file, reserved before the copy and published only once the
+ * copy succeeded.
  */
 
 #include <linux/fs.h>
@@ -32,11 +42,18 @@ struct softcm_event_entry *softcm_event_alloc(enum softcm_event_type type,
 	return e;
 }
 
-static void entry_free(struct softcm_event_entry *e)
+/*
+ * Free an entry that will not be read (or was); returns the new id of an
+ * unread CONNECT_REQUEST, whose reference the caller now owns and must
+ * dispose of with softcm_id_destroy() once it holds no id's mutex.
+ */
+struct softcm_id *softcm_event_free(struct softcm_event_entry *e)
 {
+	struct softcm_id *child = e->child;
+
 	softcm_id_put(e->id);
-	softcm_id_put(e->child);
 	kfree(e);
+	return child;
 }
 
 static void enqueue(struct softcm_file *sf, struct softcm_event_entry *e)
@@ -56,7 +73,8 @@ void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e)
 {
 	lockdep_assert_held(&id->mutex);
 
-	if (id->quiet) {
+	/* Not published (a request not read yet): nobody to tell. */
+	if (id->quiet || WARN_ON_ONCE(!id->file)) {
 		kfree(e);
 		return;
 	}
@@ -68,9 +86,10 @@ void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e)
 }
 
 /*
- * A CONNECT_REQUEST: the listener's uid, the new id's handle.  Counts
- * against the listener's backlog until it is read.  Consumes a reference
- * on @child, which the caller has published in the listener's file.
+ * A CONNECT_REQUEST: the listener's uid; the new id's handle is given when
+ * it is read.  Counts against the listener's backlog until then.  Consumes
+ * the caller's reference on @child, which is in no handle table: the entry
+ * owns it.
  */
 void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *child,
 				struct softcm_event_entry *e)
@@ -80,65 +99,52 @@ void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *ch
 	softcm_id_get(listener);
 	e->id = listener;
 	e->child = child;
-	e->ev.handle = READ_ONCE(child->handle);
 	e->ev.uid = listener->uid;
 	atomic_inc(&listener->requests_pending);
 	enqueue(listener->file, e);
 }
 
-/* Unlink @id's entries from @sf onto @out, in order. */
+/*
+ * Unlink @id's entries from @sf onto @out, in order.  An entry of @id that
+ * @sf's reader is copying is revoked: the reader will not count it as
+ * read, and gives it back through requeue(), which finds the id destroyed
+ * or moved.  So no event of @id is reported from @sf after this returns,
+ * and @id's events_reported is final for @sf.
+ */
 static void take_entries(struct softcm_file *sf, struct softcm_id *id,
 			 struct list_head *out)
 {
 	struct softcm_event_entry *e, *tmp;
-
-	lockdep_assert_held(&sf->read_mutex);
 
 	spin_lock_bh(&sf->events_lock);
 	list_for_each_entry_safe(e, tmp, &sf->events, node) {
 		if (e->id == id)
 			list_move_tail(&e->node, out);
 	}
+	if (sf->reading && sf->reading->id == id)
+		sf->reading_revoked = true;
 	spin_unlock_bh(&sf->events_lock);
 }
 
 /*
- * Take every queued event of a dying id onto @dead, to be freed with
- * softcm_event_free_list() once the id's mutex is released: an unread
- * request's new id is destroyed with it, and that takes its own mutex.
+ * Take every queued event of a dying id onto @dead; the caller frees them
+ * with softcm_event_free() once the id's mutex is released, destroying the
+ * new ids of unread requests.  An entry a reader is copying is revoked
+ * (take_entries()): its reader frees it, without waiting for it here.
  */
 void softcm_event_purge(struct softcm_id *id, struct list_head *dead)
 {
-	struct softcm_file *sf = id->file;
-
 	lockdep_assert_held(&id->mutex);
 
-	mutex_lock(&sf->read_mutex);
-	take_entries(sf, id, dead);
-	mutex_unlock(&sf->read_mutex);
-}
-
-void softcm_event_free_list(struct list_head *dead)
-{
-	struct softcm_event_entry *e, *tmp;
-	struct softcm_id *child;
-	struct softcm_file *sf;
-
-	list_for_each_entry_safe(e, tmp, dead, node) {
-		child = e->child;
-		if (child) {
-			sf = READ_ONCE(child->file);
-			if (softcm_file_unpublish(sf, READ_ONCE(child->handle), child) == child)
-				softcm_id_destroy(child, NULL);
-		}
-		entry_free(e);
-	}
+	if (id->file)
+		take_entries(id->file, id, dead);
 }
 
 /*
  * Move @id's queued events from @from to the end of @to's queue, keeping
- * their order, renamed with the id's new handle.  The two files' locks are
- * taken one after the other, never nested.
+ * their order; an id's events are renamed with its new handle, but a
+ * CONNECT_REQUEST names its new id, which gets a handle only when read.
+ * The two files' locks are taken one after the other, never nested.
  */
 void softcm_event_move(struct softcm_id *id, struct softcm_file *from,
 		       struct softcm_file *to)
@@ -148,26 +154,32 @@ void softcm_event_move(struct softcm_id *id, struct softcm_file *from,
 
 	lockdep_assert_held(&id->mutex);
 
-	mutex_lock(&from->read_mutex);
 	take_entries(from, id, &moving);
-	mutex_unlock(&from->read_mutex);
-
 	if (list_empty(&moving))
 		return;
 	list_for_each_entry(e, &moving, node)
-		e->ev.handle = id->handle;
+		if (!e->child)
+			e->ev.handle = id->handle;
 	spin_lock_bh(&to->events_lock);
 	list_splice_tail(&moving, &to->events);
 	spin_unlock_bh(&to->events_lock);
 	wake_up_interruptible(&to->wait);
 }
 
-static struct softcm_event_entry *first_entry(struct softcm_file *sf)
+/* Unlink the oldest entry, for @sf's reader (read_mutex) to deliver. */
+static struct softcm_event_entry *take_first(struct softcm_file *sf)
 {
 	struct softcm_event_entry *e;
 
+	lockdep_assert_held(&sf->read_mutex);
+
 	spin_lock_bh(&sf->events_lock);
 	e = list_first_entry_or_null(&sf->events, struct softcm_event_entry, node);
+	if (e) {
+		list_del_init(&e->node);
+		sf->reading = e;
+		sf->reading_revoked = false;
+	}
 	spin_unlock_bh(&sf->events_lock);
 	return e;
 }
@@ -182,6 +194,97 @@ static bool queue_nonempty(struct softcm_file *sf)
 	return ret;
 }
 
+/*
+ * An entry @sf's reader took and could not deliver goes back where its id
+ * is now: the head of @sf's queue, or the tail of the file the id was
+ * migrated to meanwhile; or it is freed if the id was destroyed meanwhile
+ * (its purge could not see it).  Under the id's mutex, which orders this
+ * against migration and destroy, and guarantees that the id's file is
+ * alive while the id is not DESTROYING.
+ */
+static void requeue(struct softcm_file *sf, struct softcm_event_entry *e)
+{
+	struct softcm_id *id = e->id, *child = NULL;
+	struct softcm_file *to;
+
+	mutex_lock(&id->mutex);
+	to = id->state == SOFTCM_STATE_DESTROYING ? NULL : id->file;
+	if (to) {
+		spin_lock_bh(&to->events_lock);
+		if (to == sf) {
+			list_add(&e->node, &to->events);
+		} else {
+			if (!e->child)
+				e->ev.handle = id->handle;
+			list_add_tail(&e->node, &to->events);
+		}
+		spin_unlock_bh(&to->events_lock);
+		wake_up_interruptible(&to->wait);
+	}
+	mutex_unlock(&id->mutex);
+	if (!to) {
+		if (e->child)
+			atomic_dec(&id->requests_pending);
+		child = softcm_event_free(e);
+		if (child)
+			softcm_id_destroy(child, NULL);
+	}
+}
+
+/*
+ * Copy @e to @ubuf; a CONNECT_REQUEST's new id is published in @sf under
+ * the handle the record names, once the record is out.  On failure, or
+ * when a destroy or a migration of its id revoked it meanwhile (-EAGAIN:
+ * the record in @ubuf does not count, the next one overwrites it), @e is
+ * given back (requeue()); on success it is consumed.
+ */
+static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
+		   char __user *ubuf)
+{
+	struct softcm_id *child = e->child;
+	bool revoked, reserved = false;
+	u32 handle = 0;
+	int ret = 0;
+
+	if (child) {
+		/* A full file refuses the request as accept(2) does: EMFILE, queued. */
+		ret = softcm_file_reserve(sf, &handle);
+		reserved = !ret;
+		e->ev.handle = handle;
+	}
+	if (!ret && copy_to_user(ubuf, &e->ev, sizeof(e->ev)))
+		ret = -EFAULT;
+
+	/* Read, unless revoked: then it is the id's destroyer's or mover's. */
+	spin_lock_bh(&sf->events_lock);
+	revoked = sf->reading_revoked;
+	sf->reading = NULL;
+	if (!ret && revoked)
+		ret = -EAGAIN;
+	if (!ret)
+		atomic_inc(&e->id->events_reported);
+	spin_unlock_bh(&sf->events_lock);
+
+	if (ret) {
+		if (reserved)
+			softcm_file_cancel(sf, handle);
+		requeue(sf, e);
+		return ret;
+	}
+	if (child) {
+		e->child = NULL;
+		mutex_lock(&child->mutex);
+		WRITE_ONCE(child->file, sf);
+		WRITE_ONCE(child->handle, handle);
+		mutex_unlock(&child->mutex);
+		/* The table takes over the entry's reference. */
+		softcm_file_commit(sf, child, handle);
+		atomic_dec(&e->id->requests_pending);
+	}
+	softcm_event_free(e);
+	return 0;
+}
+
 ssize_t softcm_event_read(struct softcm_file *sf, char __user *buf,
 			  size_t count, bool nonblock)
 {
@@ -192,35 +295,31 @@ ssize_t softcm_event_read(struct softcm_file *sf, char __user *buf,
 	if (count < sizeof(e->ev))
 		return -EINVAL;
 
-	for (;;) {
-		if (mutex_lock_interruptible(&sf->read_mutex))
-			return -ERESTARTSYS;
-		e = first_entry(sf);
-		if (e)
-			break;
-		mutex_unlock(&sf->read_mutex);
-		if (nonblock)
-			return -EAGAIN;
-		ret = wait_event_interruptible(sf->wait, queue_nonempty(sf));
-		if (ret)
-			return ret;
-	}
-
-	/* Only read_mutex holders unlink entries: @e stays valid. */
-	while (e && count - done >= sizeof(e->ev)) {
-		if (copy_to_user(buf + done, &e->ev, sizeof(e->ev))) {
-			ret = -EFAULT;
-			break;
+	if (mutex_lock_interruptible(&sf->read_mutex))
+		return -ERESTARTSYS;
+	while (count - done >= sizeof(e->ev)) {
+		e = take_first(sf);
+		if (!e) {
+			if (done)
+				break;
+			if (nonblock) {
+				ret = -EAGAIN;
+				break;
+			}
+			mutex_unlock(&sf->read_mutex);
+			ret = wait_event_interruptible(sf->wait, queue_nonempty(sf));
+			if (ret)
+				return ret;
+			if (mutex_lock_interruptible(&sf->read_mutex))
+				return -ERESTARTSYS;
+			continue;
 		}
+		ret = deliver(sf, e, buf + done);
+		if (ret == -EAGAIN)
+			continue;	/* revoked: as if it had never been queued */
+		if (ret)
+			break;
 		done += sizeof(e->ev);
-		spin_lock_bh(&sf->events_lock);
-		list_del(&e->node);
-		e->id->events_reported++;
-		spin_unlock_bh(&sf->events_lock);
-		if (e->child)
-			atomic_dec(&e->id->requests_pending);
-		entry_free(e);
-		e = first_entry(sf);
 	}
 	mutex_unlock(&sf->read_mutex);
 	return done ? done : ret;

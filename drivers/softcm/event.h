@@ -12,8 +12,10 @@ struct softcm_id;
 
 /*
  * A queued event: its record and a reference on the id it is counted for.
- * A CONNECT_REQUEST is the listener's event and also holds the new id it
- * announces (@child), which dies with it if it is never read.
+ * A CONNECT_REQUEST is the listener's event and also owns the new id it
+ * announces (@child): that id is in no handle table until the event is
+ * read, when it gets a handle in the reader's file; an entry freed unread
+ * hands its child to the caller, who destroys it.
  */
 struct softcm_event_entry {
 	struct list_head node;
@@ -28,7 +30,7 @@ void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e);
 void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *child,
 				struct softcm_event_entry *e);
 void softcm_event_purge(struct softcm_id *id, struct list_head *dead);
-void softcm_event_free_list(struct list_head *dead);
+struct softcm_id *softcm_event_free(struct softcm_event_entry *e);
 void softcm_event_move(struct softcm_id *id, struct softcm_file *from,
 		       struct softcm_file *to);
 

@@ -8,6 +8,7 @@
  * of destroy, close and migration takes an id out and owns that reference.
  */
 
+#include <linux/cred.h>
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -28,6 +29,7 @@ struct softcm_file *softcm_file_create(struct net *net)
 	sf->net = get_net(net);
 	atomic_inc(&softcm_net(net)->nr_files);
 	sf->owner = get_pid(task_tgid(current));
+	sf->uid = current_euid();
 	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&sf->nr_ids, 0);
 	mutex_init(&sf->read_mutex);
@@ -42,11 +44,10 @@ struct softcm_file *softcm_file_create(struct net *net)
  * Last close: nobody else can reach this file any more, but a concurrent
  * MIGRATE_ID issued on another file may still be taking an id out of it;
  * the compare-and-exchange decides which of us destroys or keeps it.
- *
- * A request to one of our listeners may publish a new id here until the
- * listener is destroyed, under a handle the sweep has already passed: so
- * sweep again until nothing is left.  After a sweep every listener is
- * destroyed, and a request publishes under its listener's mutex.
+ * Only this file's own read() and ioctls publish into it (a request's new
+ * id gets its handle when its CONNECT_REQUEST is read), so one sweep
+ * empties it; the loop is a guard.  Destroying a listener frees its unread
+ * requests, and their new ids with them.
  */
 void softcm_file_release(struct softcm_file *sf)
 {
@@ -95,8 +96,9 @@ void softcm_file_cancel(struct softcm_file *sf, u32 handle)
 
 /*
  * Publish @id under its reserved @handle; the table takes over the
- * caller's reference.  id->handle is set first: from the store on, another
- * thread may find the id by guessing its handle, and even destroy it.
+ * caller's reference.  The caller has set id->file to @sf; id->handle is
+ * set first: from the store on, another thread may find the id by
+ * guessing its handle, and even destroy it.
  */
 void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle)
 {

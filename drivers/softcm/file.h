@@ -6,11 +6,13 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
 struct net;
 struct pid;
+struct softcm_event_entry;
 struct softcm_id;
 
 /*
@@ -20,13 +22,16 @@ struct softcm_id;
 struct softcm_file {
 	struct net *net;		/* referenced */
 	struct pid *owner;		/* the opener's thread group, referenced */
+	kuid_t uid;			/* the opener's: who may see comm IDs */
 	struct xarray ids;		/* handle -> id, holding a reference */
 	atomic_t nr_ids;
 
 	/* event queue: see event.c */
-	struct mutex read_mutex;	/* readers, purge and migration */
-	spinlock_t events_lock;		/* @events, ids' events_reported */
+	struct mutex read_mutex;	/* readers only, one at a time */
+	spinlock_t events_lock;		/* @events */
 	struct list_head events;
+	struct softcm_event_entry *reading;	/* unlinked, being copied */
+	bool reading_revoked;		/* its id was purged or moved */
 	wait_queue_head_t wait;
 };
 

@@ -44,7 +44,12 @@ void softcm_id_uninit(void)
 	kmem_cache_destroy(id_cache);
 }
 
-struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
+/*
+ * A new id in @net, in no handle table and not yet in the namespace's id
+ * list: its creator adds it there (softcm_netns_add_id()) just before it
+ * can be found, and publishes it, or gives it up with softcm_id_abort().
+ */
+struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid)
 {
 	struct softcm_id *id;
 
@@ -56,20 +61,20 @@ struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&id->ref);
 	mutex_init(&id->mutex);
-	id->file = file;
 	id->uid = uid;
 	id->ps = ps;
 	id->created = jiffies;
 	id->state = SOFTCM_STATE_IDLE;
-	id->net = get_net(file->net);
+	id->net = get_net(net);
 	atomic_inc(&softcm_net(id->net)->nr_ids);
 	id->afonly = true;
 	/* rdma_cm's seq_num: the starting PSN a peer must not predict */
 	id->psn = get_random_u32() & 0xffffff;
 	atomic_set(&id->requests_pending, 0);
+	atomic_set(&id->events_reported, 0);
+	INIT_LIST_HEAD(&id->net_node);
 	softcm_cm_id_init(id);
 	INIT_HLIST_NODE(&id->bind_node);
-	softcm_netns_add_id(id);
 	pr_debug("id %p created\n", id);
 	return id;
 }
@@ -128,12 +133,20 @@ bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
 }
 
 /*
- * Called once, by the context that unpublished the id.  Returns through
- * @events_reported how many of the id's events userspace has read, for
- * the library's wait for their acknowledgment.
+ * Called once, by the context that owns the id's last handle: the one that
+ * unpublished it, or, for a request's new id never read, whoever freed its
+ * CONNECT_REQUEST.  Returns through @events_reported how many of the id's
+ * events userspace has read, for the library's wait for their
+ * acknowledgment.
+ *
+ * The unread requests of a listener die with it, after its mutex is
+ * released; their new ids have no events of their own (they are quiet and
+ * unpublished), so this recurses exactly one level.
  */
 void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
 {
+	struct softcm_event_entry *e, *tmp;
+	struct softcm_id *child;
 	LIST_HEAD(dead);
 
 	mutex_lock(&id->mutex);
@@ -144,9 +157,16 @@ void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
 	softcm_event_purge(id, &dead);
 	softcm_netns_del_id(id);
 	if (events_reported)
-		*events_reported = id->events_reported;
-	atomic_dec(&id->file->nr_ids);
+		*events_reported = atomic_read(&id->events_reported);
+	if (id->file)
+		atomic_dec(&id->file->nr_ids);
 	mutex_unlock(&id->mutex);
-	softcm_event_free_list(&dead);
+	list_for_each_entry_safe(e, tmp, &dead, node) {
+		if (e->child)
+			atomic_dec(&id->requests_pending);
+		child = softcm_event_free(e);
+		if (child)
+			softcm_id_destroy(child, NULL);
+	}
 	softcm_id_put(id);
 }

@@ -103,7 +103,8 @@ struct softcm_cm {
  * One connection-manager id, what rdma_cm calls an rdma_cm_id.
  *
  * References: the owning file's handle table holds one for as long as the
- * id is published there, every queued event holds one, and so does every
+ * id is published there (before that, the CONNECT_REQUEST that announces
+ * a request's new id), every queued event holds one, and so does every
  * command in flight.  @mutex serialises user commands and protocol
  * handlers on the id; it protects everything below it unless noted.
  */
@@ -114,7 +115,13 @@ struct softcm_id {
 	/* In the namespace's id list (netns.c), for device notifications. */
 	struct list_head net_node;
 
-	/* Owner and handle there; both change only on migration. */
+	/*
+	 * Owner and handle there: NULL and 0 until the id is published (a
+	 * request's new id: until its CONNECT_REQUEST is read); written under
+	 * @mutex, and change only on migration after that.  Under @mutex, an
+	 * id with a file that is not DESTROYING keeps that file alive: the
+	 * file's release destroys its ids before it is freed.
+	 */
 	struct softcm_file *file;
 	u32 handle;
 	u64 uid;
@@ -145,8 +152,8 @@ struct softcm_id {
 	struct softcm_bind_list *bind_list;
 	struct hlist_node bind_node;
 
-	/* Events of this id read by userspace: under the file's event lock. */
-	u32 events_reported;
+	/* Events of this id read by userspace. */
+	atomic_t events_reported;
 
 	/* Listeners: CONNECT_REQUESTs queued and not yet read. */
 	atomic_t requests_pending;
@@ -161,7 +168,7 @@ struct softcm_id {
 
 int softcm_id_init(void);
 void softcm_id_uninit(void);
-struct softcm_id *softcm_id_create(struct softcm_file *file, u16 ps, u64 uid);
+struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid);
 void softcm_id_abort(struct softcm_id *id);
 void softcm_id_destroy(struct softcm_id *id, u32 *events_reported);
 

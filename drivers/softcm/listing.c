@@ -3,19 +3,27 @@
  * /proc/net/softcm: every id of the namespace, one line each, as
  * /proc/net/tcp lists sockets; softcm(8)'s "show" reads it.
  *
- * The ids are collected, referenced, when the file is opened: the ids the
- * namespace lists, then the connections that outlive their destroyed ids
- * in timewait.  Each line is formatted under its id's mutex, so it is
- * consistent in itself; the file as a whole is a snapshot taken at open,
- * read in O(ids) however many read() calls it takes.
+ * Each read() walks from its position: the ids the namespace lists, then
+ * the connections that outlive their destroyed ids in timewait, a batch
+ * of at most LISTING_BATCH referenced at a time, all released when the
+ * read() returns.  So an open listing pins nothing, and needs no memory
+ * that grows with the namespace.  Each line is formatted under its id's
+ * mutex, so it is consistent in itself; across read() calls ids that come
+ * or go may shift the rest by a line, as in /proc/net/tcp.
+ *
+ * Comm IDs and QPNs are what a forged DREQ, REJ or REP must name: only the
+ * id's owner (the uid that opened its file) and CAP_NET_ADMIN in the
+ * namespace's user namespace see them; anyone else reads "-".
  */
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/jiffies.h>
-#include <linux/mm.h>
 #include <linux/netdevice.h>
 #include <linux/pid.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <net/net_namespace.h>
 
 #include "conntab.h"
@@ -26,32 +34,90 @@
 #include "state.h"
 
 #define LISTING_NAME	"softcm"
+#define LISTING_BATCH	32
 
 struct listing {
-	struct net *net;		/* referenced */
-	struct softcm_id **ids;		/* referenced */
+	struct net *net;		/* referenced only during a read() */
+	bool held;
+	bool privileged;		/* the opener: CAP_NET_ADMIN there */
+	kuid_t reader;			/* the opener's euid */
+	loff_t first;			/* position of batch[0] */
 	unsigned int count;
+	struct softcm_id *batch[LISTING_BATCH];	/* referenced */
 };
+
+static void put_batch(struct listing *l)
+{
+	while (l->count)
+		softcm_id_put(l->batch[--l->count]);
+}
+
+/* The ids at index @from (0-based) on, up to LISTING_BATCH of them. */
+static void fill(struct listing *l, loff_t from)
+{
+	struct softcm_net *sn = softcm_net(l->net);
+	struct softcm_id *id;
+	loff_t skip = from;
+
+	put_batch(l);
+	l->first = from;
+	mutex_lock(&sn->ids_lock);
+	list_for_each_entry(id, &sn->ids, net_node) {
+		/* Being destroyed: listed with the orphans if it outlives that. */
+		if (READ_ONCE(id->state) == SOFTCM_STATE_DESTROYING)
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		if (l->count == LISTING_BATCH)
+			break;
+		softcm_id_get(id);
+		l->batch[l->count++] = id;
+	}
+	mutex_unlock(&sn->ids_lock);
+	if (l->count < LISTING_BATCH && skip <= UINT_MAX)
+		l->count += softcm_conn_get_orphans(sn, skip, l->batch + l->count,
+						    LISTING_BATCH - l->count);
+}
+
+static void *at(struct listing *l, loff_t pos)
+{
+	loff_t i = pos - 1;
+
+	if (i < l->first || i >= l->first + l->count)
+		fill(l, i);
+	return i - l->first < l->count ? &l->batch[i - l->first] : NULL;
+}
 
 static void *listing_start(struct seq_file *m, loff_t *pos)
 {
 	struct listing *l = m->private;
 
+	/* Within a read() the namespace's exit waits for us: it is there. */
+	l->held = maybe_get_net(l->net);
+	if (!l->held)
+		return NULL;
 	if (*pos == 0)
 		return SEQ_START_TOKEN;
-	return *pos <= l->count ? &l->ids[*pos - 1] : NULL;
+	return at(l, *pos);
 }
 
 static void *listing_next(struct seq_file *m, void *v, loff_t *pos)
 {
-	struct listing *l = m->private;
-
 	++*pos;
-	return *pos <= l->count ? &l->ids[*pos - 1] : NULL;
+	return at(m->private, *pos);
 }
 
 static void listing_stop(struct seq_file *m, void *v)
 {
+	struct listing *l = m->private;
+
+	put_batch(l);
+	l->first = 0;
+	if (l->held)
+		put_net(l->net);
+	l->held = false;
 }
 
 static const char *ps_name(u16 ps)
@@ -85,12 +151,19 @@ static void show_dev(struct seq_file *m, struct net *net, int ifindex)
 	rcu_read_unlock();
 }
 
+static void show_hex(struct seq_file *m, bool visible, u32 v, int width)
+{
+	if (visible)
+		seq_printf(m, " %#0*x", width, v);
+	else
+		seq_puts(m, " -");
+}
+
 static int listing_show(struct seq_file *m, void *v)
 {
 	struct listing *l = m->private;
 	struct softcm_id *id;
-	pid_t pid = 0;
-	u32 handle = 0;
+	bool owned, visible;
 
 	if (v == SEQ_START_TOKEN) {
 		seq_puts(m, "pid handle ps state local peer dev cm_state local_comm_id remote_comm_id qpn remote_qpn age_ms\n");
@@ -99,23 +172,27 @@ static int listing_show(struct seq_file *m, void *v)
 	id = *(struct softcm_id **)v;
 
 	mutex_lock(&id->mutex);
-	/* A destroyed id left in timewait has no owner: "-" as in ss. */
-	if (id->state != SOFTCM_STATE_DESTROYING) {
-		pid = pid_vnr(id->file->owner);
-		handle = id->handle;
-	}
-	if (pid)
-		seq_printf(m, "%d %u", pid, handle);
+	/*
+	 * Only a published id that is not being destroyed has an owner, and
+	 * then its file is alive for as long as we hold the id's mutex.  A
+	 * request not read yet, or a destroyed id left in timewait: "-".
+	 */
+	owned = id->file && id->state != SOFTCM_STATE_DESTROYING;
+	if (owned)
+		seq_printf(m, "%d %u", pid_vnr(id->file->owner), id->handle);
 	else
 		seq_puts(m, "- -");
+	visible = l->privileged || (owned && uid_eq(id->file->uid, l->reader));
 	seq_printf(m, " %s %s", ps_name(id->ps), softcm_state_name(id->state));
 	show_addr(m, &id->src);
 	show_addr(m, &id->dst);
 	show_dev(m, l->net, id->dev.ifindex ?: id->bound_ifindex);
-	seq_printf(m, " %s %#010x %#010x %#08x %#08x %u\n",
-		   softcm_cm_state_name(id->cm.state), id->cm.local_id,
-		   id->cm.remote.comm_id, id->cm.qpn, id->cm.remote_qpn,
-		   jiffies_to_msecs(jiffies - id->created));
+	seq_printf(m, " %s", softcm_cm_state_name(id->cm.state));
+	show_hex(m, visible, id->cm.local_id, 10);
+	show_hex(m, visible, id->cm.remote.comm_id, 10);
+	show_hex(m, visible, id->cm.qpn, 8);
+	show_hex(m, visible, id->cm.remote_qpn, 8);
+	seq_printf(m, " %u\n", jiffies_to_msecs(jiffies - id->created));
 	mutex_unlock(&id->mutex);
 	return 0;
 }
@@ -130,56 +207,27 @@ static const struct seq_operations listing_ops = {
 static int listing_open(struct inode *inode, struct file *file)
 {
 	struct net *net = pde_data(inode);
-	struct softcm_id **live, **ids;
-	unsigned int nlive, orphans;
 	struct listing *l;
-	int ret = -ENOMEM;
+	int ret;
 
-	/* The namespace may be on its way out: then there is nothing to list. */
-	net = maybe_get_net(net);
-	if (!net)
-		return -ENOENT;
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
-		goto err_put_net;
-	live = softcm_netns_get_ids(net, &nlive);
-	if (!live)
-		goto err_free_listing;
-	orphans = atomic_read(&softcm_net(net)->nr_conns);
-	ids = kvmalloc_array(nlive + orphans ?: 1, sizeof(*ids), GFP_KERNEL);
-	if (!ids)
-		goto err_put_live;
-	memcpy(ids, live, nlive * sizeof(*ids));
-	kvfree(live);
-	l->count = nlive + softcm_conn_get_orphans(softcm_net(net), ids + nlive, orphans);
-	l->ids = ids;
+		return -ENOMEM;
 	l->net = net;
-
+	l->reader = file->f_cred->euid;
+	l->privileged = file_ns_capable(file, net->user_ns, CAP_NET_ADMIN);
 	ret = seq_open(file, &listing_ops);
-	if (ret)
-		goto err_put_ids;
+	if (ret) {
+		kfree(l);
+		return ret;
+	}
 	((struct seq_file *)file->private_data)->private = l;
 	return 0;
-
-err_put_ids:
-	softcm_netns_put_ids(ids, l->count);
-	goto err_free_listing;
-err_put_live:
-	softcm_netns_put_ids(live, nlive);
-err_free_listing:
-	kfree(l);
-err_put_net:
-	put_net(net);
-	return ret;
 }
 
 static int listing_release(struct inode *inode, struct file *file)
 {
-	struct listing *l = ((struct seq_file *)file->private_data)->private;
-
-	softcm_netns_put_ids(l->ids, l->count);
-	put_net(l->net);
-	kfree(l);
+	kfree(((struct seq_file *)file->private_data)->private);
 	return seq_release(inode, file);
 }
 

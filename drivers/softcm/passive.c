@@ -108,9 +108,10 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 	*event = softcm_event_alloc(SOFTCM_EVENT_CONNECT_REQUEST, 0, GFP_KERNEL);
 	if (!*event)
 		goto err_nomem;
-	id = softcm_id_create(listener->file, listener->ps, 0);
+	id = softcm_id_create(listener->net, listener->ps, 0);
 	if (IS_ERR(id))
 		goto err_free_event;
+	softcm_netns_add_id(id);	/* listed, and told of its device's changes */
 	mutex_lock_nested(&id->mutex, SINGLE_DEPTH_NESTING);
 	/* rdma_cm creates the id of a request directly in CONNECT. */
 	id->state = SOFTCM_STATE_CONNECT;
@@ -140,27 +141,15 @@ err_nomem:
 }
 
 /*
- * Give the new id a handle in the listener's file and report it; on
- * failure (the file's id limit) the request is dropped, as for memory.
- * Unlocks @id; the caller's reference on it is consumed.
+ * Report the new id: its CONNECT_REQUEST owns it until it is read, when it
+ * gets a handle in the reader's file (event.c); until then it is in no
+ * handle table.  Unlocks @id; the caller's reference on it is consumed.
  */
 void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
 			       struct softcm_event_entry *e)
 {
-	u32 handle;
-
 	lockdep_assert_held(&listener->mutex);
 
-	if (softcm_file_reserve(listener->file, &handle)) {
-		softcm_stat_inc(&softcm_net(id->net)->stats, SOFTCM_STAT_DROP_NOMEM);
-		softcm_cm_end(id);
-		mutex_unlock(&id->mutex);
-		kfree(e);
-		softcm_id_abort(id);
-		return;
-	}
-	softcm_id_get(id);	/* the event's */
-	softcm_file_commit(listener->file, id, handle);
 	mutex_unlock(&id->mutex);
 	softcm_event_queue_request(listener, id, e);
 }

@@ -22,6 +22,7 @@
 #include "event.h"
 #include "file.h"
 #include "id.h"
+#include "netns.h"
 #include "route.h"
 #include "sockaddr.h"
 #include "state.h"
@@ -78,7 +79,7 @@ static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->reserved0)
 		return -EINVAL;
-	id = softcm_id_create(sf, c->ps, c->uid);
+	id = softcm_id_create(sf->net, c->ps, c->uid);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 
@@ -87,6 +88,10 @@ static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 		softcm_id_abort(id);
 		return ret;
 	}
+	/* Nothing fails from here: only now may the namespace list it. */
+	WRITE_ONCE(id->handle, c->handle);
+	WRITE_ONCE(id->file, sf);
+	softcm_netns_add_id(id);
 	/* From here on, @id may be gone: only its handle is ours. */
 	softcm_file_commit(sf, id, c->handle);
 	return 0;
@@ -253,11 +258,8 @@ static int migrate(struct softcm_file *to, struct softcm_file *from,
 	softcm_event_move(id, from, to);
 	c->handle = handle;
 out:
-	if (!ret) {
-		spin_lock_bh(&to->events_lock);
-		c->events_reported = id->events_reported;
-		spin_unlock_bh(&to->events_lock);
-	}
+	if (!ret)
+		c->events_reported = atomic_read(&id->events_reported);
 	unlock_put(id);
 	return ret;
 }

@@ -8,13 +8,18 @@
  * through the librdmacm API.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "ioctl_helpers.h"
+#include "wire_helpers.h"
 
 #define NS1	"sc-l1"		/* the server */
 #define NS2	"sc-l2"		/* the client */
@@ -488,6 +493,408 @@ TEST_F(listing, tracepoints)
 	missing = check_trace("/tmp/softcm.report", want, sizeof(want) / sizeof(want[0]));
 	EXPECT_EQ(0, missing);
 	ASSERT_EQ(0, system("trace-cmd reset >/dev/null 2>&1"));
+}
+
+/*
+ * The tests below each build a namespace of their own ("sc-lx", loopback
+ * only), live in it, and wait for its ids, connections and files to be
+ * gone before they end.
+ */
+#define NSX	"sc-lx"
+
+static int nsx_enter(int *home, int *stats)
+{
+	int ns;
+
+	if (system("ip netns del " NSX " 2>/dev/null; ip netns add " NSX
+		   " && ip -n " NSX " link set lo up"))
+		return -1;
+	*home = netns_self();
+	ns = netns_open(NSX);
+	if (*home < 0 || ns < 0)
+		return -1;
+	*stats = stats_open(ns, *home);
+	if (*stats < 0 || netns_enter(ns))
+		return -1;
+	return ns;
+}
+
+static void nsx_leave(int home)
+{
+	netns_enter(home);
+	if (system("ip netns del " NSX))
+		fprintf(stderr, "# namespace already gone\n");
+}
+
+/* The number of lines of the listing text @buf whose handle is "0". */
+static int handle0_lines(const char *buf)
+{
+	char pid[16], handle[16];
+	const char *p = strchr(buf, '\n');
+	int n = 0;
+
+	while (p && *++p) {
+		if (sscanf(p, "%15s %15s", pid, handle) == 2 && !strcmp(handle, "0"))
+			n++;
+		p = strchr(p, '\n');
+	}
+	return n;
+}
+
+/* Everything @fd has from its current position, into @buf; its length. */
+static ssize_t read_all(int fd, char *buf, size_t size)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < size - 1 && (n = read(fd, buf + done, size - 1 - done)) > 0)
+		done += n;
+	buf[done] = '\0';
+	return done;
+}
+
+struct creator {
+	int fd;
+	volatile bool stop;
+};
+
+/* CREATE_ID on a full file, again and again: created, refused, undone. */
+static void *emfile_loop(void *arg)
+{
+	struct creator *c = arg;
+	__u32 h;
+
+	while (!c->stop)
+		if (create_id(c->fd, SOFTCM_PS_TCP, 0, &h) != -EMFILE)
+			break;
+	return NULL;
+}
+
+/*
+ * A2: an id whose publication failed (EMFILE) was listed, with the file
+ * it never joined as its owner; a listing opened then and read after that
+ * file's close used the freed file.  Ids are listed only once published.
+ */
+TEST(aborted_ids_are_never_listed)
+{
+	static char buf[65536];
+	struct creator c = { 0 };
+	int home, stats, ns, kept[32], nkept = 0, seen = 0;
+	pthread_t t;
+	__u32 h;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ns = nsx_enter(&home, &stats);
+	ASSERT_LE(0, ns);
+	ASSERT_EQ(0, write_text("/proc/sys/net/softcm/max_ids_per_file", "1"));
+	c.fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, c.fd);
+	ASSERT_EQ(0, create_id(c.fd, SOFTCM_PS_TCP, 0, &h));
+	ASSERT_EQ(0, pthread_create(&t, NULL, emfile_loop, &c));
+
+	for (int i = 0; i < 3000 && nkept < 32; i++) {
+		int fd = open("/proc/thread-self/net/softcm", O_RDONLY | O_CLOEXEC);
+
+		ASSERT_LE(0, fd);
+		read_all(fd, buf, sizeof(buf));
+		if (handle0_lines(buf)) {
+			seen++;
+			kept[nkept++] = fd;	/* read again after the close */
+		} else {
+			close(fd);
+		}
+	}
+	c.stop = true;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, seen);
+	close(c.fd);
+	/* What those listings show now must not come from the freed file. */
+	for (int i = 0; i < nkept; i++) {
+		lseek(kept[i], 0, SEEK_SET);
+		read_all(kept[i], buf, sizeof(buf));
+		close(kept[i]);
+	}
+	EXPECT_EQ(0, stats_wait_idle(stats, 60000 << softcm_slow_shift()));
+	close(stats);
+	nsx_leave(home);
+}
+
+/* The listing's ESTABLISHED lines as user @uid sees them: how many show comm IDs. */
+static int visible_comm_ids(uid_t uid, int *lines)
+{
+	static char buf[65536];
+	char f[13][64];
+	int fd, n = 0, vis = 0;
+	const char *p;
+
+	if (uid && (setresgid(uid, uid, uid) || setresuid(uid, uid, uid)))
+		return -1;
+	fd = open("/proc/thread-self/net/softcm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	read_all(fd, buf, sizeof(buf));
+	close(fd);
+	for (p = strchr(buf, '\n'); p && *++p; p = strchr(p, '\n')) {
+		if (sscanf(p, "%63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s",
+			   f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10],
+			   f[11], f[12]) != 13 || strcmp(f[7], "ESTABLISHED"))
+			continue;
+		n++;
+		if (strcmp(f[8], "-") || strcmp(f[9], "-") || strcmp(f[10], "-") ||
+		    strcmp(f[11], "-"))
+			vis++;
+	}
+	*lines = n;
+	return vis;
+}
+
+/*
+ * A4: comm IDs and QPNs are all a forged DREQ, REJ or REP needs besides
+ * the peer's address; another user reads "-" for them, and everything
+ * else; the owner (and CAP_NET_ADMIN) still sees them.
+ */
+TEST(comm_ids_only_to_their_owner)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(19700),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+				     .retry_count = 7, .qp_num = QPN };
+	struct rdma_cm_id *l, *c, *s;
+	struct rdma_event_channel *ch;
+	int home, stats, ns, lines = 0, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ns = nsx_enter(&home, &stats);
+	ASSERT_LE(0, ns);
+	ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, rdma_create_id(ch, &l, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(l, (struct sockaddr *)&a));
+	ASSERT_EQ(0, rdma_listen(l, 4));
+	ASSERT_EQ(0, rdma_create_id(ch, &c, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(c, NULL, (struct sockaddr *)&a, 2000));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_resolve_route(c, 2000));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_connect(c, &p));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
+	ASSERT_EQ(0, rdma_accept(s, &p));
+	/* Both ends ESTABLISHED, in either order. */
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+
+	/* The owner sees both ends' comm IDs. */
+	EXPECT_EQ(2, visible_comm_ids(0, &lines));
+	EXPECT_EQ(2, lines);
+	/* nobody sees the same two lines, without them. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int vis = visible_comm_ids(65534, &lines);
+
+		_exit(vis == 0 && lines == 2 ? 0 : 10 + (vis < 0 ? 9 : vis) * 3 + lines);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	rdma_destroy_id(s);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	EXPECT_EQ(0, stats_wait_idle(stats, 60000 << softcm_slow_shift()));
+	close(stats);
+	nsx_leave(home);
+}
+
+/*
+ * A11: an open listing, even one read in part, keeps no id alive: the
+ * namespace's ids go when their file is closed, and the listing can still
+ * be read to its end afterwards.
+ */
+TEST(open_listing_pins_nothing)
+{
+	static char buf[65536];
+	int home, stats, ns, fd, lfd;
+	__u32 h;
+	char c;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ns = nsx_enter(&home, &stats);
+	ASSERT_LE(0, ns);
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	for (int i = 0; i < 40; i++)
+		ASSERT_EQ(0, create_id(fd, SOFTCM_PS_TCP, i, &h));
+	lfd = open("/proc/thread-self/net/softcm", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(1, read(lfd, &c, 1));
+	ASSERT_EQ('p', c);
+	EXPECT_EQ(40, stats_get(stats, "ids"));
+	close(fd);
+	EXPECT_EQ(0, stats_wait_idle(stats, 60000 << softcm_slow_shift()));
+	/* The rest reads, and lists nothing that is gone. */
+	read_all(lfd, buf, sizeof(buf));
+	EXPECT_EQ(NULL, strstr(buf, " TCP ")) TH_LOG("%s", buf);
+	close(lfd);
+	close(stats);
+	nsx_leave(home);
+}
+
+/*
+ * The loopback connection to port 19700 as this user reads the listing:
+ * the server end's and the client end's comm IDs and the server's QPN.
+ * 0 when both ends are listed with them, 1 when they are hidden, -1 when
+ * the ends are not both listed ESTABLISHED.
+ */
+static int listed_ends(uint32_t *srv_comm, uint32_t *cli_comm, uint32_t *srv_qpn)
+{
+	static char buf[65536];
+	char f[13][64];
+	int fd, found = 0, hidden = 0;
+	const char *p;
+
+	fd = open("/proc/thread-self/net/softcm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	read_all(fd, buf, sizeof(buf));
+	close(fd);
+	for (p = strchr(buf, '\n'); p && *++p; p = strchr(p, '\n')) {
+		if (sscanf(p, "%63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s %63s",
+			   f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10],
+			   f[11], f[12]) != 13 || strcmp(f[7], "ESTABLISHED"))
+			continue;
+		hidden |= !strcmp(f[8], "-");
+		if (!strcmp(f[4], "127.0.0.1:19700")) {
+			*srv_comm = strtoul(f[8], NULL, 16);
+			*srv_qpn = strtoul(f[10], NULL, 16);
+			found |= 1;
+		} else if (!strcmp(f[5], "127.0.0.1:19700")) {
+			*cli_comm = strtoul(f[8], NULL, 16);
+			found |= 2;
+		}
+	}
+	if (found != 3)
+		return -1;
+	return hidden;
+}
+
+/*
+ * A DREQ from the client end (comm ID @from) to the server end (@to, QP
+ * @qpn), sent from an ordinary UDP socket on 127.0.0.1, as any local user
+ * can.  The ICRC covers the IP and UDP headers the kernel will build:
+ * IP ID 0 (DF without ignore_df: IP_PMTUDISC_DO, unconnected socket) and
+ * our source port.
+ */
+static int forge_dreq(uint32_t from, uint32_t to, uint32_t qpn)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd, ret, pmtu = IP_PMTUDISC_DO;
+	socklen_t len = sizeof(a);
+	struct wire w;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) ||
+	    bind(fd, (struct sockaddr *)&a, len) || getsockname(fd, (struct sockaddr *)&a, &len)) {
+		close(fd);
+		return -errno;
+	}
+	wire_init(&w, "127.0.0.1", "127.0.0.1", 0x15);
+	((struct iphdr *)w.pkt)->id = 0;
+	((struct udphdr *)(w.pkt + 20))->source = a.sin_port;
+	put32(wire_mad(&w) + 24, from);
+	put32(wire_mad(&w) + 28, to);
+	put32(wire_mad(&w) + 32, qpn << 8);
+	wire_finish(&w, false);
+	a.sin_port = htons(4791);
+	ret = sendto(fd, w.pkt + 28, w.paylen, 0, (struct sockaddr *)&a, sizeof(a));
+	ret = ret == (int)w.paylen ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A4, the attack: another local user reads the listing and forges a DREQ
+ * from a UDP socket with what it shows; the connection must stay up.  The
+ * owner, who sees the comm IDs, forges one that works: the attempt was
+ * not vacuous.
+ */
+TEST(unprivileged_reader_cannot_forge_a_dreq)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(19700),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+				     .retry_count = 7, .qp_num = QPN };
+	uint32_t sc = 0, cc = 0, sq = 0;
+	struct rdma_cm_id *l, *c, *s;
+	struct rdma_event_channel *ch;
+	int home, stats, ns, status;
+	long long before;
+	pid_t pid;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ns = nsx_enter(&home, &stats);
+	ASSERT_LE(0, ns);
+	ch = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, rdma_create_id(ch, &l, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(l, (struct sockaddr *)&a));
+	ASSERT_EQ(0, rdma_listen(l, 4));
+	ASSERT_EQ(0, rdma_create_id(ch, &c, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(c, NULL, (struct sockaddr *)&a, 2000));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_resolve_route(c, 2000));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL));
+	ASSERT_EQ(0, rdma_connect(c, &p));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
+	p.qp_num = QPN + 1;
+	ASSERT_EQ(0, rdma_accept(s, &p));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+
+	/* nobody: forges with whatever the listing gives away (exit 1) */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		switch (listed_ends(&sc, &cc, &sq)) {
+		case 0:
+			_exit(forge_dreq(cc, sc, sq) ? 4 : 1);
+		case 1:
+			_exit(0);
+		default:
+			_exit(2);
+		}
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* The receive work is in order: once this is counted, that was handled. */
+	before = stats_get(stats, "drop_unknown");
+	ASSERT_EQ(0, forge_dreq(0x1, 0x2, 0));
+	ASSERT_EQ(0, stats_wait_above(stats, "drop_unknown", before,
+				      EV_MS << softcm_slow_shift())) {
+		if (system("sed 's/^/# /' /proc/net/softcm_stats >&2"))
+			TH_LOG("no counters");
+	}
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = ch->fd, .events = POLLIN }, 1, 0));
+
+	/* The owner's view does forge one. */
+	ASSERT_EQ(0, listed_ends(&sc, &cc, &sq));
+	EXPECT_EQ(QPN + 1, sq);
+	ASSERT_EQ(0, forge_dreq(cc, sc, sq));
+	EXPECT_EQ(0, get_event(ch, RDMA_CM_EVENT_DISCONNECTED, NULL));
+
+	rdma_destroy_id(s);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	EXPECT_EQ(0, stats_wait_idle(stats, 60000 << softcm_slow_shift()));
+	close(stats);
+	nsx_leave(home);
 }
 
 TEST_HARNESS_MAIN

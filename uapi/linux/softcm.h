@@ -81,7 +81,8 @@
  *                (unknown level or name).
  *   MIGRATE_ID   issued on the file the id moves to: fd and handle name it
  *                in its current file; it gets a new handle here, and its
- *                unread events move along, in order.  Returns the number
+ *                unread events move along, in order (a listener's unread
+ *                CONNECT_REQUESTs, with the ids they announce).  Returns the number
  *                of its events read so far.  EBADF for an fd that is not
  *                open, EINVAL for one that is not /dev/softcm or is in
  *                another network namespace.
@@ -169,8 +170,10 @@
  * events are queued.  An event whose copy to userspace faults stays queued.
  *
  * CONNECT_REQUEST carries the listener's uid and the new id's handle: the
- * new id is in state CONNECT in the listener's file, its addresses those
- * of the request.  Its param is the request's as the receiver sees it
+ * new id is in state CONNECT in the file that read the event (it has no
+ * handle before: nothing can name it until it is read; the read fails with
+ * EMFILE, the event staying queued, when that file is at max_ids_per_file),
+ * its addresses those of the request.  Its param is the request's as the receiver sees it
  * (responder_resources and initiator_depth swapped, qp_num the peer's), with
  * 56 bytes of private data (180 for a SIDR_REQ).  Events from a REP carry
  * 196 bytes of private data, REJECTED 148, a UD ESTABLISHED 136 and the
