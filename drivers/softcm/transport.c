@@ -114,7 +114,7 @@ static int encap_rcv(struct sock *sk, struct sk_buff *skb)
 	 * The CM answers its packets' senders and takes their destination
 	 * as its own address: a broadcast or multicast request would make
 	 * every host on the link create an id and answer from an address
-	 * that is not its own.  rxe's QP1 sees only unicast RoCEv2 either.
+	 * that is not its own.
 	 */
 	why = SOFTCM_STAT_BAD_ADDRESS;
 	if (!unicast_to_us(skb, ipv6))
