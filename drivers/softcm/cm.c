@@ -22,6 +22,8 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
 #include <asm/unaligned.h>
@@ -209,10 +211,13 @@ void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
  */
 void softcm_cm_timewait(struct softcm_id *id)
 {
+	/* The path's times come from the peer's REQ or REP: capped. */
+	u8 t = min_t(u8, id->cm.av_timeout, READ_ONCE(sn_of(id)->max_timewait));
+
 	softcm_cm_stop(id);
 	softcm_cm_set_state(id, SOFTCM_CM_TIMEWAIT);
 	id->cm.timer = SOFTCM_CM_TIMER_TIMEWAIT;
-	softcm_cm_arm(id, softcm_cm_ms(id->cm.av_timeout));
+	softcm_cm_arm(id, softcm_cm_ms(t));
 }
 
 /* The connection is over: back to IDLE, its comm IDs free. */
@@ -235,12 +240,16 @@ void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
 		      int status, const struct softcm_conn_param *param)
 {
 	struct softcm_event_entry *e;
+	struct mem_cgroup *old_memcg;
 
 	lockdep_assert_held(&id->mutex);
 
 	if (id->state == SOFTCM_STATE_DESTROYING)
 		return;
+	/* Charged to the id's memory cgroup, from whatever context reports. */
+	old_memcg = set_active_memcg(id->memcg);
 	e = softcm_event_alloc(type, status, GFP_KERNEL);
+	set_active_memcg(old_memcg);
 	if (!e) {
 		softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_DROP_NOMEM);
 		return;
@@ -423,23 +432,36 @@ static void rcv_mra(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	id = softcm_cm_lookup(sn, msg->remote_comm_id, msg->local_comm_id, pkt);
 	if (!id)
 		return;
+	/* Exactly the message we sent: LAP (type 2) is not ours, 3 is nothing. */
 	if (msg->msg_type == SOFTCM_MSG_REQ) {
 		sent = SOFTCM_CM_REQ_SENT;
 		waiting = SOFTCM_CM_MRA_REQ_RCVD;
-	} else {
+	} else if (msg->msg_type == SOFTCM_MSG_REP) {
 		sent = SOFTCM_CM_REP_SENT;
 		waiting = SOFTCM_CM_MRA_REP_RCVD;
-	}
-	if (id->cm.state != sent && id->cm.state != waiting) {
+	} else {
 		stale(sn);
 		goto out;
 	}
-	if (id->cm.state == waiting)
+	/*
+	 * Only the first MRA delays the retransmission, as in the Linux CM
+	 * (cm_mra_handler()): one that re-armed the timer each time would
+	 * let the peer, or whoever can pass for it, hold the message
+	 * forever.  The delay the peer asks for is capped, like every time
+	 * a peer chooses.
+	 */
+	if (id->cm.state == waiting) {
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
-	else
-		softcm_cm_set_state(id, waiting);
+		goto out;
+	}
+	if (id->cm.state != sent) {
+		stale(sn);
+		goto out;
+	}
+	softcm_cm_set_state(id, waiting);
 	if (id->cm.timer == SOFTCM_CM_TIMER_RETRY)
-		softcm_cm_arm(id, softcm_cm_ms(msg->service_timeout) +
+		softcm_cm_arm(id, softcm_cm_ms(min_t(u8, msg->service_timeout,
+						     READ_ONCE(sn->max_peer_timeout))) +
 			      softcm_cm_ms(id->cm.av_timeout));
 out:
 	unlock_put(id);

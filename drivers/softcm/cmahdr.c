@@ -7,6 +7,7 @@
  */
 
 #include <linux/in.h>
+#include <linux/export.h>
 #include <linux/in6.h>
 #include <linux/string.h>
 #include <net/ipv6.h>
@@ -103,3 +104,65 @@ int softcm_cma_hdr_get(const u8 *pdata, u16 dport, struct sockaddr_storage *src,
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_cma_hdr_get);
+
+static bool v4_ok(const struct sockaddr_in *hsrc, const struct sockaddr_in *hdst,
+		  const struct sockaddr_in *psrc, const struct sockaddr_in *pdst,
+		  bool via_loopback)
+{
+	__be32 s = hsrc->sin_addr.s_addr, d = hdst->sin_addr.s_addr;
+
+	if (s != psrc->sin_addr.s_addr || d != pdst->sin_addr.s_addr)
+		return false;
+	if (ipv4_is_multicast(s) || ipv4_is_lbcast(s) || ipv4_is_zeronet(s) ||
+	    ipv4_is_multicast(d) || ipv4_is_lbcast(d) || ipv4_is_zeronet(d))
+		return false;
+	return via_loopback || (!ipv4_is_loopback(s) && !ipv4_is_loopback(d));
+}
+
+static bool v6_ok(const struct sockaddr_in6 *hsrc, const struct sockaddr_in6 *hdst,
+		  const struct sockaddr_in6 *psrc, const struct sockaddr_in6 *pdst,
+		  bool via_loopback)
+{
+	const struct in6_addr *s = &hsrc->sin6_addr, *d = &hdst->sin6_addr;
+
+	if (!ipv6_addr_equal(s, &psrc->sin6_addr) || !ipv6_addr_equal(d, &pdst->sin6_addr))
+		return false;
+	if (ipv6_addr_any(s) || ipv6_addr_is_multicast(s) ||
+	    ipv6_addr_any(d) || ipv6_addr_is_multicast(d))
+		return false;
+	return via_loopback || (!ipv6_addr_loopback(s) && !ipv6_addr_loopback(d));
+}
+
+/*
+ * Does a request's rdma_cm header (@hsrc, @hdst, as softcm_cma_hdr_get()
+ * read them) tell the truth about the packet that carried it (@psrc,
+ * @pdst, from its IP header)?  The passive side picks the listener and
+ * reports the peer from the header, so the header must name exactly the
+ * packet's addresses, in the same family, neither of them a wildcard,
+ * broadcast or multicast one; and a loopback address only on a packet
+ * that came in over a loopback device, so that a listener bound to
+ * 127.0.0.1 or ::1 stays out of the network's reach.  The Linux CM's
+ * validate_net_dev() refuses the same requests (and loopback ones always).
+ * Ports are not compared: the packet's are RoCEv2's, not rdma_cm's.
+ */
+bool softcm_cma_hdr_matches(const struct sockaddr_storage *hsrc,
+			    const struct sockaddr_storage *hdst,
+			    const struct sockaddr_storage *psrc,
+			    const struct sockaddr_storage *pdst, bool via_loopback)
+{
+	sa_family_t f = hsrc->ss_family;
+
+	if (hdst->ss_family != f || psrc->ss_family != f || pdst->ss_family != f)
+		return false;
+	if (f == AF_INET)
+		return v4_ok((const struct sockaddr_in *)hsrc, (const struct sockaddr_in *)hdst,
+			     (const struct sockaddr_in *)psrc, (const struct sockaddr_in *)pdst,
+			     via_loopback);
+	if (f == AF_INET6)
+		return v6_ok((const struct sockaddr_in6 *)hsrc,
+			     (const struct sockaddr_in6 *)hdst,
+			     (const struct sockaddr_in6 *)psrc,
+			     (const struct sockaddr_in6 *)pdst, via_loopback);
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_cma_hdr_matches);

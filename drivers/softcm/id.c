@@ -14,6 +14,7 @@
  */
 
 #include <linux/lockdep.h>
+#include <linux/memcontrol.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
@@ -66,6 +67,8 @@ struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid)
 	id->created = jiffies;
 	id->state = SOFTCM_STATE_IDLE;
 	id->net = get_net(net);
+	/* The caller's, or the active one a worker set (passive.c). */
+	id->memcg = get_mem_cgroup_from_mm(NULL);
 	atomic_inc(&softcm_net(id->net)->nr_ids);
 	id->afonly = true;
 	/* rdma_cm's seq_num: the starting PSN a peer must not predict */
@@ -93,6 +96,7 @@ static void id_release(struct kref *ref)
 	pr_debug("id %p destroyed\n", id);
 	atomic_dec(&softcm_net(id->net)->nr_ids);
 	put_net(id->net);
+	mem_cgroup_put(id->memcg);
 	mutex_destroy(&id->mutex);
 	/* Comm-ID lookups may still be looking at it (conntab.c). */
 	call_rcu(&id->rcu, id_free_rcu);

@@ -16,6 +16,7 @@
 #include "cmstate.h"
 #include "sockaddr.h"
 
+struct mem_cgroup;
 struct net;
 struct softcm_file;
 struct softcm_bind_list;
@@ -127,6 +128,12 @@ struct softcm_id {
 	u64 uid;
 
 	struct net *net;		/* immutable, referenced */
+	/*
+	 * Immutable, referenced: the memory cgroup of the id's creator (for
+	 * a request's id, its listener's), charged for what workers
+	 * allocate on the id's behalf.
+	 */
+	struct mem_cgroup *memcg;
 	u16 ps;				/* immutable */
 	unsigned long created;		/* jiffies; immutable */
 	enum softcm_state state;	/* written under @mutex, read with READ_ONCE */

@@ -30,6 +30,7 @@ static int retries_max = 15;
 enum {
 	SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS, SYSCTL_CM_RESPONSE_TIMEOUT,
 	SYSCTL_CM_RETRIES, SYSCTL_PACKET_LIFE_TIME, SYSCTL_MRA_TIMEOUT,
+	SYSCTL_MAX_PEER_TIMEOUT, SYSCTL_MAX_TIMEWAIT,
 };
 
 /* The Linux CM's values (cma.c): CMA_CM_RESPONSE_TIMEOUT and friends. */
@@ -37,6 +38,13 @@ enum {
 #define CM_RETRIES_DEFAULT		15
 #define PACKET_LIFE_TIME_DEFAULT	18
 #define MRA_TIMEOUT_DEFAULT		24
+/*
+ * Caps on what a peer decides (2^16 ms, about 67 s, each): above every
+ * time a Linux peer asks for with its defaults (4 s responses, 67 s MRAs),
+ * far below the 2.3 hours the fields allow.
+ */
+#define MAX_PEER_TIMEOUT_DEFAULT	24
+#define MAX_TIMEWAIT_DEFAULT		24
 
 #define IB_TIME(name) {							\
 	.procname	= name,						\
@@ -75,6 +83,8 @@ static const struct ctl_table sysctl_template[] = {
 	},
 	IB_TIME("packet_life_time"),
 	IB_TIME("mra_timeout"),
+	IB_TIME("max_peer_timeout"),
+	IB_TIME("max_timewait"),
 	{ }
 };
 
@@ -147,6 +157,8 @@ static int sysctl_register(struct softcm_net *sn)
 	table[SYSCTL_CM_RETRIES].data = &sn->cm_retries;
 	table[SYSCTL_PACKET_LIFE_TIME].data = &sn->packet_life_time;
 	table[SYSCTL_MRA_TIMEOUT].data = &sn->mra_timeout;
+	table[SYSCTL_MAX_PEER_TIMEOUT].data = &sn->max_peer_timeout;
+	table[SYSCTL_MAX_TIMEWAIT].data = &sn->max_timewait;
 
 	sn->sysctl = register_net_sysctl(sn->net, "net/softcm", table);
 	if (!sn->sysctl) {
@@ -176,6 +188,8 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->cm_retries = CM_RETRIES_DEFAULT;
 	sn->packet_life_time = PACKET_LIFE_TIME_DEFAULT;
 	sn->mra_timeout = MRA_TIMEOUT_DEFAULT;
+	sn->max_peer_timeout = MAX_PEER_TIMEOUT_DEFAULT;
+	sn->max_timewait = MAX_TIMEWAIT_DEFAULT;
 	softcm_ports_init(&sn->ports);
 	mutex_init(&sn->ids_lock);
 	INIT_LIST_HEAD(&sn->ids);

@@ -39,6 +39,9 @@ struct softcm_net {
 	int cm_retries;
 	int packet_life_time;
 	int mra_timeout;
+	/* caps on the times a peer chooses: its response time, timewait */
+	int max_peer_timeout;
+	int max_timewait;
 
 	/* The CM (conntab.c): our CA GUID here, transaction IDs, comm IDs. */
 	u64 guid;

@@ -17,8 +17,12 @@
  */
 
 #include <linux/inetdevice.h>
+#include <linux/memcontrol.h>
+#include <linux/netdevice.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <net/addrconf.h>
+#include <net/inet_ecn.h>
 #include <net/route.h>
 
 #include "cm.h"
@@ -49,8 +53,23 @@ static bool is_local(struct net *net, const struct sockaddr_storage *ss)
 	return false;
 }
 
+/* Did the packet come in over a loopback device (from this host)? */
+static bool via_loopback(struct net *net, int ifindex)
+{
+	struct net_device *dev;
+	bool ret;
+
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(net, ifindex);
+	ret = dev && dev->flags & IFF_LOOPBACK;
+	rcu_read_unlock();
+	return ret;
+}
+
 /*
- * A request's service ID and rdma_cm header, and the listener they name.
+ * A request's service ID and rdma_cm header, and the listener they name;
+ * the header's addresses are the packet's (or the request is refused),
+ * so @src is where the request came from, with the peer's rdma_cm port.
  * Returns 0 with a referenced listener, or the REJ reason to answer with.
  */
 int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
@@ -67,7 +86,17 @@ int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	if (softcm_cma_hdr_get(pdata, port, src, dst)) {
 		/* Not rdma_cm's header: only a listener could have told. */
 		memset(dst, 0, sizeof(*dst));
-	} else if (pkt->src.ss_family == AF_INET6 && dst->ss_family == AF_INET6 &&
+	} else if (!softcm_cma_hdr_matches(src, dst, &pkt->src, &pkt->dst,
+					   via_loopback(sn->net, pkt->ifindex))) {
+		/*
+		 * The header would choose the listener and the peer address
+		 * the application sees: one that lies about the packet is
+		 * refused as the Linux CM refuses it (its handler fails the
+		 * request, the CM answers REJ 28), whatever listens.
+		 */
+		softcm_stat_inc(&sn->stats, SOFTCM_STAT_BAD_ADDRESS);
+		return SOFTCM_REJ_CONSUMER;
+	} else if (dst->ss_family == AF_INET6 &&
 		   ipv6_addr_type(&((struct sockaddr_in6 *)dst)->sin6_addr) &
 		   IPV6_ADDR_LINKLOCAL) {
 		((struct sockaddr_in6 *)dst)->sin6_scope_id = pkt->ifindex;
@@ -97,6 +126,7 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					struct softcm_event_entry **event)
 {
 	struct softcm_net *sn = softcm_net(listener->net);
+	struct mem_cgroup *old_memcg;
 	struct softcm_id *id;
 
 	lockdep_assert_held(&listener->mutex);
@@ -105,10 +135,18 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_BACKLOG);
 		return NULL;
 	}
+	/*
+	 * What a peer makes us allocate is charged to the listener's memory
+	 * cgroup, as TCP charges a request socket to its listener's: the new
+	 * id (which remembers that cgroup for what it allocates later) and
+	 * its event.
+	 */
+	old_memcg = set_active_memcg(listener->memcg);
 	*event = softcm_event_alloc(SOFTCM_EVENT_CONNECT_REQUEST, 0, GFP_KERNEL);
+	id = *event ? softcm_id_create(listener->net, listener->ps, 0) : NULL;
+	set_active_memcg(old_memcg);
 	if (!*event)
 		goto err_nomem;
-	id = softcm_id_create(listener->net, listener->ps, 0);
 	if (IS_ERR(id))
 		goto err_free_event;
 	softcm_netns_add_id(id);	/* listed, and told of its device's changes */
@@ -234,12 +272,15 @@ static void reject_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 static void setup_conn(struct softcm_id *id, const struct softcm_cm_msg *req)
 {
 	req_path(id, req);
-	id->cm.tos = req->traffic_class;
+	/* The peer's traffic class, but ECN is the IP layer's, not the peer's. */
+	id->cm.tos = req->traffic_class & ~INET_ECN_MASK;
 	id->cm.tid = req->hdr.tid;
 	id->cm.remote_qpn = req->qpn;
 	id->cm.remote_psn = req->starting_psn;
 	id->cm.max_retries = req->max_cm_retries;
-	id->cm.timeout_ms = softcm_cm_ms(req->local_cm_timeout);
+	/* How long we wait for the peer is the peer's to say, up to a limit. */
+	id->cm.timeout_ms = softcm_cm_ms(min_t(u8, req->local_cm_timeout,
+					       READ_ONCE(softcm_net(id->net)->max_peer_timeout)));
 	id->cm.av_timeout = softcm_cm_ack_timeout(SOFTCM_CA_ACK_DELAY,
 						  id->path.packet_life_time);
 	id->cm.resp_resources = req->responder_resources;
@@ -300,18 +341,22 @@ int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
 
 	if (c->flags & ~SOFTCM_ACCEPT_ESTABLISH)
 		return -EINVAL;
+	/* "No parameters": refused rather than ignored, so they may mean something later. */
 	if (c->flags & SOFTCM_ACCEPT_ESTABLISH)
-		return softcm_cm_establish(id);
+		return memchr_inv(p, 0, sizeof(*p)) ? -EINVAL : softcm_cm_establish(id);
 	if (id->state != SOFTCM_STATE_CONNECT)
 		return -EINVAL;
 	if (id->ps == SOFTCM_PS_UDP) {
 		if (id->cm.state != SOFTCM_CM_SIDR_REQ_RCVD ||
-		    p->private_data_len > SOFTCM_SIDR_REP_PRIVATE_DATA)
+		    p->private_data_len > SOFTCM_SIDR_REP_PRIVATE_DATA || p->reserved0)
 			return -EINVAL;
+		ret = softcm_cm_sidr_answer(id, SOFTCM_SIDR_SUCCESS, p->qp_num,
+					    p->private_data, p->private_data_len);
+		if (ret)
+			return ret;	/* nothing was sent: nothing changed */
 		WRITE_ONCE(id->uid, c->uid);
 		id->quiet = false;
-		return softcm_cm_sidr_answer(id, SOFTCM_SIDR_SUCCESS, p->qp_num,
-					     p->private_data, p->private_data_len);
+		return 0;
 	}
 	if ((id->cm.state != SOFTCM_CM_REQ_RCVD && id->cm.state != SOFTCM_CM_MRA_REQ_SENT) ||
 	    p->private_data_len > SOFTCM_REP_PRIVATE_DATA || p->rnr_retry_count > 7 ||

@@ -10,7 +10,8 @@
  * ID and the sender's address instead.
  */
 
-#include <linux/jhash.h>
+#include <linux/net.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "cm.h"
@@ -28,18 +29,28 @@
 
 #define ROCE_PKEY	0xffff
 
-/* Stands in for the GUID a SIDR_REQ lacks: the sender's address. */
+static siphash_key_t sender_secret __read_mostly;
+
+/*
+ * Stands in for the GUID a SIDR_REQ lacks: the sender's address and
+ * family, hashed with a secret key so that no peer can choose an address
+ * (or a REQ's CA GUID) whose key collides with another sender's and have
+ * that sender's requests taken for duplicates of its own.
+ */
 static u64 sender_key(const struct sockaddr_storage *ss)
 {
-	u32 h;
+	struct {
+		struct in6_addr addr;
+		u32 family;
+	} k = { .family = ss->ss_family };
 
+	net_get_random_once(&sender_secret, sizeof(sender_secret));
 	if (ss->ss_family == AF_INET)
-		h = jhash_1word((__force u32)((const struct sockaddr_in *)ss)->sin_addr.s_addr, 0);
+		memcpy(&k.addr, &((const struct sockaddr_in *)ss)->sin_addr, 4);
 	else
-		h = jhash(&((const struct sockaddr_in6 *)ss)->sin6_addr,
-			  sizeof(struct in6_addr), 0);
-	/* Never a GUID of ours: those are random 64-bit values. */
-	return (u64)0x5349 << 48 | h;
+		k.addr = ((const struct sockaddr_in6 *)ss)->sin6_addr;
+	/* 48 bits of it under a prefix of our own, as before. */
+	return (u64)0x5349 << 48 | (siphash(&k, sizeof(k), &sender_secret) & GENMASK_ULL(47, 0));
 }
 
 int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)

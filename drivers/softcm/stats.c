@@ -32,6 +32,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_DROP_QUEUE] = "drop_queue",
 	[SOFTCM_STAT_DROP_NOMEM] = "drop_nomem",
 	[SOFTCM_STAT_TX_ERRORS] = "tx_errors",
+	[SOFTCM_STAT_BAD_ADDRESS] = "bad_address",
 };
 
 const char *softcm_stat_name(enum softcm_stat i)

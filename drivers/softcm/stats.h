@@ -30,6 +30,12 @@ enum softcm_stat {
 	SOFTCM_STAT_DROP_QUEUE,		/* receive queue full */
 	SOFTCM_STAT_DROP_NOMEM,
 	SOFTCM_STAT_TX_ERRORS,		/* no route, or the stack refused */
+	/*
+	 * Addresses that do not hold: a packet not sent to this host alone
+	 * (broadcast, multicast), or a request whose rdma_cm header names
+	 * other addresses than the packet's own (rejected, not dropped).
+	 */
+	SOFTCM_STAT_BAD_ADDRESS,
 	SOFTCM_STAT_COUNT
 };
 

@@ -59,6 +59,20 @@ static enum softcm_stat drop_reason(int err)
 	}
 }
 
+/* Sent to this host alone: not a link-layer or IP broadcast or multicast. */
+static bool unicast_to_us(struct sk_buff *skb, bool ipv6)
+{
+	const struct rtable *rt;
+
+	if (skb->pkt_type != PACKET_HOST)
+		return false;
+	if (ipv6)
+		return !ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	rt = skb_rtable(skb);
+	return !ipv4_is_multicast(ip_hdr(skb)->daddr) && !ipv4_is_lbcast(ip_hdr(skb)->daddr) &&
+	       !(rt && rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST));
+}
+
 static int encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct softcm_net *sn = rcu_dereference_sk_user_data(sk);
@@ -94,6 +108,16 @@ static int encap_rcv(struct sock *sk, struct sk_buff *skb)
 	if (softcm_roce_icrc(iph, ipv6, (u8 *)udph, bth,
 			     SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE) !=
 	    get_unaligned_le32(bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE))
+		goto drop;
+
+	/*
+	 * The CM answers its packets' senders and takes their destination
+	 * as its own address: a broadcast or multicast request would make
+	 * every host on the link create an id and answer from an address
+	 * that is not its own.
+	 */
+	why = SOFTCM_STAT_BAD_ADDRESS;
+	if (!unicast_to_us(skb, ipv6))
 		goto drop;
 
 	why = SOFTCM_STAT_DROP_QUEUE;

@@ -89,11 +89,92 @@ static void bad_headers_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EAFNOSUPPORT, softcm_cma_hdr_get(hdr, 1, &src, &dst));
 }
 
+static void v4(struct sockaddr_storage *ss, u32 addr)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_family = AF_INET;
+	((struct sockaddr_in *)ss)->sin_addr.s_addr = htonl(addr);
+}
+
+static void v6(struct sockaddr_storage *ss, u8 first, u8 last)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_family = AF_INET6;
+	s6->sin6_addr.s6_addr[0] = first;
+	s6->sin6_addr.s6_addr[15] = last;
+}
+
+/* A request's header must name the packet's own addresses (review A3). */
+static void header_must_match_packet(struct kunit *test)
+{
+	struct sockaddr_storage hs, hd, ps, pd;
+
+	v4(&hs, 0x0a530001);		/* 10.83.0.1 -> 10.83.0.2 */
+	v4(&hd, 0x0a530002);
+	ps = hs;
+	pd = hd;
+	KUNIT_EXPECT_TRUE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+	/* ports are rdma_cm's in the header, RoCEv2's in the packet */
+	((struct sockaddr_in *)&hs)->sin_port = htons(5555);
+	KUNIT_EXPECT_TRUE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+
+	v4(&hd, 0x7f000001);		/* header says 127.0.0.1 */
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+	v4(&hd, 0x0a530002);
+	v4(&hs, 0x0a53004d);		/* header source is not the sender */
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+
+	/* loopback: only over a loopback device */
+	v4(&hs, 0x7f000001);
+	hd = hs;
+	ps = hs;
+	pd = hs;
+	KUNIT_EXPECT_TRUE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, true));
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+
+	/* never a wildcard, broadcast or multicast address, even matching */
+	v4(&hs, 0x0a530001);
+	ps = hs;
+	v4(&hd, 0xffffffff);
+	pd = hd;
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, true));
+	v4(&hd, 0xe0000001);
+	pd = hd;
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, true));
+	v4(&hd, 0);
+	pd = hd;
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, true));
+
+	/* families must agree */
+	v4(&hd, 0x0a530002);
+	v6(&pd, 0xfd, 2);
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+
+	v6(&hs, 0xfd, 1);
+	v6(&hd, 0xfd, 2);
+	ps = hs;
+	pd = hd;
+	KUNIT_EXPECT_TRUE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+	v6(&hd, 0, 1);			/* ::1 */
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+	v6(&hs, 0, 1);
+	ps = hs;
+	pd = hd;
+	KUNIT_EXPECT_TRUE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, true));
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, false));
+	v6(&hd, 0xff, 1);		/* multicast */
+	pd = hd;
+	KUNIT_EXPECT_FALSE(test, softcm_cma_hdr_matches(&hs, &hd, &ps, &pd, true));
+}
+
 static struct kunit_case cmahdr_cases[] = {
 	KUNIT_CASE(service_ids),
 	KUNIT_CASE(ipv4_header_layout),
 	KUNIT_CASE(ipv6_round_trip),
 	KUNIT_CASE(bad_headers_refused),
+	KUNIT_CASE(header_must_match_packet),
 	{}
 };
 
