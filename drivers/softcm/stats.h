@@ -30,6 +30,8 @@ enum softcm_stat {
 	SOFTCM_STAT_DROP_QUEUE,		/* receive queue full */
 	SOFTCM_STAT_DROP_NOMEM,
 	SOFTCM_STAT_TX_ERRORS,		/* no route, or the stack refused */
+	SOFTCM_STAT_NEIGH_UPDATES,	/* valid neighbour updates seen */
+	SOFTCM_STAT_NEIGH_WAKEUPS,	/* ids they woke (next hop matched) */
 	SOFTCM_STAT_COUNT
 };
 
