@@ -297,11 +297,14 @@ static void finish(struct softcm_id *id, struct softcm_addr_req *req, int status
 /* From now on the request watches the neighbour the id resolved. */
 static void watch(struct softcm_addr_req *req, const struct softcm_dev_addr *dev)
 {
-	index_add(req, dev->ifindex, &dev->nexthop);
 	spin_lock_bh(&index_lock);
+	hlist_del(&req->node);
+	req->ifindex = dev->ifindex;
+	req->nexthop = dev->nexthop;
 	req->resolved = true;
 	req->mac_changed = false;
 	ether_addr_copy(req->mac, dev->dmac);
+	hash_add(by_nexthop, &req->node, index_hash(req->net, req->ifindex, &req->nexthop));
 	spin_unlock_bh(&index_lock);
 }
 
