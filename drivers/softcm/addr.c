@@ -6,20 +6,33 @@
  * A resolution looks the route up (which also selects the source address)
  * and then the next hop's neighbour.  A valid neighbour completes it; else
  * we kick ARP/ND and wait: each request is a delayed work armed at its
- * deadline, and a netevent (neighbour update) rearms the requests on that
- * device to run now.  Nothing polls.  Completion always runs from the work,
- * so ADDR_RESOLVED and ADDR_ERROR are always asynchronous.
+ * deadline, and a netevent (neighbour update) for its next hop reruns it
+ * now.  Nothing polls.  Completion always runs from the work, so
+ * ADDR_RESOLVED and ADDR_ERROR are always asynchronous.
+ *
+ * A resolved request stays with its id as the watch on its neighbour: a
+ * new MAC for it reaches the id (UNREACHABLE, as rdma_cm's netevent
+ * handler reports it) through the same work.  Requests are indexed by
+ * (namespace, egress device, next hop), so that a neighbour update, which
+ * any host on the link can cause (one ARP request from a fresh sender
+ * address makes one), costs one bucket walk and wakes only the ids that
+ * use that neighbour; the wake-up is the request's own work, queued at
+ * most once however many updates come.
  *
  * A request belongs to its id (id->addr_req, under the id's mutex) and
  * holds a reference on it; only its own work frees it, after it has left
- * the pending list and id->addr_req (see resolve_work()).  Lock order:
- * id->mutex, then the namespace's pending_lock (a spinlock, also taken
- * from the netevent notifier in softirq context).
+ * the index and id->addr_req (see resolve_work()).  Lock order: id->mutex,
+ * then index_lock (a spinlock, also taken from the netevent notifier,
+ * which can run in softirq context).
  */
 
+#include <linux/etherdevice.h>
+#include <linux/hashtable.h>
 #include <linux/inetdevice.h>
+#include <linux/jhash.h>
 #include <linux/lockdep.h>
 #include <linux/netdevice.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/addrconf.h>
@@ -34,22 +47,82 @@
 #include "event.h"
 #include "id.h"
 #include "netns.h"
-#include "notify.h"
 #include "port.h"
 #include "sockaddr.h"
 #include "state.h"
+#include "stats.h"
 #include "trace.h"
 
 struct softcm_addr_req {
-	struct list_head node;		/* in the namespace's pending list */
+	struct hlist_node node;		/* in the index while indexed */
 	struct delayed_work work;
 	struct softcm_id *id;		/* referenced */
-	struct softcm_event_entry *event;	/* preallocated */
+	struct softcm_event_entry *event;	/* preallocated; NULL once resolved */
 	unsigned long deadline;
-	int ifindex;			/* egress device, for netevents */
+	/* The index key, under index_lock: the next hop and its device. */
+	struct net *net;
+	int ifindex;
+	struct in6_addr nexthop;	/* IPv4 as v4-mapped */
+	/* Resolved: the MAC the id has, and a newer one to give it. */
+	bool resolved;
+	bool mac_changed;
+	u8 mac[ETH_ALEN];
+	u8 new_mac[ETH_ALEN];
 };
 
 static struct workqueue_struct *softcm_wq;
+
+/* Requests by next hop, of every namespace: the key includes the net. */
+#define INDEX_BITS	10
+static DEFINE_HASHTABLE(by_nexthop, INDEX_BITS);
+static DEFINE_SPINLOCK(index_lock);
+static u32 index_seed __read_mostly;
+
+static u32 index_hash(const struct net *net, int ifindex, const struct in6_addr *nexthop)
+{
+	return jhash2((const u32 *)nexthop, 4,
+		      jhash_2words((u32)(unsigned long)net, ifindex, index_seed));
+}
+
+static void index_add(struct softcm_addr_req *req, int ifindex,
+		      const struct in6_addr *nexthop)
+{
+	spin_lock_bh(&index_lock);
+	if (!hlist_unhashed(&req->node))
+		hlist_del(&req->node);
+	req->ifindex = ifindex;
+	req->nexthop = *nexthop;
+	hash_add(by_nexthop, &req->node, index_hash(req->net, ifindex, nexthop));
+	spin_unlock_bh(&index_lock);
+}
+
+static void index_del(struct softcm_addr_req *req)
+{
+	spin_lock_bh(&index_lock);
+	if (!hlist_unhashed(&req->node))
+		hlist_del_init(&req->node);
+	spin_unlock_bh(&index_lock);
+}
+
+/*
+ * The neighbour's MAC, never more than its size: a neighbour's address
+ * length is its device's, which may change (and ip6gre's static
+ * neighbours need not have it at all), so check it under the lock that
+ * neigh_ha_snapshot() takes.
+ */
+static int snapshot_mac(struct neighbour *n, u8 mac[ETH_ALEN])
+{
+	unsigned int seq;
+	int ret;
+
+	do {
+		seq = read_seqbegin(&n->ha_lock);
+		ret = n->dev->addr_len == ETH_ALEN ? 0 : -EPROTONOSUPPORT;
+		if (!ret)
+			ether_addr_copy(mac, n->ha);
+	} while (read_seqretry(&n->ha_lock, seq));
+	return ret;
+}
 
 /* The outcome of one route and neighbour lookup. */
 struct resolution {
@@ -83,7 +156,13 @@ static struct net_device *owner_of_src(struct net *net, struct net_device *dev,
 	return dev;
 }
 
-/* Fill @res from @dst's device and neighbour; -ENODATA while unresolved. */
+/*
+ * Fill @res from @dst's device and neighbour; -ENODATA while unresolved.
+ * RoCE addresses are Ethernet MACs: a device with another kind of
+ * hardware address (IPoIB's 20 bytes, an NBMA ip6gre's 16, a tunnel's 4)
+ * has nothing to put in a path, and its neighbour's address would not fit
+ * ours: such devices are refused.
+ */
 static int lookup_neigh(struct net *net, struct dst_entry *dst, const void *daddr,
 			struct resolution *res)
 {
@@ -92,11 +171,17 @@ static int lookup_neigh(struct net *net, struct dst_entry *dst, const void *dadd
 	struct neighbour *n;
 	int ret = 0;
 
+	if (dev->addr_len != ETH_ALEN)
+		return -EPROTONOSUPPORT;
 	rcu_read_lock();
 	ndev = owner_of_src(net, dev, &res->src);
+	if (ndev->addr_len != ETH_ALEN) {
+		rcu_read_unlock();
+		return -EPROTONOSUPPORT;
+	}
 	res->dev.ifindex = ndev->ifindex;
 	res->dev.mtu = READ_ONCE(ndev->mtu);
-	memcpy(res->dev.smac, ndev->dev_addr, min_t(size_t, ETH_ALEN, ndev->addr_len));
+	ether_addr_copy(res->dev.smac, ndev->dev_addr);
 	rcu_read_unlock();
 
 	/* A local destination needs no ARP: the peer is us. */
@@ -109,7 +194,7 @@ static int lookup_neigh(struct net *net, struct dst_entry *dst, const void *dadd
 	if (!n)
 		return -ENODATA;
 	if (READ_ONCE(n->nud_state) & NUD_VALID) {
-		neigh_ha_snapshot(res->dev.dmac, n, dev);
+		ret = snapshot_mac(n, res->dev.dmac);
 	} else {
 		neigh_event_send(n, NULL);
 		ret = -ENODATA;
@@ -177,20 +262,6 @@ static int resolve(struct softcm_id *id, struct resolution *res)
 	return id->dst.ss_family == AF_INET ? resolve4(id, res) : resolve6(id, res);
 }
 
-static struct softcm_net *net_of(struct softcm_addr_req *req)
-{
-	return softcm_net(req->id->net);
-}
-
-static void unlink_req(struct softcm_addr_req *req)
-{
-	struct softcm_net *sn = net_of(req);
-
-	spin_lock_bh(&sn->pending_lock);
-	list_del_init(&req->node);
-	spin_unlock_bh(&sn->pending_lock);
-}
-
 static void free_req(struct softcm_addr_req *req)
 {
 	softcm_id_put(req->id);
@@ -223,6 +294,63 @@ static void finish(struct softcm_id *id, struct softcm_addr_req *req, int status
 	softcm_event_queue(id, e);
 }
 
+/* From now on the request watches the neighbour the id resolved. */
+static void watch(struct softcm_addr_req *req, const struct softcm_dev_addr *dev)
+{
+	spin_lock_bh(&index_lock);
+	hlist_del(&req->node);
+	req->ifindex = dev->ifindex;
+	req->nexthop = dev->nexthop;
+	req->resolved = true;
+	req->mac_changed = false;
+	ether_addr_copy(req->mac, dev->dmac);
+	hash_add(by_nexthop, &req->node, index_hash(req->net, req->ifindex, &req->nexthop));
+	spin_unlock_bh(&index_lock);
+}
+
+/*
+ * The resolved neighbour has a new MAC.  Once the id has a path (route
+ * resolved or connected) that is rdma_cm's UNREACHABLE; before, the id
+ * just learns it, for the path it will build.
+ */
+static void neigh_changed(struct softcm_id *id, struct softcm_addr_req *req)
+{
+	struct softcm_event_entry *e;
+	bool changed;
+	u8 mac[ETH_ALEN];
+
+	lockdep_assert_held(&id->mutex);
+
+	spin_lock_bh(&index_lock);
+	changed = req->mac_changed && !ether_addr_equal(req->new_mac, req->mac);
+	req->mac_changed = false;
+	ether_addr_copy(mac, req->new_mac);
+	if (changed)
+		ether_addr_copy(req->mac, mac);
+	spin_unlock_bh(&index_lock);
+	if (!changed)
+		return;
+
+	switch (id->state) {
+	case SOFTCM_STATE_ADDR_RESOLVED:
+	case SOFTCM_STATE_ROUTE_QUERY:
+		ether_addr_copy(id->dev.dmac, mac);
+		return;
+	case SOFTCM_STATE_ROUTE_RESOLVED:
+	case SOFTCM_STATE_CONNECT:
+	case SOFTCM_STATE_DISCONNECT:
+		ether_addr_copy(id->dev.dmac, mac);
+		e = softcm_event_alloc(SOFTCM_EVENT_UNREACHABLE, -ETIMEDOUT, GFP_KERNEL);
+		if (e)
+			softcm_event_queue(id, e);
+		else
+			net_warn_ratelimited("softcm: UNREACHABLE lost: out of memory\n");
+		return;
+	default:
+		return;
+	}
+}
+
 static void resolve_work(struct work_struct *work)
 {
 	struct softcm_addr_req *req =
@@ -234,26 +362,43 @@ static void resolve_work(struct work_struct *work)
 	mutex_lock(&id->mutex);
 	if (id->addr_req != req)
 		goto out_unlock;	/* cancelled: the request is ours to free */
+	if (req->resolved) {
+		neigh_changed(id, req);
+		mutex_unlock(&id->mutex);
+		return;
+	}
 
 	ret = resolve(id, &res);
 	if (ret == -ENODATA && time_before(jiffies, req->deadline)) {
-		/* Not yet: sleep until the deadline or a neighbour update. */
+		/*
+		 * Not yet: sleep until the deadline or an update of the next
+		 * hop, which the route may have changed since we last looked.
+		 */
+		if (req->ifindex != res.dev.ifindex ||
+		    !ipv6_addr_equal(&req->nexthop, &res.dev.nexthop))
+			index_add(req, res.dev.ifindex, &res.dev.nexthop);
 		mod_delayed_work(softcm_wq, &req->work, req->deadline - jiffies);
 		mutex_unlock(&id->mutex);
 		return;
 	}
 	if (ret == -ENODATA)
 		ret = -ETIMEDOUT;
-	unlink_req(req);
+	if (!ret) {
+		finish(id, req, 0, &res);
+		watch(req, &res.dev);
+		mutex_unlock(&id->mutex);
+		return;
+	}
+	index_del(req);
 	id->addr_req = NULL;
 	finish(id, req, ret, &res);
 out_unlock:
 	mutex_unlock(&id->mutex);
 	/*
-	 * Only this work frees a request, once it is off the pending list
-	 * and no longer current: nobody can queue it again, and a work never
+	 * Only this work frees a request, once it is out of the index and
+	 * no longer current: nobody can queue it again, and a work never
 	 * runs concurrently with itself, so at most one more instance can be
-	 * pending (a netevent that came before the unlink): drop it.
+	 * pending (a netevent that came before the removal): drop it.
 	 */
 	cancel_delayed_work(&req->work);
 	free_req(req);
@@ -290,6 +435,8 @@ static int parse(const void *addr, u32 len, struct sockaddr_storage *ss)
 		out->sin6_family = AF_INET6;
 		out->sin6_port = in6->sin6_port;
 		out->sin6_addr = in6->sin6_addr;
+		/* The flow label the path carries (rdma_cm's, route.c). */
+		out->sin6_flowinfo = in6->sin6_flowinfo & IPV6_FLOWLABEL_MASK;
 		if (ipv6_addr_any(&in6->sin6_addr))
 			out->sin6_addr = in6addr_loopback;
 		if (ipv6_addr_type(&in6->sin6_addr) & IPV6_ADDR_LINKLOCAL)
@@ -341,7 +488,6 @@ static int bind_for(struct softcm_id *id, const void *src, u32 src_len,
 int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 			   const void *dst, u32 dst_len, u32 timeout_ms)
 {
-	struct softcm_net *sn = softcm_net(id->net);
 	struct softcm_addr_req *req;
 	struct sockaddr_storage d;
 	struct resolution res;
@@ -384,18 +530,16 @@ int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 	if (ret && ret != -ENODATA)
 		goto err_restore;
 
-	INIT_LIST_HEAD(&req->node);
+	INIT_HLIST_NODE(&req->node);
 	INIT_DELAYED_WORK(&req->work, resolve_work);
 	softcm_id_get(id);
 	req->id = id;
-	req->ifindex = res.dev.ifindex;
+	req->net = id->net;
 	req->deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	id->addr_req = req;
-	spin_lock_bh(&sn->pending_lock);
-	list_add_tail(&req->node, &sn->pending);
-	spin_unlock_bh(&sn->pending_lock);
+	index_add(req, res.dev.ifindex, &res.dev.nexthop);
 	/*
-	 * A neighbour that answered before we were on the pending list woke
+	 * A neighbour that answered before we were in the index woke
 	 * nobody: look once more now that its netevent would find us.
 	 */
 	if (ret == -ENODATA && !resolve(id, &res))
@@ -414,9 +558,10 @@ err_free_req:
 }
 
 /*
- * Forget a resolution in flight (destroy, close, device removal).  The
- * request's work frees it: we make it run now, and it will find itself no
- * longer current once we drop the mutex.
+ * Forget a resolution in flight, or the watch on a resolved neighbour
+ * (destroy, close, device removal).  The request's work frees it: we make
+ * it run now, and it will find itself no longer current once we drop the
+ * mutex.
  */
 void softcm_addr_cancel(struct softcm_id *id)
 {
@@ -427,30 +572,68 @@ void softcm_addr_cancel(struct softcm_id *id)
 	if (!req)
 		return;
 	id->addr_req = NULL;
-	unlink_req(req);
+	index_del(req);
 	mod_delayed_work(softcm_wq, &req->work, 0);
 }
 
-/* A neighbour became valid: rerun the requests waiting on its device. */
+/* The neighbour's key in the index: its address, IPv4 as v4-mapped. */
+static bool neigh_key(const struct neighbour *n, struct in6_addr *a)
+{
+	if (n->tbl->family == AF_INET) {
+		ipv6_addr_set_v4mapped(*(const __be32 *)n->primary_key, a);
+		return true;
+	}
+	if (n->tbl->family == AF_INET6) {
+		*a = *(const struct in6_addr *)n->primary_key;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A neighbour was updated and is valid: run the requests waiting for it,
+ * and tell the ids resolved through it if its MAC changed.  One bucket of
+ * the index is all we look at; each request's work is queued at most
+ * once however many updates come before it runs.
+ */
 static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
 {
 	struct neighbour *n = ctx;
 	struct softcm_addr_req *req;
 	struct softcm_net *sn;
+	struct in6_addr key;
+	struct net *net;
+	u8 mac[ETH_ALEN];
+	int ifindex;
+	u32 hash;
 
 	if (event != NETEVENT_NEIGH_UPDATE || !(READ_ONCE(n->nud_state) & NUD_VALID))
 		return NOTIFY_DONE;
-	sn = softcm_net(dev_net(n->dev));
+	net = dev_net(n->dev);
+	sn = softcm_net(net);
 	if (!READ_ONCE(sn->ready))
 		return NOTIFY_DONE;
-	softcm_notify_neigh(n);
+	if (!neigh_key(n, &key) || snapshot_mac(n, mac))
+		return NOTIFY_DONE;
+	softcm_stat_inc(&sn->stats, SOFTCM_STAT_NEIGH_UPDATES);
 
-	spin_lock_bh(&sn->pending_lock);
-	list_for_each_entry(req, &sn->pending, node) {
-		if (req->ifindex == n->dev->ifindex)
-			mod_delayed_work(softcm_wq, &req->work, 0);
+	ifindex = n->dev->ifindex;
+	hash = index_hash(net, ifindex, &key);
+	spin_lock_bh(&index_lock);
+	hash_for_each_possible(by_nexthop, req, node, hash) {
+		if (req->net != net || req->ifindex != ifindex ||
+		    !ipv6_addr_equal(&req->nexthop, &key))
+			continue;
+		if (req->resolved) {
+			if (!req->mac_changed && ether_addr_equal(req->mac, mac))
+				continue;
+			ether_addr_copy(req->new_mac, mac);
+			req->mac_changed = true;
+		}
+		softcm_stat_inc(&sn->stats, SOFTCM_STAT_NEIGH_WAKEUPS);
+		mod_delayed_work(softcm_wq, &req->work, 0);
 	}
-	spin_unlock_bh(&sn->pending_lock);
+	spin_unlock_bh(&index_lock);
 	return NOTIFY_DONE;
 }
 
@@ -460,14 +643,16 @@ static struct notifier_block netevent_nb = {
 
 int softcm_addr_init(void)
 {
+	index_seed = get_random_u32();
 	softcm_wq = alloc_workqueue("softcm", WQ_MEM_RECLAIM, 0);
 	return softcm_wq ? 0 : -ENOMEM;
 }
 
-/* Every id is gone by now; stale works may still run: wait for them. */
+/* Every id is gone by now, and every request with it. */
 void softcm_addr_uninit(void)
 {
 	destroy_workqueue(softcm_wq);
+	WARN_ON(!hash_empty(by_nexthop));
 }
 
 /*

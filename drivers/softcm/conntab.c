@@ -15,7 +15,10 @@
 #include <linux/lockdep.h>
 #include <linux/random.h>
 #include <linux/rhashtable.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
 
+#include "addr.h"
 #include "conntab.h"
 #include "id.h"
 #include "netns.h"
@@ -59,39 +62,73 @@ err_destroy_local:
 	return ret;
 }
 
-/*
- * Only connections in timewait whose ids userspace destroyed can remain:
- * every other id pins the namespace.  When the module goes away they go
- * now rather than at the end of their timewait.
- */
-void softcm_conntab_uninit(struct softcm_net *sn)
+/* Up to @max referenced ids of the table, in one walk. */
+static unsigned int get_conns(struct softcm_net *sn, struct softcm_id **ids,
+			      unsigned int max)
 {
 	struct rhashtable_iter iter;
 	struct softcm_id *id;
+	unsigned int n = 0;
 
-	for (;;) {
-		rhashtable_walk_enter(&sn->local_ids, &iter);
-		rhashtable_walk_start(&iter);
-		do {
-			id = rhashtable_walk_next(&iter);
-		} while (IS_ERR(id) && PTR_ERR(id) == -EAGAIN);
-		if (id && !IS_ERR(id))
-			softcm_id_get(id);
-		rhashtable_walk_stop(&iter);
-		rhashtable_walk_exit(&iter);
-		if (!id || IS_ERR(id))
-			break;
-
-		mutex_lock(&id->mutex);
-		id->cm.timer = SOFTCM_CM_TIMER_NONE;
-		mutex_unlock(&id->mutex);
-		if (cancel_delayed_work_sync(&id->cm.work))
-			softcm_id_put(id);
-		mutex_lock(&id->mutex);
-		softcm_conn_remove(id);
-		mutex_unlock(&id->mutex);
-		softcm_id_put(id);
+	rhashtable_walk_enter(&sn->local_ids, &iter);
+	rhashtable_walk_start(&iter);
+	while (n < max && (id = rhashtable_walk_next(&iter))) {
+		if (IS_ERR(id))
+			continue;	/* -EAGAIN: a resize; the walk goes on */
+		if (kref_get_unless_zero(&id->ref))
+			ids[n++] = id;
 	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+	return n;
+}
+
+static void drop_conn(struct softcm_id *id)
+{
+	mutex_lock(&id->mutex);
+	id->cm.timer = SOFTCM_CM_TIMER_NONE;
+	mutex_unlock(&id->mutex);
+	if (cancel_delayed_work_sync(&id->cm.work))
+		softcm_id_put(id);
+	mutex_lock(&id->mutex);
+	softcm_conn_remove(id);
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}
+
+/*
+ * Only connections in timewait whose ids userspace destroyed can remain:
+ * every other id pins the namespace.  When the module goes away they go
+ * now rather than at the end of their timewait.  Nothing adds to the
+ * table any more, so one walk takes them all (in batches on the stack if
+ * memory is short: a walk restarted for each one would be quadratic).
+ */
+void softcm_conntab_uninit(struct softcm_net *sn)
+{
+	struct softcm_id *batch[16], **ids;
+	unsigned int i, n, max;
+
+	do {
+		max = atomic_read(&sn->nr_conns);
+		ids = max > ARRAY_SIZE(batch) ?
+		      kvmalloc_array(max, sizeof(*ids), GFP_KERNEL) : NULL;
+		if (!ids) {
+			ids = batch;
+			max = ARRAY_SIZE(batch);
+		}
+		n = get_conns(sn, ids, max);
+		for (i = 0; i < n; i++)
+			drop_conn(ids[i]);
+		if (ids != batch)
+			kvfree(ids);
+	} while (n);
+	/*
+	 * A work that lost a race with the cancellations above (or was
+	 * queued by a packet before the transport closed) may still hold
+	 * an id whose release counts it in this namespace: let it finish
+	 * before the namespace's state goes.
+	 */
+	flush_workqueue(softcm_workqueue());
 	rhashtable_destroy(&sn->remote_ids);
 	rhashtable_destroy(&sn->local_ids);
 }

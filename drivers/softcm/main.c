@@ -31,26 +31,27 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		goto err_uninit_addr;
 
-	ret = softcm_addr_start();
+	ret = softcm_notify_init();
 	if (ret)
 		goto err_uninit_netns;
 
-	ret = softcm_notify_init();
+	/* Neighbour updates wake requests and ids: last of the notifiers. */
+	ret = softcm_addr_start();
 	if (ret)
-		goto err_stop_addr;
+		goto err_uninit_notify;
 
 	/* Last: once the device exists userspace can open it. */
 	ret = softcm_chardev_init();
 	if (ret)
-		goto err_uninit_notify;
+		goto err_stop_addr;
 
 	pr_info("softcm " SOFTCM_VERSION " loaded\n");
 	return 0;
 
-err_uninit_notify:
-	softcm_notify_uninit();
 err_stop_addr:
 	softcm_addr_stop();
+err_uninit_notify:
+	softcm_notify_uninit();
 err_uninit_netns:
 	softcm_netns_uninit();
 err_uninit_addr:
@@ -60,11 +61,19 @@ err_uninit_id:
 	return ret;
 }
 
+/*
+ * Every file is closed, but the works of their ids may still be queued
+ * (a resolution cancelled at close drops its id's last reference from its
+ * work) and the network may still post more.  Stop the network first,
+ * then let every queued work finish while the namespaces' state they use
+ * still exists; only then free that state (which cancels the works of
+ * connections in timewait, and waits for any still running).
+ */
 static void __exit softcm_mod_exit(void)
 {
 	softcm_chardev_uninit();
-	softcm_notify_uninit();
 	softcm_addr_stop();
+	softcm_notify_uninit();		/* flushes the workqueue */
 	softcm_netns_uninit();
 	softcm_addr_uninit();
 	softcm_id_uninit();

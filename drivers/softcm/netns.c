@@ -193,8 +193,6 @@ static int __net_init softcm_net_init(struct net *net)
 	softcm_ports_init(&sn->ports);
 	mutex_init(&sn->ids_lock);
 	INIT_LIST_HEAD(&sn->ids);
-	spin_lock_init(&sn->pending_lock);
-	INIT_LIST_HEAD(&sn->pending);
 	softcm_transport_net_init(sn);
 
 	ret = softcm_conntab_init(sn);
@@ -238,7 +236,6 @@ static void __net_exit softcm_net_exit(struct net *net)
 	softcm_transport_net_uninit(sn);
 	softcm_conntab_uninit(sn);
 	/* Ids pin their namespace: none can exist or be resolving now. */
-	WARN_ON(!list_empty(&sn->pending));
 	WARN_ON(!list_empty(&sn->ids));
 	mutex_destroy(&sn->ids_lock);
 	softcm_ports_uninit(&sn->ports);

@@ -28,9 +28,6 @@ struct softcm_net {
 	/* every id of the namespace, for device and neighbour changes */
 	struct mutex ids_lock;
 	struct list_head ids;
-	/* address resolutions waiting for a neighbour (addr.c) */
-	spinlock_t pending_lock;
-	struct list_head pending;
 	bool ready;			/* set once .init has run */
 	/* sysctls: written through procfs, read locklessly with READ_ONCE */
 	int max_backlog;

@@ -5,23 +5,20 @@
  *   device unregistered   ids bound to it or resolved over it go to
  *                         DEVICE_REMOVAL, with that event;
  *   device down           ids resolved over it get ADDR_CHANGE;
- *   address removed       ids whose source address it was get ADDR_CHANGE;
- *   neighbour MAC changed ids with a route through that neighbour learn
- *                         the new MAC and get UNREACHABLE (-ETIMEDOUT), as
- *                         rdma_cm's netevent handler does.
+ *   address removed       ids whose source address it was get ADDR_CHANGE.
  *
- * The notifiers run in contexts that cannot take an id's mutex (softirq for
- * netevents, RTNL held for the others), so each posts a notice, handled by
- * a work that visits a snapshot of the namespace's ids.
+ * (A neighbour's new MAC reaches only the ids resolved through it, from
+ * addr.c's index of next hops.)  The notifiers run with RTNL held, in
+ * which we cannot take an id's mutex, so each posts a notice, handled by
+ * a work that visits a snapshot of the namespace's ids.  These events are
+ * made by the namespace's administrator, not by the network.
  */
 
-#include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/addrconf.h>
-#include <net/neighbour.h>
 
 #include "addr.h"
 #include "event.h"
@@ -35,7 +32,6 @@ enum notice_type {
 	NOTICE_DEV_DOWN,
 	NOTICE_DEV_GONE,
 	NOTICE_ADDR_GONE,
-	NOTICE_NEIGH,
 };
 
 struct notice {
@@ -44,7 +40,6 @@ struct notice {
 	enum notice_type type;
 	int ifindex;
 	struct in6_addr addr;		/* IPv4 as v4-mapped */
-	u8 mac[ETH_ALEN];
 };
 
 /* States in which an id has an egress device (ADDR_RESOLVED on). */
@@ -110,15 +105,6 @@ static void apply(struct softcm_id *id, const struct notice *nt)
 		    id->state != SOFTCM_STATE_DEVICE_REMOVAL && src_is(id, &nt->addr))
 			raise_event(id, SOFTCM_EVENT_ADDR_CHANGE, 0);
 		return;
-	case NOTICE_NEIGH:
-		if (!on_dev || id->state == SOFTCM_STATE_ADDR_RESOLVED ||
-		    id->state == SOFTCM_STATE_ROUTE_QUERY ||
-		    !ipv6_addr_equal(&id->dev.nexthop, &nt->addr) ||
-		    ether_addr_equal(id->dev.dmac, nt->mac))
-			return;
-		ether_addr_copy(id->dev.dmac, nt->mac);
-		raise_event(id, SOFTCM_EVENT_UNREACHABLE, -ETIMEDOUT);
-		return;
 	}
 }
 
@@ -142,7 +128,7 @@ static void notice_work(struct work_struct *work)
 }
 
 static void post(struct net *net, enum notice_type type, int ifindex,
-		 const struct in6_addr *addr, const u8 *mac)
+		 const struct in6_addr *addr)
 {
 	struct notice *nt;
 
@@ -161,27 +147,7 @@ static void post(struct net *net, enum notice_type type, int ifindex,
 	nt->ifindex = ifindex;
 	if (addr)
 		nt->addr = *addr;
-	if (mac)
-		ether_addr_copy(nt->mac, mac);
 	queue_work(softcm_workqueue(), &nt->work);
-}
-
-/* From addr.c's netevent notifier: a neighbour is valid, maybe with a new MAC. */
-void softcm_notify_neigh(struct neighbour *n)
-{
-	struct in6_addr a;
-	u8 mac[ETH_ALEN];
-
-	if (n->tbl->family == AF_INET)
-		ipv6_addr_set_v4mapped(*(__be32 *)n->primary_key, &a);
-	else if (n->tbl->family == AF_INET6)
-		a = *(struct in6_addr *)n->primary_key;
-	else
-		return;
-	if (n->dev->addr_len != ETH_ALEN)
-		return;
-	neigh_ha_snapshot(mac, n, n->dev);
-	post(dev_net(n->dev), NOTICE_NEIGH, n->dev->ifindex, &a, mac);
 }
 
 static int netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
@@ -189,9 +155,9 @@ static int netdev_event(struct notifier_block *nb, unsigned long event, void *pt
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
 	if (event == NETDEV_DOWN)
-		post(dev_net(dev), NOTICE_DEV_DOWN, dev->ifindex, NULL, NULL);
+		post(dev_net(dev), NOTICE_DEV_DOWN, dev->ifindex, NULL);
 	else if (event == NETDEV_UNREGISTER)
-		post(dev_net(dev), NOTICE_DEV_GONE, dev->ifindex, NULL, NULL);
+		post(dev_net(dev), NOTICE_DEV_GONE, dev->ifindex, NULL);
 	return NOTIFY_DONE;
 }
 
@@ -204,7 +170,7 @@ static int inetaddr_event(struct notifier_block *nb, unsigned long event, void *
 		return NOTIFY_DONE;
 	ipv6_addr_set_v4mapped(ifa->ifa_local, &a);
 	post(dev_net(ifa->ifa_dev->dev), NOTICE_ADDR_GONE, ifa->ifa_dev->dev->ifindex,
-	     &a, NULL);
+	     &a);
 	return NOTIFY_DONE;
 }
 
@@ -215,7 +181,7 @@ static int inet6addr_event(struct notifier_block *nb, unsigned long event, void 
 	if (event != NETDEV_DOWN)
 		return NOTIFY_DONE;
 	post(dev_net(ifa->idev->dev), NOTICE_ADDR_GONE, ifa->idev->dev->ifindex,
-	     &ifa->addr, NULL);
+	     &ifa->addr);
 	return NOTIFY_DONE;
 }
 
@@ -245,7 +211,11 @@ err_unregister_inetaddr:
 	return ret;
 }
 
-/* No notice may outlive us: the namespace state they use goes next. */
+/*
+ * No notice may outlive us: the namespace state they use goes next.  The
+ * flush also runs every other work queued so far (the netevent notifier
+ * is gone already), such as the requests cancelled when files closed.
+ */
 void softcm_notify_uninit(void)
 {
 	unregister_netdevice_notifier(&netdev_nb);

@@ -2,10 +2,6 @@
 #ifndef _SOFTCM_NOTIFY_H
 #define _SOFTCM_NOTIFY_H
 
-struct neighbour;
-
-void softcm_notify_neigh(struct neighbour *n);
-
 int softcm_notify_init(void);
 void softcm_notify_uninit(void);
 

@@ -46,9 +46,16 @@ static inline bool softcm_addr_any(const struct sockaddr_storage *ss)
 	}
 }
 
-/* Same family and same address; ports are not compared. */
+/*
+ * Same family and same address; ports are not compared.  A link-local
+ * IPv6 address names a host only on its link: two with different scope
+ * ids differ, and a scope id of 0 (link not known) matches any link.
+ */
 static inline bool softcm_sa_equal(const struct sockaddr *a, const struct sockaddr *b)
 {
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+
 	if (a->sa_family != b->sa_family)
 		return false;
 	switch (a->sa_family) {
@@ -56,8 +63,11 @@ static inline bool softcm_sa_equal(const struct sockaddr *a, const struct sockad
 		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
 		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
 	case AF_INET6:
-		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
-				       &((const struct sockaddr_in6 *)b)->sin6_addr);
+		if (!ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr))
+			return false;
+		return !(ipv6_addr_type(&a6->sin6_addr) & IPV6_ADDR_LINKLOCAL) ||
+		       !a6->sin6_scope_id || !b6->sin6_scope_id ||
+		       a6->sin6_scope_id == b6->sin6_scope_id;
 	default:
 		return true;
 	}

@@ -33,6 +33,8 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_DROP_NOMEM] = "drop_nomem",
 	[SOFTCM_STAT_TX_ERRORS] = "tx_errors",
 	[SOFTCM_STAT_BAD_ADDRESS] = "bad_address",
+	[SOFTCM_STAT_NEIGH_UPDATES] = "neigh_updates",
+	[SOFTCM_STAT_NEIGH_WAKEUPS] = "neigh_wakeups",
 };
 
 const char *softcm_stat_name(enum softcm_stat i)

@@ -36,6 +36,8 @@ enum softcm_stat {
 	 * other addresses than the packet's own (rejected, not dropped).
 	 */
 	SOFTCM_STAT_BAD_ADDRESS,
+	SOFTCM_STAT_NEIGH_UPDATES,	/* valid neighbour updates seen */
+	SOFTCM_STAT_NEIGH_WAKEUPS,	/* ids they woke (next hop matched) */
 	SOFTCM_STAT_COUNT
 };
 

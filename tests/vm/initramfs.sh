@@ -33,7 +33,8 @@ binaries=(
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.
-modules=(veth sch_netem sch_prio cls_u32 rdma_rxe rdma_ucm ib_uverbs crc32_generic udp_tunnel ip6_udp_tunnel)
+modules=(veth sch_netem sch_prio cls_u32 rdma_rxe rdma_ucm ib_uverbs crc32_generic udp_tunnel ip6_udp_tunnel
+	 ip6_gre sit)
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

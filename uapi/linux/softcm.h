@@ -98,7 +98,11 @@
  *                The route is looked up in the id's namespace
  *                (honouring a bound address, device and IPv6 scope id); no
  *                route fails at once (ENETUNREACH, EHOSTUNREACH, ...) and
- *                leaves the id in ADDR_BOUND.  Otherwise the id is in
+ *                leaves the id in ADDR_BOUND, as does a route over a
+ *                device whose hardware address is not a 6-byte MAC
+ *                (EPROTONOSUPPORT: IPoIB, tunnels, NBMA ip6gre; the
+ *                ADDR_ERROR status if the route moves to one while the
+ *                id waits).  Otherwise the id is in
  *                ADDR_QUERY until an ADDR_RESOLVED event (the egress device,
  *                its MAC and MTU, the neighbour's MAC and the selected
  *                source address are then known), or an ADDR_ERROR event
