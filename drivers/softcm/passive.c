@@ -91,9 +91,15 @@ int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		/*
 		 * The header would choose the listener and the peer address
 		 * the application sees: one that lies about the packet is
-		 * refused as the Linux CM refuses it (its handler fails the
-		 * request, the CM answers REJ 28), whatever listens.
+		 * refused as the Linux CM refuses it.  As there, the service
+		 * comes first: with nothing on the port the CM answers REJ 8
+		 * before rdma_cm's handler could look at the header; with a
+		 * listener, its handler fails the request (REJ 28).
 		 */
+		memset(dst, 0, sizeof(*dst));	/* AF_UNSPEC: whether any listens */
+		softcm_port_find_listener(sn->net, ps, port, dst, pkt->ifindex, &any);
+		if (!any)
+			return SOFTCM_REJ_INVALID_SERVICE_ID;
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_BAD_ADDRESS);
 		return SOFTCM_REJ_CONSUMER;
 	} else if (dst->ss_family == AF_INET6 &&

@@ -459,6 +459,17 @@ TEST_F_TIMEOUT(wire, hostile_packets, 600)
 	EXPECT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
 }
 
+/* MAD offsets of a REQ (rdma_cm's header at the private data's start). */
+#define REQ_SID		32
+#define REQ_GUID	40
+#define REQ_QPN		56
+#define REQ_TRANSPORT	67
+#define REQ_HDR		164
+#define REQ_HDR_SRC	(REQ_HDR + 4)
+#define REQ_HDR_DST	(REQ_HDR + 20)
+#define REQ_PDATA	(REQ_HDR + 36)
+#define SIDR_HDR	40
+
 /*
  * A flood of valid REQs, each a new connection (its own comm ID, CA GUID
  * and QPN) from a host that never completes it: the listener's backlog
@@ -489,6 +500,8 @@ TEST_F(wire, req_flood_is_bounded_by_backlog)
 		put32(wire_mad(&w) + 24, 0x5000 + i);		/* local comm ID */
 		put32(wire_mad(&w) + 44, 0x7000 + i);		/* CA GUID, low half */
 		put32(wire_mad(&w) + 56, (0x100 + i) << 8);	/* QPN */
+		/* the rdma_cm header names the packet's source, or A3 refuses it */
+		inet_pton(AF_INET, src, wire_mad(&w) + REQ_HDR_SRC + 12);
 		ASSERT_EQ(0, wire_send_on(raw, &w, false));
 	}
 	close(raw);
@@ -610,17 +623,6 @@ static int case_end(struct side *to, struct side *other, char *why, size_t size)
 	}
 	return bad;
 }
-
-/* MAD offsets of a REQ (rdma_cm's header at the private data's start). */
-#define REQ_SID		32
-#define REQ_GUID	40
-#define REQ_QPN		56
-#define REQ_TRANSPORT	67
-#define REQ_HDR		164
-#define REQ_HDR_SRC	(REQ_HDR + 4)
-#define REQ_HDR_DST	(REQ_HDR + 20)
-#define REQ_PDATA	(REQ_HDR + 36)
-#define SIDR_HDR	40
 
 /* rdma_cm's header at @hdr: IPv4 addresses (or IPv6 ones if @v6). */
 static void put_hdr(uint8_t *hdr, int ipver, const char *src, const char *dst,

@@ -34,6 +34,8 @@
 #include "vm_helpers.h"
 #include "topo_helpers.h"
 
+TOPO_NAMESPACES("sc-a sc-r sc-c")
+
 static const char *const setup_cmds =
 	"set -e\n"
 	"for n in sc-a sc-r sc-c; do ip netns add $n; ip -n $n link set lo up; done\n"

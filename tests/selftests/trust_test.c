@@ -48,6 +48,8 @@
 #define REJ_CONSUMER	28
 #define SIDR_REJECT	2
 
+TOPO_NAMESPACES("sc-t1 sc-t2")
+
 static const char *const setup_cmds =
 	"set -e\n"
 	"for n in sc-t1 sc-t2; do ip netns add $n; ip -n $n link set lo up; done\n"
