@@ -690,25 +690,63 @@ TEST_F(net, neighbour_mac_change)
 }
 
 /* A blocking read() returns when an event arrives from another thread's call. */
+struct reader {
+	int fd;
+	pid_t tid;		/* the thread that blocks in read() */
+	bool was_blocked;	/* seen asleep in read() before the event */
+};
+
+/* Whether thread @tid sleeps in read(2) (x86-64 system call 0). */
+static bool blocked_in_read(pid_t tid)
+{
+	char path[64], text[256], state = 0;
+	FILE *f;
+	long nr = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (f && fgets(text, sizeof(text), f) && strrchr(text, ')'))
+		state = strrchr(text, ')')[2];
+	if (f)
+		fclose(f);
+	return nr == 0 && state == 'S';
+}
+
+/* Once the reader sleeps in read(), resolve an id: its event wakes it. */
 static void *resolve_later(void *p)
 {
-	int *fd = p;
+	struct reader *r = p;
 	__u32 h;
 
-	if (!create_id(*fd, SOFTCM_PS_TCP, 0x5c, &h))
-		resolve(*fd, h, NULL, "127.0.0.1", 0, 1000);
+	for (long end = topo_now_ms() + 10000; topo_now_ms() < end; usleep(1000))
+		if (blocked_in_read(r->tid)) {
+			r->was_blocked = true;
+			break;
+		}
+	if (!create_id(r->fd, SOFTCM_PS_TCP, 0x5c, &h))
+		resolve(r->fd, h, NULL, "127.0.0.1", 0, 1000);
 	return NULL;
 }
 
 TEST_F(net, blocking_read_wakes_up)
 {
+	struct reader r = { .fd = self->fd, .tid = gettid() };
 	struct softcm_event ev;
 	pthread_t th;
 
-	ASSERT_EQ(0, pthread_create(&th, NULL, resolve_later, &self->fd));
+	ASSERT_EQ(0, pthread_create(&th, NULL, resolve_later, &r));
 	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
 	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
 	ASSERT_EQ(0, pthread_join(th, NULL));
+	/* the event came to a read that was already asleep */
+	EXPECT_TRUE(r.was_blocked);
 }
 
 /* The next event for @h on @fd, skipping other ids'; 0 or -errno. */
