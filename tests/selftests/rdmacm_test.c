@@ -431,6 +431,17 @@ TEST(getaddrinfo_and_create_ep)
 	/* nothing to resolve; with hints it would be built from their addresses */
 	EXPECT_EQ(-1, rdma_getaddrinfo(NULL, NULL, NULL, &res));
 	EXPECT_EQ(EINVAL, errno);
+
+	/* Passive hints and no names: a result without addresses, as
+	 * librdmacm's, which rdma_create_ep() refuses as rdma_bind_addr(NULL).
+	 */
+	hints.ai_flags = RAI_PASSIVE;
+	ASSERT_EQ(0, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	EXPECT_EQ(NULL, res->ai_src_addr);
+	EXPECT_EQ(NULL, res->ai_dst_addr);
+	EXPECT_EQ(-1, rdma_create_ep(&id, res, NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	rdma_freeaddrinfo(res);
 	/* every id and file this test made is gone */
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
@@ -588,6 +599,7 @@ TEST(sync_resolve)
 	EXPECT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, id->event->event);
 	ASSERT_EQ(1, id->route.num_paths);
 	ASSERT_NE(NULL, id->route.path_rec);
+	EXPECT_EQ(1, id->route.path_rec->reversible);	/* a host int */
 	EXPECT_EQ(0xff, id->route.path_rec->sgid.raw[11]);
 	EXPECT_EQ(127, id->route.path_rec->dgid.raw[12]);
 	EXPECT_EQ(0, rdma_destroy_id(id));
@@ -630,7 +642,8 @@ TEST(create_ep_active)
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res));
-	ASSERT_EQ(0, rdma_create_ep(&id, res, NULL, NULL));
+	/* a pd without qp_init_attr is ignored, as the header says */
+	ASSERT_EQ(0, rdma_create_ep(&id, res, (struct ibv_pd *)res, NULL));
 	EXPECT_EQ(1, id->route.num_paths);
 	EXPECT_EQ(htons(7471), rdma_get_dst_port(id));
 	rdma_destroy_ep(id);

@@ -400,9 +400,10 @@ SOFTCM_EXPORT int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *add
 
 /*
  * Always synchronous, as librdmacm's: a passive endpoint is bound to the
- * source address, an active one resolved to the destination (address and
- * route, 2 s each).  No QP can be created without a verbs device, so pd
- * and qp_init_attr must be NULL.
+ * source address (none is EINVAL, as rdma_bind_addr(NULL)), an active one
+ * resolved to the destination (address and route, 2 s each).  No QP can be
+ * created without a verbs device, so qp_init_attr must be NULL; pd alone
+ * is ignored, as <rdma/rdma_cma.h> says.
  */
 SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				 struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
@@ -412,14 +413,16 @@ SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *r
 
 	if (!id || !res)
 		return softcm_err(EINVAL);
-	if (pd || qp_init_attr)
+	if (qp_init_attr)
 		return softcm_err(ENOSYS);
 	if (!(res->ai_flags & RAI_PASSIVE) && !res->ai_dst_addr)
+		return softcm_err(EINVAL);
+	if ((res->ai_flags & RAI_PASSIVE) && !res->ai_src_addr)
 		return softcm_err(EINVAL);
 	if (rdma_create_id(NULL, &cm_id, NULL, res->ai_port_space))
 		return -1;
 	if (res->ai_flags & RAI_PASSIVE) {
-		if (res->ai_src_addr && rdma_bind_addr(cm_id, res->ai_src_addr))
+		if (rdma_bind_addr(cm_id, res->ai_src_addr))
 			goto err_destroy;
 	} else {
 		if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr, 2000) ||

@@ -68,7 +68,7 @@ int softcm_sync_route_at(struct softcm_id_priv *priv, int fd, __u32 handle)
 	p->flow_label = htonl(q.flow_label);
 	p->hop_limit = q.hop_limit;
 	p->traffic_class = q.traffic_class;
-	p->reversible = htonl(1);
+	p->reversible = 1;	/* a host int in ibv_sa_path_rec, as libibverbs sets it */
 	p->numb_path = 1;
 	p->pkey = htons(q.pkey);
 	p->sl = q.sl;
