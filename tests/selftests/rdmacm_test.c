@@ -119,6 +119,9 @@ TEST_F(cm, errors)
 	EXPECT_EQ(-1, rdma_create_id(self->ch, &id, NULL, RDMA_PS_IPOIB));
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	/* librdmacm 44 crashes on these; softcm answers */
+	EXPECT_EQ(-1, rdma_resolve_route(id, 2000));	/* an idle id */
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, rdma_bind_addr(id, &bad));
 	EXPECT_EQ(EINVAL, errno);
 	sin.sin_addr.s_addr = inet_addr("192.0.2.7");
@@ -129,6 +132,9 @@ TEST_F(cm, errors)
 	ASSERT_EQ(0, rdma_create_id(self->ch, &id2, NULL, RDMA_PS_TCP));
 	EXPECT_EQ(-1, rdma_bind_addr(id2, (struct sockaddr *)&sin));
 	EXPECT_EQ(EADDRINUSE, errno);
+	ASSERT_EQ(0, rdma_listen(id, 1));
+	EXPECT_EQ(-1, rdma_accept(id, NULL));	/* a listener */
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, rdma_destroy_id(id2));
 	EXPECT_EQ(0, rdma_destroy_id(id));
 }

@@ -104,11 +104,12 @@ static void fmt_addr(char *buf, size_t len, const struct sockaddr *sa, socklen_t
 
 static void parse(struct sockaddr_in *sin, const char *s)
 {
-	char host[32];
-	unsigned int port;
+	char host[32] = "0.0.0.0";
+	unsigned int port = 0;
 
 	memset(sin, 0, sizeof(*sin));
-	sscanf(s, "%31[^:]:%u", host, &port);
+	if (sscanf(s, "%31[^:]:%u", host, &port) != 2)
+		port = 0;
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons(port);
 	inet_pton(AF_INET, host, &sin->sin_addr);
