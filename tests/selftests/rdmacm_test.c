@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <sys/ioctl.h>
@@ -118,6 +119,9 @@ TEST_F(cm, errors)
 	EXPECT_EQ(-1, rdma_create_id(self->ch, &id, NULL, RDMA_PS_IPOIB));
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	/* librdmacm 44 crashes on these; softcm answers */
+	EXPECT_EQ(-1, rdma_resolve_route(id, 2000));	/* an idle id */
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, rdma_bind_addr(id, &bad));
 	EXPECT_EQ(EINVAL, errno);
 	sin.sin_addr.s_addr = inet_addr("192.0.2.7");
@@ -128,6 +132,9 @@ TEST_F(cm, errors)
 	ASSERT_EQ(0, rdma_create_id(self->ch, &id2, NULL, RDMA_PS_TCP));
 	EXPECT_EQ(-1, rdma_bind_addr(id2, (struct sockaddr *)&sin));
 	EXPECT_EQ(EADDRINUSE, errno);
+	ASSERT_EQ(0, rdma_listen(id, 1));
+	EXPECT_EQ(-1, rdma_accept(id, NULL));	/* a listener */
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, rdma_destroy_id(id2));
 	EXPECT_EQ(0, rdma_destroy_id(id));
 }
@@ -144,10 +151,19 @@ TEST_F(cm, options)
 	EXPECT_EQ(0, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)));
 	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &one, sizeof(one)));
 	EXPECT_EQ(EINVAL, errno);
+	/* librdmacm's errors are the kernel ucma's, checked in its order */
 	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &one, sizeof(one)));
+	EXPECT_EQ(EINVAL, errno);	/* no IB device to take a path */
+	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_IB, 9, &one, sizeof(one)));
 	EXPECT_EQ(ENOSYS, errno);
 	EXPECT_EQ(-1, rdma_set_option(a, 7, 0, &one, sizeof(one)));
-	EXPECT_EQ(ENOPROTOOPT, errno);
+	EXPECT_EQ(ENOSYS, errno);
+	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_ID, 99, &one, sizeof(one)));
+	EXPECT_EQ(ENOSYS, errno);
+	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, NULL, 1));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
 
 	ASSERT_EQ(0, rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)));
 	ASSERT_EQ(0, rdma_set_option(b, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)));
@@ -184,6 +200,9 @@ TEST_F(cm, migrate_between_channels)
 	/* To a private channel: the id becomes synchronous. */
 	ASSERT_EQ(0, rdma_migrate_id(id, NULL));
 	EXPECT_NE(ch2, id->channel);
+	/* already synchronous: EINVAL, as librdmacm */
+	EXPECT_EQ(-1, rdma_migrate_id(id, NULL));
+	EXPECT_EQ(EINVAL, errno);
 	rdma_destroy_event_channel(ch2);
 	EXPECT_EQ(0, rdma_destroy_id(id));
 	EXPECT_EQ(0, rdma_bind_addr(other, (struct sockaddr *)&sin));
@@ -211,13 +230,21 @@ TEST_F(cm, getpeername_contract)
 	EXPECT_EQ(-1, softcm_getpeername(NULL, (struct sockaddr *)buf, &len));
 	EXPECT_EQ(EBADF, errno);
 	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	/* Linux's order: ENOTCONN before the buffers are looked at */
 	EXPECT_EQ(-1, softcm_getpeername(id, NULL, &len));
-	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(ENOTCONN, errno);
 	EXPECT_EQ(-1, softcm_getpeername(id, (struct sockaddr *)buf, NULL));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, softcm_getsockname(id, NULL, &len));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, softcm_getsockname(id, (struct sockaddr *)buf, NULL));
 	EXPECT_EQ(EFAULT, errno);
 	len = (socklen_t)-1;
 	EXPECT_EQ(-1, softcm_getsockname(id, (struct sockaddr *)buf, &len));
 	EXPECT_EQ(EINVAL, errno);
+	len = 0;
+	EXPECT_EQ(-1, softcm_getpeername(id, NULL, &len));
+	EXPECT_EQ(ENOTCONN, errno);
 
 	/* Truncated: what fits is written, the full size reported. */
 	ASSERT_EQ(0, rdma_bind_addr(id, (struct sockaddr *)&sin6));
@@ -225,7 +252,150 @@ TEST_F(cm, getpeername_contract)
 	ASSERT_EQ(0, softcm_getsockname(id, (struct sockaddr *)buf, &len));
 	EXPECT_EQ(sizeof(struct sockaddr_in6), len);
 	EXPECT_EQ(AF_INET6, *(sa_family_t *)buf);
+	/* A NULL buffer of length 0 is no fault: the size comes back. */
+	len = 0;
+	EXPECT_EQ(0, softcm_getsockname(id, NULL, &len));
+	EXPECT_EQ(sizeof(struct sockaddr_in6), len);
 	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+/* Wait up to 10 s for the next event on @ch (a nonblocking read). */
+static int next_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	if (poll(&p, 1, 10000) != 1)
+		return -1;
+	return rdma_get_cm_event(ch, event);
+}
+
+/* rdma_get_cm_event(3): "NULL if the event does not include private data" */
+TEST_F(cm, private_data_null_without_data)
+{
+	struct sockaddr_in dst = sin4("127.0.0.1", 7471);
+	struct rdma_cm_event *event;
+	struct rdma_cm_id *id, *ud;
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	ASSERT_EQ(0, next_event(self->ch, &event));
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, event->event);
+	EXPECT_EQ(0, event->param.conn.private_data_len);
+	EXPECT_EQ(NULL, event->param.conn.private_data);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+	ASSERT_EQ(0, rdma_resolve_route(id, 2000));
+	ASSERT_EQ(0, next_event(self->ch, &event));
+	EXPECT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, event->event);
+	EXPECT_EQ(NULL, event->param.conn.private_data);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+
+	ASSERT_EQ(0, rdma_create_id(self->ch, &ud, NULL, RDMA_PS_UDP));
+	ASSERT_EQ(0, rdma_resolve_addr(ud, NULL, (struct sockaddr *)&dst, 2000));
+	ASSERT_EQ(0, next_event(self->ch, &event));
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, event->event);
+	EXPECT_EQ(0, event->param.ud.private_data_len);
+	EXPECT_EQ(NULL, event->param.ud.private_data);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+	EXPECT_EQ(0, rdma_destroy_id(ud));
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+/*
+ * librdmacm's rdma_reject() leaves a synchronous id's CONNECT_REQUEST in
+ * id->event until rdma_destroy_id(); a program may read it after.
+ */
+TEST_F(cm, reject_keeps_sync_event)
+{
+	struct sockaddr_in sin = sin4("127.0.0.1", 20111);
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct rdma_cm_id *listen, *client, *req;
+	struct rdma_cm_event *event;
+
+	ASSERT_EQ(0, rdma_create_id(NULL, &listen, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(listen, (struct sockaddr *)&sin));
+	ASSERT_EQ(0, rdma_listen(listen, 1));
+	ASSERT_EQ(0, rdma_create_id(self->ch, &client, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(client, NULL, (struct sockaddr *)&sin, 2000));
+	ASSERT_EQ(0, next_event(self->ch, &event));
+	ASSERT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, event->event);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+	ASSERT_EQ(0, rdma_resolve_route(client, 2000));
+	ASSERT_EQ(0, next_event(self->ch, &event));
+	ASSERT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, event->event);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+	ASSERT_EQ(0, rdma_connect(client, &param));
+
+	ASSERT_EQ(0, rdma_get_request(listen, &req));
+	ASSERT_NE(NULL, req->event);
+	EXPECT_EQ(RDMA_CM_EVENT_CONNECT_REQUEST, req->event->event);
+	EXPECT_EQ(0, rdma_reject(req, NULL, 0));
+	ASSERT_NE(NULL, req->event);
+	EXPECT_EQ(RDMA_CM_EVENT_CONNECT_REQUEST, req->event->event);
+	EXPECT_EQ(req, req->event->id);
+
+	ASSERT_EQ(0, next_event(self->ch, &event));
+	EXPECT_EQ(RDMA_CM_EVENT_REJECTED, event->event);
+	EXPECT_EQ(28, event->status);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+	EXPECT_EQ(0, rdma_destroy_id(req));	/* gives the event back */
+	EXPECT_EQ(0, rdma_destroy_id(client));
+	EXPECT_EQ(0, rdma_destroy_id(listen));
+}
+
+struct migrator {
+	struct rdma_cm_id *id;
+	struct rdma_event_channel *to;
+	int ret;
+};
+
+static void *migrate_in_thread(void *p)
+{
+	struct migrator *m = p;
+
+	m->ret = rdma_migrate_id(m->id, m->to);
+	return NULL;
+}
+
+/*
+ * While rdma_migrate_id() waits for the old channel's events to be
+ * acknowledged, the id already lives on the new channel: another thread
+ * sees the new channel and a handle that works there (librdmacm switches
+ * id->channel before it waits).
+ */
+TEST_F(cm, migrate_switches_before_waiting)
+{
+	struct sockaddr_in dst = sin4("127.0.0.1", 7471), got;
+	struct rdma_event_channel *ch2;
+	struct rdma_cm_event *event;
+	struct migrator m = { 0 };
+	socklen_t len;
+	pthread_t th;
+	int i;
+
+	ch2 = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch2);
+	ASSERT_EQ(0, rdma_create_id(self->ch, &m.id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(m.id, NULL, (struct sockaddr *)&dst, 2000));
+	ASSERT_EQ(0, next_event(self->ch, &event));	/* held: migrate waits */
+	m.to = ch2;
+	ASSERT_EQ(0, pthread_create(&th, NULL, migrate_in_thread, &m));
+	for (i = 0; i < 10000; i++) {	/* until the id has moved */
+		if (__atomic_load_n(&m.id->channel, __ATOMIC_SEQ_CST) == ch2)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(ch2, __atomic_load_n(&m.id->channel, __ATOMIC_SEQ_CST));
+	len = sizeof(got);
+	EXPECT_EQ(0, softcm_getsockname(m.id, (struct sockaddr *)&got, &len));
+	EXPECT_EQ(AF_INET, got.sin_family);
+	len = sizeof(got);
+	EXPECT_EQ(0, softcm_getpeername(m.id, (struct sockaddr *)&got, &len));
+	EXPECT_EQ(htons(7471), got.sin_port);
+	EXPECT_EQ(0, rdma_ack_cm_event(event));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, m.ret);
+	EXPECT_EQ(0, rdma_destroy_id(m.id));
+	rdma_destroy_event_channel(ch2);
 }
 
 TEST(getaddrinfo_and_create_ep)
@@ -262,9 +432,22 @@ TEST(getaddrinfo_and_create_ep)
 	EXPECT_EQ(sizeof(struct sockaddr_in6), res->ai_dst_len);
 	rdma_freeaddrinfo(res);
 
-	EXPECT_NE(0, rdma_getaddrinfo("not-an-address", "1", &hints, &res));
-	EXPECT_EQ(-1, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	/* a getaddrinfo(3) code, as librdmacm returns it */
+	EXPECT_EQ(EAI_NONAME, rdma_getaddrinfo("not-an-address", "1", &hints, &res));
+	/* nothing to resolve; with hints it would be built from their addresses */
+	EXPECT_EQ(-1, rdma_getaddrinfo(NULL, NULL, NULL, &res));
 	EXPECT_EQ(EINVAL, errno);
+
+	/* Passive hints and no names: a result without addresses, as
+	 * librdmacm's, which rdma_create_ep() refuses as rdma_bind_addr(NULL).
+	 */
+	hints.ai_flags = RAI_PASSIVE;
+	ASSERT_EQ(0, rdma_getaddrinfo(NULL, NULL, &hints, &res));
+	EXPECT_EQ(NULL, res->ai_src_addr);
+	EXPECT_EQ(NULL, res->ai_dst_addr);
+	EXPECT_EQ(-1, rdma_create_ep(&id, res, NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	rdma_freeaddrinfo(res);
 	/* every id and file this test made is gone */
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
@@ -422,6 +605,7 @@ TEST(sync_resolve)
 	EXPECT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, id->event->event);
 	ASSERT_EQ(1, id->route.num_paths);
 	ASSERT_NE(NULL, id->route.path_rec);
+	EXPECT_EQ(1, id->route.path_rec->reversible);	/* a host int */
 	EXPECT_EQ(0xff, id->route.path_rec->sgid.raw[11]);
 	EXPECT_EQ(127, id->route.path_rec->dgid.raw[12]);
 	EXPECT_EQ(0, rdma_destroy_id(id));
@@ -464,7 +648,8 @@ TEST(create_ep_active)
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res));
-	ASSERT_EQ(0, rdma_create_ep(&id, res, NULL, NULL));
+	/* a pd without qp_init_attr is ignored, as the header says */
+	ASSERT_EQ(0, rdma_create_ep(&id, res, (struct ibv_pd *)res, NULL));
 	EXPECT_EQ(1, id->route.num_paths);
 	EXPECT_EQ(htons(7471), rdma_get_dst_port(id));
 	rdma_destroy_ep(id);

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
  * rdma_getaddrinfo(): getaddrinfo(3) dressed as rdma_addrinfo, the way
- * librdmacm does it for IP addresses.  There is no InfiniBand naming (no
- * AF_IB, no SA or ibacm route lookup).
+ * librdmacm 44 does it for IP addresses, so that a ported program sees the
+ * same answer: one result (getaddrinfo's first), glibc's defaults when
+ * there are no hints, EAI_* codes returned as they are, unknown flags
+ * ignored, and a result built from the hints' addresses alone when there
+ * is neither node nor service.  There is no InfiniBand naming (no AF_IB
+ * addresses, no SA or ibacm route lookup): AF_IB in the hints is treated
+ * as AF_UNSPEC, as librdmacm does before it converts addresses.
+ * tests/static/addrinfo.sh holds both libraries to one table.
  */
 #include <netdb.h>
 #include <netinet/in.h>
@@ -11,122 +17,137 @@
 
 #include "internal.h"
 
-static int hints_to_gai(const struct rdma_addrinfo *hints, struct addrinfo *ai)
+#ifndef AF_IB
+#define AF_IB 27
+#endif
+
+/* Only the flags getaddrinfo(3) understands are passed on; others are ignored. */
+static void hints_to_gai(const struct rdma_addrinfo *hints, struct addrinfo *ai)
 {
 	memset(ai, 0, sizeof(*ai));
-	if (!hints)
-		return 0;
-	if (hints->ai_flags & ~(RAI_PASSIVE | RAI_NUMERICHOST | RAI_NOROUTE | RAI_FAMILY))
-		return -1;
 	if (hints->ai_flags & RAI_PASSIVE)
 		ai->ai_flags |= AI_PASSIVE;
 	if (hints->ai_flags & RAI_NUMERICHOST)
 		ai->ai_flags |= AI_NUMERICHOST;
-	if (hints->ai_family != AF_UNSPEC && hints->ai_family != AF_INET &&
-	    hints->ai_family != AF_INET6)
-		return -1;
-	ai->ai_family = hints->ai_family;
+	if (hints->ai_family != AF_IB)
+		ai->ai_family = hints->ai_family;
 
-	if (hints->ai_qp_type == IBV_QPT_UD || hints->ai_port_space == RDMA_PS_UDP) {
-		ai->ai_socktype = SOCK_DGRAM;
-		ai->ai_protocol = IPPROTO_UDP;
-	} else {
+	switch (hints->ai_qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
 		ai->ai_socktype = SOCK_STREAM;
-		ai->ai_protocol = IPPROTO_TCP;
+		break;
+	case IBV_QPT_UD:
+		ai->ai_socktype = SOCK_DGRAM;
+		break;
+	default:
+		break;
 	}
+	switch (hints->ai_port_space) {
+	case RDMA_PS_TCP:
+		ai->ai_protocol = IPPROTO_TCP;
+		break;
+	case RDMA_PS_UDP:
+	case RDMA_PS_IPOIB:
+		ai->ai_protocol = IPPROTO_UDP;
+		break;
+	default:
+		break;
+	}
+}
+
+static int dup_addr(struct sockaddr **dst, socklen_t *dst_len,
+		    const struct sockaddr *sa, socklen_t len)
+{
+	*dst = malloc(len);
+	if (!*dst)
+		return -1;
+	memcpy(*dst, sa, len);
+	*dst_len = len;
 	return 0;
 }
 
-static struct sockaddr *dup_addr(const struct sockaddr *sa, socklen_t len)
+/* The first getaddrinfo(3) result; the hints' qp type and port space win. */
+static int convert(struct rdma_addrinfo *rai, const struct rdma_addrinfo *hints,
+		   const struct addrinfo *ai)
 {
-	struct sockaddr *copy = malloc(len);
-
-	if (copy)
-		memcpy(copy, sa, len);
-	return copy;
-}
-
-static struct rdma_addrinfo *convert(const struct addrinfo *ai,
-				     const struct rdma_addrinfo *hints)
-{
-	struct rdma_addrinfo *rai;
-
-	rai = calloc(1, sizeof(*rai));
-	if (!rai)
-		return NULL;
-	rai->ai_flags = hints ? hints->ai_flags : 0;
-	rai->ai_family = ai->ai_family;
-	if (ai->ai_socktype == SOCK_DGRAM) {
-		rai->ai_qp_type = IBV_QPT_UD;
-		rai->ai_port_space = RDMA_PS_UDP;
-	} else {
-		rai->ai_qp_type = IBV_QPT_RC;
-		rai->ai_port_space = RDMA_PS_TCP;
-	}
-	if (hints && hints->ai_qp_type)
+	if (hints->ai_qp_type)
 		rai->ai_qp_type = hints->ai_qp_type;
-	if (hints && hints->ai_port_space)
+	else if (ai->ai_socktype == SOCK_STREAM)
+		rai->ai_qp_type = IBV_QPT_RC;
+	else if (ai->ai_socktype == SOCK_DGRAM)
+		rai->ai_qp_type = IBV_QPT_UD;
+
+	if (hints->ai_port_space)
 		rai->ai_port_space = hints->ai_port_space;
+	else if (ai->ai_protocol == IPPROTO_TCP)
+		rai->ai_port_space = RDMA_PS_TCP;
+	else if (ai->ai_protocol == IPPROTO_UDP)
+		rai->ai_port_space = RDMA_PS_UDP;
 
-	if (rai->ai_flags & RAI_PASSIVE) {
-		rai->ai_src_addr = dup_addr(ai->ai_addr, ai->ai_addrlen);
-		if (!rai->ai_src_addr)
-			goto err_free;
-		rai->ai_src_len = ai->ai_addrlen;
-	} else {
-		rai->ai_dst_addr = dup_addr(ai->ai_addr, ai->ai_addrlen);
-		if (!rai->ai_dst_addr)
-			goto err_free;
-		rai->ai_dst_len = ai->ai_addrlen;
-		if (hints && hints->ai_src_addr && hints->ai_src_len) {
-			rai->ai_src_addr = dup_addr(hints->ai_src_addr, hints->ai_src_len);
-			if (!rai->ai_src_addr)
-				goto err_free;
-			rai->ai_src_len = hints->ai_src_len;
-		}
+	rai->ai_family = ai->ai_family;
+	if (ai->ai_flags & AI_PASSIVE) {
+		rai->ai_flags = RAI_PASSIVE;
+		return dup_addr(&rai->ai_src_addr, &rai->ai_src_len,
+				ai->ai_addr, ai->ai_addrlen);
 	}
-	return rai;
-
-err_free:
-	rdma_freeaddrinfo(rai);
-	return NULL;
+	return dup_addr(&rai->ai_dst_addr, &rai->ai_dst_len, ai->ai_addr, ai->ai_addrlen);
 }
 
 /*
- * Returns 0; a getaddrinfo(3) error code (for gai_strerror(3)) when name
- * resolution fails; or -1 with errno for anything else.
+ * Returns 0; a getaddrinfo(3) error code (EAI_*, for gai_strerror(3)) when
+ * name resolution fails; or -1 with errno: EINVAL when there is nothing to
+ * resolve (no node, service or hints) or no res, ENOMEM.
  */
 SOFTCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 				   const struct rdma_addrinfo *hints,
 				   struct rdma_addrinfo **res)
 {
-	struct rdma_addrinfo *head = NULL, **tail = &head;
-	struct addrinfo gai_hints, *ai, *cur;
-	int ret;
+	static const struct rdma_addrinfo nohints;
+	struct rdma_addrinfo *rai;
+	struct addrinfo gai_hints, *ai;
+	int ret = 0;
 
-	if (!res || (!node && !service))
+	if (!res || (!node && !service && !hints))
 		return softcm_err(EINVAL);
-	if (hints_to_gai(hints, &gai_hints))
-		return softcm_err(EINVAL);
-	ret = getaddrinfo(node, service, &gai_hints, &ai);
-	if (ret)
-		return ret;
+	rai = calloc(1, sizeof(*rai));
+	if (!rai)
+		return softcm_err(ENOMEM);
 
-	for (cur = ai; cur; cur = cur->ai_next) {
-		if (cur->ai_family != AF_INET && cur->ai_family != AF_INET6)
-			continue;
-		*tail = convert(cur, hints);
-		if (!*tail) {
-			freeaddrinfo(ai);
-			rdma_freeaddrinfo(head);
-			return softcm_err(ENOMEM);
+	if (node || service) {
+		/* NULL hints: glibc's defaults (AI_V4MAPPED | AI_ADDRCONFIG) */
+		if (hints) {
+			hints_to_gai(hints, &gai_hints);
+			ret = getaddrinfo(node, service, &gai_hints, &ai);
+		} else {
+			ret = getaddrinfo(node, service, NULL, &ai);
 		}
-		tail = &(*tail)->ai_next;
+		if (ret) {
+			free(rai);
+			return ret;
+		}
+		if (!hints)
+			hints = &nohints;
+		ret = convert(rai, hints, ai);
+		freeaddrinfo(ai);
+	} else {
+		/* Nothing to look up: the result is the hints' addresses. */
+		rai->ai_flags = hints->ai_flags;
+		rai->ai_family = hints->ai_family;
+		rai->ai_qp_type = hints->ai_qp_type;
+		rai->ai_port_space = hints->ai_port_space;
+		if (hints->ai_dst_len && hints->ai_dst_addr)
+			ret = dup_addr(&rai->ai_dst_addr, &rai->ai_dst_len,
+				       hints->ai_dst_addr, hints->ai_dst_len);
 	}
-	freeaddrinfo(ai);
-	if (!head)
-		return EAI_NONAME;
-	*res = head;
+	if (!ret && !rai->ai_src_len && hints->ai_src_len && hints->ai_src_addr)
+		ret = dup_addr(&rai->ai_src_addr, &rai->ai_src_len,
+			       hints->ai_src_addr, hints->ai_src_len);
+	if (ret) {
+		rdma_freeaddrinfo(rai);
+		return softcm_err(ENOMEM);
+	}
+	*res = rai;
 	return 0;
 }
 

@@ -19,36 +19,51 @@ int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
 	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
 }
 
-static int query(struct softcm_id_priv *priv, int which, void *buf, __u32 *len)
+static int query_at(int fd, __u32 handle, int which, void *buf, __u32 *len)
 {
 	struct softcm_query_addr q = {
-		.handle = priv->handle,
+		.handle = handle,
 		.which = which,
 		.addr_len = *len,
 		.addr = (__u64)(uintptr_t)buf,
 	};
 
-	if (softcm_ioctl(priv, SOFTCM_IOCTL_QUERY_ADDR, &q))
+	if (ioctl(fd, SOFTCM_IOCTL_QUERY_ADDR, &q))
 		return -1;
 	*len = q.addr_len;
 	return 0;
 }
 
-/* Refresh id->route.addr from the kernel; a missing peer reads as zeroes. */
-int softcm_sync_addr(struct softcm_id_priv *priv)
+static int query(struct softcm_id_priv *priv, int which, void *buf, __u32 *len)
+{
+	return query_at(priv->id.channel->fd, priv->handle, which, buf, len);
+}
+
+/*
+ * Refresh id->route.addr from the kernel, naming the id by @handle in the
+ * file @fd: an event's refresh names the id as the event does, which stays
+ * right while another thread migrates the id.  A missing peer reads as
+ * zeroes.
+ */
+int softcm_sync_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
 {
 	struct rdma_addr *a = &priv->id.route.addr;
 	__u32 len = sizeof(a->src_storage);
 
-	if (query(priv, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
+	if (query_at(fd, handle, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
 		return -1;
 	len = sizeof(a->dst_storage);
-	if (query(priv, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
+	if (query_at(fd, handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
 		if (errno != ENOTCONN)
 			return -1;
 		memset(&a->dst_storage, 0, sizeof(a->dst_storage));
 	}
 	return 0;
+}
+
+int softcm_sync_addr(struct softcm_id_priv *priv)
+{
+	return softcm_sync_addr_at(priv, priv->id.channel->fd, priv->handle);
 }
 
 /*
@@ -218,7 +233,11 @@ SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 }
 
 /*
- * Option values are checked here for their size, as librdmacm's are.
+ * Option values are checked here for their size, in the order the kernel's
+ * ucma checks them, so that the errors are librdmacm's: EFAULT for a NULL
+ * optval of non-zero length, ENOSYS for an unknown level or option name,
+ * EINVAL for a wrong size, and EINVAL for RDMA_OPTION_IB_PATH, there being
+ * no InfiniBand device to take a path record.
  * SOFTCM_OPTION_ID_CONNECT_RESPONSE only changes what rdma_connect() asks
  * for, so it stays in the library.
  */
@@ -227,12 +246,14 @@ SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 {
 	struct softcm_set_option c = { .level = SOFTCM_OPTION_ID, .optname = optname };
 
-	if (!id || !optval)
+	if (!id)
 		return softcm_err(EINVAL);
+	if (!optval && optlen)
+		return softcm_err(EFAULT);
 	if (level == RDMA_OPTION_IB)
-		return softcm_err(ENOSYS);	/* no InfiniBand path records */
+		return softcm_err(optname == RDMA_OPTION_IB_PATH ? EINVAL : ENOSYS);
 	if (level != RDMA_OPTION_ID)
-		return softcm_err(ENOPROTOOPT);
+		return softcm_err(ENOSYS);
 
 	switch (optname) {
 	case SOFTCM_OPTION_ID_CONNECT_RESPONSE:
@@ -253,7 +274,7 @@ SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 		c.value = *(int *)optval ? 1 : 0;
 		break;
 	default:
-		return softcm_err(ENOPROTOOPT);
+		return softcm_err(ENOSYS);
 	}
 	c.handle = to_priv(id)->handle;
 	return softcm_ioctl(to_priv(id), SOFTCM_IOCTL_SET_OPTION, &c);
@@ -261,8 +282,12 @@ SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 
 /*
  * Moves the id and its unread events to @channel (NULL: a new private
- * channel, making the id synchronous).  Events already handed out on the
- * old channel must be acknowledged first; we wait for that, as librdmacm.
+ * channel, making the id synchronous; EINVAL for an id that already is, as
+ * in librdmacm).  The kernel gives the id a new handle in @channel's file.
+ * Handle and channel are switched before we wait for the events already
+ * handed out on the old channel to be acknowledged, as librdmacm switches
+ * the channel: from the moment the kernel moved the id, another thread
+ * that uses the id, or reads its events from @channel, must name it there.
  */
 SOFTCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 				  struct rdma_event_channel *channel)
@@ -275,6 +300,8 @@ SOFTCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 	if (!id)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);
+	if (priv->sync && !channel)
+		return softcm_err(EINVAL);
 	old = id->channel;
 	if (!channel) {
 		channel = own = rdma_create_event_channel();
@@ -289,17 +316,20 @@ SOFTCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 		return softcm_err(err);
 	}
 
-	/* A synchronous id's last event is ours to give back. */
-	if (priv->sync)
-		softcm_put_event(priv);
 	pthread_mutex_lock(&priv->mut);
-	while (priv->events_completed < c.events_reported)
-		pthread_cond_wait(&priv->cond, &priv->mut);
 	priv->handle = c.handle;
 	id->channel = channel;
-	if (priv->sync)
+	pthread_mutex_unlock(&priv->mut);
+
+	/* A synchronous id's last event is ours to give back. */
+	if (priv->sync) {
+		softcm_put_event(priv);
 		rdma_destroy_event_channel(old);
+	}
+	pthread_mutex_lock(&priv->mut);
 	priv->sync = own != NULL;
+	while (priv->events_completed < c.events_reported)
+		pthread_cond_wait(&priv->cond, &priv->mut);
 	pthread_mutex_unlock(&priv->mut);
 	return 0;
 }
@@ -322,18 +352,33 @@ SOFTCM_EXPORT __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 	return sa->sa_family == AF_INET ? id->route.addr.dst_sin.sin_port : 0;
 }
 
-/* getpeername(2)/getsockname(2) contracts, answered by the kernel. */
+/*
+ * getpeername(2)/getsockname(2) contracts, answered by the kernel, with
+ * Linux's order of errors: EBADF, ENOTCONN, then EFAULT/EINVAL for the
+ * caller's buffers.  A NULL addr with *addrlen 0 is no fault: nothing is
+ * copied.  *addrlen is read and written here, in userspace: an unreadable
+ * or unwritable addrlen pointer is SIGSEGV, not EFAULT.
+ */
 static int get_name(struct rdma_cm_id *id, int which, struct sockaddr *addr,
 		    socklen_t *addrlen)
 {
-	__u32 len;
+	__u32 len = 0;
+	int err = 0;
 
 	if (!id)
 		return softcm_err(EBADF);
-	if (!addr || !addrlen)
-		return softcm_err(EFAULT);
-	if ((int)*addrlen < 0)
-		return softcm_err(EINVAL);
+	if (!addrlen)
+		err = EFAULT;
+	else if ((int)*addrlen < 0)
+		err = EINVAL;
+	else if (!addr && *addrlen)
+		err = EFAULT;
+	if (err) {
+		/* ENOTCONN (or ENOENT) comes first, as in Linux */
+		if (query(to_priv(id), which, NULL, &len))
+			return -1;
+		return softcm_err(err);
+	}
 	len = *addrlen;
 	if (query(to_priv(id), which, addr, &len))
 		return -1;
@@ -355,9 +400,10 @@ SOFTCM_EXPORT int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *add
 
 /*
  * Always synchronous, as librdmacm's: a passive endpoint is bound to the
- * source address, an active one resolved to the destination (address and
- * route, 2 s each).  No QP can be created without a verbs device, so pd
- * and qp_init_attr must be NULL.
+ * source address (none is EINVAL, as rdma_bind_addr(NULL)), an active one
+ * resolved to the destination (address and route, 2 s each).  No QP can be
+ * created without a verbs device, so qp_init_attr must be NULL; pd alone
+ * is ignored, as <rdma/rdma_cma.h> says.
  */
 SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				 struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
@@ -367,14 +413,16 @@ SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *r
 
 	if (!id || !res)
 		return softcm_err(EINVAL);
-	if (pd || qp_init_attr)
+	if (qp_init_attr)
 		return softcm_err(ENOSYS);
 	if (!(res->ai_flags & RAI_PASSIVE) && !res->ai_dst_addr)
+		return softcm_err(EINVAL);
+	if ((res->ai_flags & RAI_PASSIVE) && !res->ai_src_addr)
 		return softcm_err(EINVAL);
 	if (rdma_create_id(NULL, &cm_id, NULL, res->ai_port_space))
 		return -1;
 	if (res->ai_flags & RAI_PASSIVE) {
-		if (res->ai_src_addr && rdma_bind_addr(cm_id, res->ai_src_addr))
+		if (rdma_bind_addr(cm_id, res->ai_src_addr))
 			goto err_destroy;
 	} else {
 		if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr, 2000) ||

@@ -167,11 +167,8 @@ static int reject(struct rdma_cm_id *id, const void *private_data, uint8_t len,
 		memcpy(c.private_data, private_data, len);
 		c.private_data_len = len;
 	}
-	if (softcm_ioctl(priv, SOFTCM_IOCTL_REJECT, &c))
-		return -1;
-	if (priv->sync)
-		softcm_put_event(priv);
-	return 0;
+	/* A synchronous id's event stays in id->event until destroy, as librdmacm's. */
+	return softcm_ioctl(priv, SOFTCM_IOCTL_REJECT, &c);
 }
 
 /* Reason 0 is the kernel's "consumer defined" (28), as rdma_cm's. */

@@ -35,13 +35,25 @@ SOFTCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel
 	free(channel);
 }
 
+/*
+ * The event's private data, or NULL when it carries none, as librdmacm
+ * and rdma_get_cm_event(3) have it: a program may test the pointer.
+ */
+static const void *copy_private_data(struct softcm_event_priv *evt,
+				     const struct softcm_conn_param *kp)
+{
+	if (!kp->private_data_len)
+		return NULL;
+	memcpy(evt->private_data, kp->private_data, sizeof(evt->private_data));
+	return evt->private_data;
+}
+
 static void copy_conn_param(struct softcm_event_priv *evt, const struct softcm_event *kev)
 {
 	struct rdma_conn_param *conn = &evt->event.param.conn;
 	const struct softcm_conn_param *kp = &kev->param;
 
-	memcpy(evt->private_data, kp->private_data, sizeof(evt->private_data));
-	conn->private_data = evt->private_data;
+	conn->private_data = copy_private_data(evt, kp);
 	conn->private_data_len = kp->private_data_len;
 	conn->responder_resources = kp->responder_resources;
 	conn->initiator_depth = kp->initiator_depth;
@@ -58,8 +70,7 @@ static void copy_ud_param(struct softcm_event_priv *evt, const struct softcm_eve
 	struct rdma_ud_param *ud = &evt->event.param.ud;
 	const struct softcm_conn_param *kp = &kev->param;
 
-	memcpy(evt->private_data, kp->private_data, sizeof(evt->private_data));
-	ud->private_data = evt->private_data;
+	ud->private_data = copy_private_data(evt, kp);
 	ud->private_data_len = kp->private_data_len;
 	ud->qp_num = kp->qp_num;
 	ud->qkey = kp->qkey;
@@ -160,14 +171,19 @@ retry:
 	else
 		copy_conn_param(evt, &kev);
 
+	/*
+	 * The refreshes name the id as the record does, in the file it was
+	 * read from: right even while rdma_migrate_id() on another thread
+	 * has not yet switched priv->handle.
+	 */
 	switch (kev.event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		softcm_sync_addr(priv);
+		softcm_sync_addr_at(priv, channel->fd, kev.handle);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		softcm_sync_addr(priv);
-		softcm_sync_route(priv);
+		softcm_sync_addr_at(priv, channel->fd, kev.handle);
+		softcm_sync_route_at(priv, channel->fd, kev.handle);
 		break;
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		/* Without a new id the event means nothing: skip it. */

@@ -88,11 +88,12 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 				       void *context, enum rdma_port_space ps);
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
 int softcm_sync_addr(struct softcm_id_priv *priv);
+int softcm_sync_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle);
 int softcm_event_errno(const struct rdma_cm_event *event);
 void softcm_put_event(struct softcm_id_priv *priv);
 int softcm_complete(struct softcm_id_priv *priv);
 
 /* resolve.c */
-int softcm_sync_route(struct softcm_id_priv *priv);
+int softcm_sync_route_at(struct softcm_id_priv *priv, int fd, __u32 handle);
 
 #endif /* _SOFTCM_INTERNAL_H */

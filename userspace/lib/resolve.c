@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "internal.h"
 
@@ -49,14 +50,17 @@ SOFTCM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	return softcm_complete(priv);
 }
 
-/* Mirror the kernel's path into id->route, as librdmacm does for RoCE. */
-int softcm_sync_route(struct softcm_id_priv *priv)
+/*
+ * Mirror the kernel's path into id->route, as librdmacm does for RoCE;
+ * the id named as in softcm_sync_addr_at().
+ */
+int softcm_sync_route_at(struct softcm_id_priv *priv, int fd, __u32 handle)
 {
 	struct ibv_sa_path_rec *p = &priv->path;
-	struct softcm_query_route q = { .handle = priv->handle };
+	struct softcm_query_route q = { .handle = handle };
 	struct rdma_route *route = &priv->id.route;
 
-	if (softcm_ioctl(priv, SOFTCM_IOCTL_QUERY_ROUTE, &q))
+	if (ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, &q))
 		return -1;
 	memset(p, 0, sizeof(*p));
 	memcpy(p->sgid.raw, q.sgid, sizeof(q.sgid));
@@ -64,7 +68,7 @@ int softcm_sync_route(struct softcm_id_priv *priv)
 	p->flow_label = htonl(q.flow_label);
 	p->hop_limit = q.hop_limit;
 	p->traffic_class = q.traffic_class;
-	p->reversible = htonl(1);
+	p->reversible = 1;	/* a host int in ibv_sa_path_rec, as libibverbs sets it */
 	p->numb_path = 1;
 	p->pkey = htons(q.pkey);
 	p->sl = q.sl;
