@@ -846,6 +846,7 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	struct softcm_bind b = { .addr_len = sizeof(struct sockaddr_in) };
 	struct softcm_listen lis = { .backlog = 8 };
 	__u32 h[V_COUNT], l1, l2, q1, q2;
+	long long mra1, mra2;
 	long end;
 
 	ASSERT_EQ(0, system("for n in sc-v1 sc-v2; do ip netns del $n 2>/dev/null; ip netns add $n;"
@@ -902,6 +903,7 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	ASSERT_EQ(0, event_for(a, h[V_ACTIVE], &ev));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	/* a request the peer's application leaves waiting */
+	mra1 = stats_get(st1, "rx_mra");
 	ASSERT_EQ(0, routed_id(a, V_REQ_SENT, "10.89.0.2", 7501, true, &h[V_REQ_SENT]));
 	ASSERT_EQ(0, connect_idx(a, h[V_REQ_SENT], V_REQ_SENT));
 	ASSERT_EQ(0, request_for(p, 0xf000 + 7501, &ev));
@@ -913,6 +915,7 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	ASSERT_EQ(0, accept_uid(a, h[V_PASSIVE], V_PASSIVE));
 	ASSERT_EQ(0, event_for(a, h[V_PASSIVE], &ev));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	mra2 = stats_get(st2, "rx_mra");
 	ASSERT_EQ(0, routed_id(p, 201, "10.89.0.1", 7500, true, &q2));
 	ASSERT_EQ(0, connect_idx(p, q2, 201));
 	ASSERT_EQ(0, request_for(a, V_LISTEN, &ev));
@@ -922,6 +925,13 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	ASSERT_EQ(0, resolve_addr(a, h[V_QUERY], "10.89.0.77", 7502));
 	EXPECT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(a, h[V_QUERY]));
 
+	/*
+	 * Each waiting request's sender has its MRA (sent for its first
+	 * retransmission), or its REQ times out over the fault; only the
+	 * first MRA delays a REQ, so the wait is the MRA's alone.
+	 */
+	ASSERT_EQ(0, stats_wait_above(st1, "rx_mra", mra1, WAIT_MS));
+	ASSERT_EQ(0, stats_wait_above(st2, "rx_mra", mra2, WAIT_MS));
 	ASSERT_EQ(0, system(cmd));
 	end = topo_now_ms() + WAIT_MS;
 	for (bool quiet = false;;) {
