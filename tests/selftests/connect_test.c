@@ -600,8 +600,10 @@ static struct rdma_cm_id *establish(struct __test_metadata *_metadata,
 	CHECK_PD(&ev, SOFTCM_REQ_PRIVATE_DATA, req, sizeof(req));
 	p = conn_param(rep, sizeof(rep), 0x222);
 	ASSERT_EQ(0, rdma_accept(sid, &p)) TH_LOG("rdma_accept: %s", strerror(errno));
-	expect_event(cch, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	/* No QP: CONNECT_RESPONSE, and the RTU is rdma_establish()'s. */
+	expect_event(cch, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
 	ASSERT_EQ(cid, ev.id);
+	ASSERT_EQ(0, rdma_establish(cid)) TH_LOG("rdma_establish: %s", strerror(errno));
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
 	expect_event(sch, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	ASSERT_EQ(sid, ev.id);
@@ -779,11 +781,12 @@ TEST_F(cm, connect_accept_disconnect)
 	EXPECT_EQ(EINVAL, errno);
 	p.private_data_len = SOFTCM_REP_PRIVATE_DATA;
 	ASSERT_EQ(0, rdma_accept(sid, &p)) TH_LOG("rdma_accept: %s", strerror(errno));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
 	EXPECT_EQ(cid, ev.id);
 	EXPECT_EQ(0, ev.status);
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, SOFTCM_REP_PRIVATE_DATA);
 	EXPECT_EQ(0x123456, ev.conn.qp_num);
+	ASSERT_EQ(0, rdma_establish(cid)) TH_LOG("rdma_establish: %s", strerror(errno));
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	EXPECT_EQ(sid, ev.id);
 	EXPECT_EQ(0, ev.status);
@@ -1011,7 +1014,8 @@ TEST_F(cm, lost_req_is_retransmitted)
 	sid = ev.id;
 	CHECK_PD(&ev, SOFTCM_REQ_PRIVATE_DATA, req, sizeof(req));
 	ASSERT_EQ(0, rdma_accept(sid, &p));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	ASSERT_EQ(0, rdma_establish(cid));
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
 
@@ -1045,8 +1049,9 @@ TEST_F(cm, lost_rep_is_retransmitted)
 	expect_none(self->ch2, 0);
 	unqdisc(_metadata, NS1, "p1");
 
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, LONG_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, LONG_MS, &ev);
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
+	ASSERT_EQ(0, rdma_establish(cid));
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
 
@@ -1075,8 +1080,9 @@ TEST_F(cm, lost_rtu_is_answered_again)
 	rx_rtu = stat_of(self->st1, "rx_rtu");
 	tx_rtu = stat_of(self->st2, "tx_rtu");
 	ASSERT_EQ(0, rdma_accept(sid, &p));
-	/* The client is established on the REP... */
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	/* The client is established on the REP and rdma_establish()... */
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	ASSERT_EQ(0, rdma_establish(cid));
 	/* ... the server, without an RTU, sends its REP again. */
 	WAIT_ABOVE(self->st1, "retransmits", retx, LONG_MS);
 	ASSERT_EQ(rx_rtu, stat_of(self->st1, "rx_rtu")) TH_LOG("the filter let an RTU through");
@@ -1086,7 +1092,7 @@ TEST_F(cm, lost_rtu_is_answered_again)
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, LONG_MS, &ev);
 	EXPECT_EQ(sid, ev.id);
 	EXPECT_LE(2, stat_of(self->st2, "tx_rtu") - tx_rtu);
-	expect_none(self->ch2, 0);	/* still one ESTABLISHED */
+	expect_none(self->ch2, 0);	/* still one CONNECT_RESPONSE */
 	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
 
 	EXPECT_EQ(0, rdma_destroy_id(sid));
@@ -1301,7 +1307,8 @@ TEST_F(cm, destroy_passive_before_rtu)
 	sid = ev.id;
 	rx_rtu = stat_of(self->st1, "rx_rtu");
 	ASSERT_EQ(0, rdma_accept(sid, &p));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	ASSERT_EQ(0, rdma_establish(cid));
 	ASSERT_EQ(rx_rtu, stat_of(self->st1, "rx_rtu")) TH_LOG("the filter let an RTU through");
 	expect_none(self->ch1, 0);
 	ASSERT_EQ(0, rdma_destroy_id(sid));
@@ -1628,8 +1635,9 @@ TEST_F(cm, sync_server_async_client)
 	cid = client(_metadata, self->ch2, RDMA_PS_TCP, IP1, PORT(23));
 	p = conn_param(req, sizeof(req), 0x444);
 	ASSERT_EQ(0, rdma_connect(cid, &p));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
+	ASSERT_EQ(0, rdma_establish(cid));
 	/* The server disconnects as soon as its accept returns. */
 	expect_event(self->ch2, RDMA_CM_EVENT_DISCONNECTED, EV_MS, &ev);
 	ASSERT_EQ(0, rdma_disconnect(cid));
@@ -1672,14 +1680,19 @@ static int sync_client(int nsfd, int port, int closed_port, struct report *r)
 	STEP(10, !rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
 	STEP(11, !rdma_resolve_addr(id, NULL, SA(dst), 5000));
 	STEP(12, !rdma_resolve_route(id, 5000));
-	/* Returns once ESTABLISHED, with the REP's private data. */
+	/*
+	 * Returns 0 with CONNECT_RESPONSE and the REP's private data, as
+	 * librdmacm's does for an id without a QP; rdma_establish() sends
+	 * the RTU.
+	 */
 	STEP(13, !rdma_connect(id, &p));
 	note_event(r, id);
-	STEP(14, HAS_EVENT(id, RDMA_CM_EVENT_ESTABLISHED));
+	STEP(14, HAS_EVENT(id, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	STEP(15, !rdma_establish(id));
 	/* Returns once DISCONNECTED. */
-	STEP(15, !rdma_disconnect(id));
-	STEP(16, HAS_EVENT(id, RDMA_CM_EVENT_DISCONNECTED));
-	STEP(17, !rdma_destroy_id(id));
+	STEP(16, !rdma_disconnect(id));
+	STEP(17, HAS_EVENT(id, RDMA_CM_EVENT_DISCONNECTED));
+	STEP(18, !rdma_destroy_id(id));
 	r->step = 0;
 	return 0;
 }
@@ -1784,10 +1797,11 @@ static void on_client(struct __test_metadata *_metadata, struct batch *b, struct
 		ASSERT_EQ(0, rdma_connect(c->cid, &p))
 			TH_LOG("connection %d: rdma_connect: %s", c->seed, strerror(errno));
 		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		ASSERT_GT(0, c->rej_len) TH_LOG("connection %d established", c->seed);
 		fill(want, c->rep_len, c->seed * 3 + 1);
 		CHECK_PD(ev, SOFTCM_REP_PRIVATE_DATA, want, c->rep_len);
+		ASSERT_EQ(0, rdma_establish(c->cid));
 		mark(_metadata, b, c, M_C_EST);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
