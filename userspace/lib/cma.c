@@ -219,8 +219,8 @@ SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 
 /*
  * Option values are checked here for their size, as librdmacm's are.
- * SOFTCM_OPTION_ID_CONNECT_RESPONSE only changes what rdma_connect() asks
- * for, so it stays in the library.
+ * SOFTCM_OPTION_ID_CONNECT_RESPONSE is kept for compatibility and changes
+ * nothing (CONNECT_RESPONSE is the only handshake): it stays in the library.
  */
 SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 				  void *optval, size_t optlen)
