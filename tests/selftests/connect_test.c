@@ -864,6 +864,105 @@ TEST_F(cm, timewait_exit_follows_disconnected)
 	wait_idle();
 }
 
+/*
+ * librdmacm's handshake for an id without a QP is the only one, whatever
+ * SOFTCM_OPTION_ID_CONNECT_RESPONSE says: CONNECT_RESPONSE with the REP's
+ * data, nothing for the server until rdma_establish() sends the RTU, and
+ * rdma_establish() refused before the REP and after the RTU.
+ */
+TEST_F(cm, connect_response_is_the_default)
+{
+	uint8_t rep[8] = "reply";
+	struct rdma_conn_param p = conn_param(NULL, 0, 0x111);
+	struct rdma_cm_id *listen, *cid, *sid;
+	int off = 0, on = 1, i;
+	struct ev ev;
+
+	listen = listener(_metadata, self->ch1, RDMA_PS_TCP, IP1, PORT(28));
+	for (i = 0; i < 2; i++) {
+		cid = client(_metadata, self->ch2, RDMA_PS_TCP, IP1, PORT(28));
+		ASSERT_EQ(0, rdma_set_option(cid, RDMA_OPTION_ID,
+					     SOFTCM_OPTION_ID_CONNECT_RESPONSE,
+					     i ? &on : &off, sizeof(int)));
+		p = conn_param(NULL, 0, 0x111);
+		ASSERT_EQ(0, rdma_connect(cid, &p));
+		EXPECT_EQ(-1, rdma_establish(cid));	/* no REP yet */
+		EXPECT_EQ(EINVAL, errno);
+		expect_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+		sid = ev.id;
+		p = conn_param(rep, sizeof(rep), 0x222);
+		ASSERT_EQ(0, rdma_accept(sid, &p));
+		expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+		EXPECT_EQ(cid, ev.id);
+		EXPECT_EQ(0, ev.status);
+		CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
+		EXPECT_EQ(0x222, ev.conn.qp_num);
+		/* no RTU yet: the server is not established */
+		expect_none(self->ch1, 200);
+		ASSERT_EQ(0, rdma_establish(cid)) TH_LOG("rdma_establish: %s", strerror(errno));
+		expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+		EXPECT_EQ(sid, ev.id);
+		/* and nothing more for the client */
+		expect_none(self->ch2, 200);
+		EXPECT_EQ(-1, rdma_establish(cid));
+		EXPECT_EQ(EINVAL, errno);
+		disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
+		EXPECT_EQ(0, rdma_destroy_id(sid));
+		EXPECT_EQ(0, rdma_destroy_id(cid));
+	}
+	EXPECT_EQ(0, rdma_destroy_id(listen));
+	wait_idle();
+}
+
+/*
+ * Parameters as librdmacm and the Linux CM take them: depths up to the
+ * device maximum (128, what rdma_rxe advertises; 0xFF means it, bounded
+ * on the passive side by the request), retry counts above 7 clamped, srq
+ * nonzero taken as 1.  Nothing refused.
+ */
+TEST_F(cm, parameters_as_linux_takes_them)
+{
+	struct rdma_conn_param p = conn_param(NULL, 0, 0x111);
+	struct rdma_cm_id *listen, *cid, *sid;
+	struct ev ev;
+
+	listen = listener(_metadata, self->ch1, RDMA_PS_TCP, IP1, PORT(29));
+	cid = client(_metadata, self->ch2, RDMA_PS_TCP, IP1, PORT(29));
+	p.responder_resources = 128;
+	p.initiator_depth = 100;
+	p.retry_count = 9;
+	p.rnr_retry_count = 200;
+	p.srq = 3;
+	ASSERT_EQ(0, rdma_connect(cid, &p)) TH_LOG("rdma_connect: %s", strerror(errno));
+	expect_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+	sid = ev.id;
+	/* the request as the receiver sees it */
+	EXPECT_EQ(100, ev.conn.responder_resources);
+	EXPECT_EQ(128, ev.conn.initiator_depth);
+	EXPECT_EQ(7, ev.conn.retry_count);
+	EXPECT_EQ(7, ev.conn.rnr_retry_count);
+	EXPECT_EQ(1, ev.conn.srq);
+
+	/* 0xFF: the device maximum, no more than the request asked for */
+	p = conn_param(NULL, 0, 0x222);
+	p.responder_resources = RDMA_MAX_RESP_RES;
+	p.initiator_depth = RDMA_MAX_INIT_DEPTH;
+	p.rnr_retry_count = 8;
+	ASSERT_EQ(0, rdma_accept(sid, &p)) TH_LOG("rdma_accept: %s", strerror(errno));
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	EXPECT_EQ(128, ev.conn.responder_resources);
+	EXPECT_EQ(100, ev.conn.initiator_depth);
+	EXPECT_EQ(7, ev.conn.rnr_retry_count);
+	ASSERT_EQ(0, rdma_establish(cid));
+	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
+
+	EXPECT_EQ(0, rdma_destroy_id(sid));
+	EXPECT_EQ(0, rdma_destroy_id(cid));
+	EXPECT_EQ(0, rdma_destroy_id(listen));
+	wait_idle();
+}
+
 TEST_F(cm, reject_with_private_data)
 {
 	struct rdma_cm_id *listen, *cid, *sid;
