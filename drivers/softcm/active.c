@@ -77,8 +77,6 @@ static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 						       path->packet_life_time);
 }
 
-
-
 /*
  * Everything a connect (REQ or SIDR_REQ) needs before anything is sent:
  * the namespace's socket, a comm ID, the state change.  Undone by
