@@ -186,12 +186,15 @@ INSTALL_KO = $(INSTALL_MODDIR)/drivers/softcm/softcm.ko
 MANPAGES := $(wildcard Documentation/man/*.[1-8])
 DIST := userspace/dist
 EXAMPLES := $(patsubst userspace/examples/%.c,$(BUILD)/examples/%,$(wildcard userspace/examples/*.c))
+# The same on the system's librdmacm, for tests/interop/rxe_test.sh.
+EXAMPLES_RDMACM := $(patsubst userspace/examples/%.c,$(BUILD)/tests/lib/examples-rdmacm/%,$(wildcard userspace/examples/*.c))
 # What the test VM gets: `make install` staged as a tarball, the examples.
 INSTALL_TAR := $(BUILD)/tests/lib/install/softcm-install.tar
 INSTALL_TESTS := $(patsubst %,$(BUILD)/tests/%,$(notdir $(wildcard tests/install/*_test.sh tests/examples/*_test.sh)))
 
 .PHONY: examples install install-module install-userspace uninstall dkms-install dkms-uninstall
-all: examples $(INSTALL_TAR) $(INSTALL_TESTS) $(BUILD)/tests/lib/examples/.stamp
+all: examples $(INSTALL_TAR) $(INSTALL_TESTS) $(BUILD)/tests/lib/examples/.stamp \
+	$(EXAMPLES_RDMACM)
 
 # rdma-core's <rdma/rdma_cma.h> and our library, nothing of softcm's own.
 examples: $(EXAMPLES)
@@ -203,6 +206,12 @@ $(BUILD)/tests/lib/examples/.stamp: $(EXAMPLES)
 	@mkdir -p $(@D)
 	cp $(EXAMPLES) $(@D)/
 	@touch $@
+
+# The same examples on the system's librdmacm (design.rst: they build
+# unchanged with -lrdmacm), run against softcm by tests/interop/rxe_test.sh.
+$(BUILD)/tests/lib/examples-rdmacm/%: userspace/examples/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -lrdmacm
 
 $(BUILD)/tests/%_test.sh: tests/install/%_test.sh
 	@mkdir -p $(@D)

@@ -3,9 +3,9 @@
  * The active side of a connection: rdma_connect() sends a REQ built as
  * rdma_cm builds it for RoCEv2 (cma_connect_ib() and cm_format_req()),
  * and the REP that answers it is acknowledged with an RTU.  There is no
- * QP to move to RTR/RTS in between, so by default the kernel sends the RTU
- * itself and reports ESTABLISHED; an application that asked for it gets
- * CONNECT_RESPONSE and sends the RTU with rdma_establish().
+ * QP to move to RTR/RTS in between: as rdma_cm does for an id without a
+ * QP, the REP is reported as CONNECT_RESPONSE and the application sends
+ * the RTU with rdma_establish().
  */
 
 #include <linux/slab.h>
@@ -47,12 +47,18 @@ static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 	req->remote_cm_timeout = resp_timeout;
 	req->local_cm_timeout = resp_timeout;
 	req->transport_type = 0;	/* RC */
-	req->flow_control = p->flow_control;
+	/*
+	 * As cma_connect_ib() and cm_format_req() take the parameters: the
+	 * retry counts clamped to 7, srq as "nonzero", and flow_control a
+	 * one-bit field that keeps the low bit.  The caller's copy is
+	 * written back unchanged.
+	 */
+	req->flow_control = p->flow_control & 1;
 	req->starting_psn = id->psn;
-	req->retry_count = p->retry_count;
-	req->rnr_retry_count = p->rnr_retry_count;
+	req->retry_count = min_t(u8, 7, p->retry_count);
+	req->rnr_retry_count = min_t(u8, 7, p->rnr_retry_count);
 	req->max_cm_retries = id->cm.max_retries;
-	req->srq = p->srq;
+	req->srq = p->srq ? 1 : 0;
 	req->pkey = ROCE_PKEY;
 	req->path_mtu = path->mtu;
 	/* A routed path has no LIDs: permissive ones, not subnet-local. */
@@ -69,15 +75,6 @@ static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 	req->hop_limit = path->hop_limit;
 	req->local_ack_timeout = softcm_cm_ack_timeout(SOFTCM_CA_ACK_DELAY,
 						       path->packet_life_time);
-}
-
-static int check_param(const struct softcm_conn_param *p, unsigned int max_pdata)
-{
-	if (p->private_data_len > max_pdata || p->retry_count > 7 ||
-	    p->rnr_retry_count > 7 || p->flow_control > 1 || p->srq > 1 ||
-	    p->reserved0)
-		return -EINVAL;
-	return 0;
 }
 
 /*
@@ -97,7 +94,6 @@ int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c)
 	id->cm.qpn = c->param.qp_num & 0xffffff;
 	id->cm.max_retries = READ_ONCE(sn->cm_retries);
 	id->cm.av_timeout = min(id->path.packet_life_time + 1, 31);
-	id->cm.manual_rtu = c->flags & SOFTCM_CONNECT_RESPONSE;
 	id->cm.tid = softcm_conn_new_tid(sn);
 	id->conn_over = false;
 	ret = softcm_conn_insert(id);
@@ -113,6 +109,10 @@ void softcm_cm_undo_start(struct softcm_id *id)
 	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
 }
 
+/*
+ * SOFTCM_CONNECT_RESPONSE is accepted and means nothing: CONNECT_RESPONSE
+ * is what every connection gets now, as under rdma_cm.
+ */
 int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
 {
 	struct softcm_net *sn = softcm_net(id->net);
@@ -126,9 +126,8 @@ int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
 		return -EINVAL;
 	if (id->ps == SOFTCM_PS_UDP)
 		return softcm_cm_connect_ud(id, c);
-	ret = check_param(&c->param, SOFTCM_REQ_PRIVATE_DATA);
-	if (ret)
-		return ret;
+	if (c->param.private_data_len > SOFTCM_REQ_PRIVATE_DATA || c->param.reserved0)
+		return -EINVAL;
 
 	ret = softcm_cm_start(id, c);
 	if (ret)
@@ -226,13 +225,8 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 						  id->path.packet_life_time);
 	softcm_cm_set_state(id, SOFTCM_CM_REP_RCVD);
 	rep_param(p, msg);
-	if (id->cm.manual_rtu) {
-		softcm_cm_report(id, SOFTCM_EVENT_CONNECT_RESPONSE, 0, p);
-	} else {
-		softcm_cm_send_bare(id, SOFTCM_CM_RTU);
-		softcm_cm_set_state(id, SOFTCM_CM_ESTABLISHED);
-		softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, p);
-	}
+	/* No QP to move to RTS: the RTU waits for rdma_establish(). */
+	softcm_cm_report(id, SOFTCM_EVENT_CONNECT_RESPONSE, 0, p);
 	kfree(p);
 out:
 	mutex_unlock(&id->mutex);

@@ -86,7 +86,6 @@ struct softcm_cm {
 	u8 max_retries;			/* of our messages */
 	u8 av_timeout;			/* IB time: sets timewait */
 	u8 mra_attr;			/* the message an MRA of ours covers */
-	bool manual_rtu;		/* CONNECT_RESPONSE requested */
 	u8 resp_resources;		/* REQ's, for the passive id's REP */
 	u8 init_depth;
 	unsigned int timeout_ms;	/* retransmission timeout */

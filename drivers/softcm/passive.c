@@ -365,8 +365,7 @@ int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
 		return 0;
 	}
 	if ((id->cm.state != SOFTCM_CM_REQ_RCVD && id->cm.state != SOFTCM_CM_MRA_REQ_SENT) ||
-	    p->private_data_len > SOFTCM_REP_PRIVATE_DATA || p->rnr_retry_count > 7 ||
-	    p->flow_control > 1 || p->srq > 1 || p->reserved0)
+	    p->private_data_len > SOFTCM_REP_PRIVATE_DATA || p->reserved0)
 		return -EINVAL;
 
 	rep = softcm_cm_msg(id, SOFTCM_CM_REP);
@@ -378,9 +377,13 @@ int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
 	rep->responder_resources = p->responder_resources;
 	rep->initiator_depth = p->initiator_depth;
 	rep->target_ack_delay = SOFTCM_CA_ACK_DELAY;
-	rep->flow_control = p->flow_control;
-	rep->rnr_retry_count = p->rnr_retry_count;
-	rep->srq = p->srq;
+	/*
+	 * As cma_accept_ib() and cm_format_rep() take them: rnr_retry_count
+	 * clamped to 7, srq as "nonzero", flow_control's low bit.
+	 */
+	rep->flow_control = p->flow_control & 1;
+	rep->rnr_retry_count = min_t(u8, 7, p->rnr_retry_count);
+	rep->srq = p->srq ? 1 : 0;
 	rep->ca_guid = softcm_net(id->net)->guid;
 	memcpy(rep->pdata, p->private_data, p->private_data_len);
 	rep->pdata_len = p->private_data_len;

@@ -387,7 +387,7 @@ static int batch(struct conn *c, unsigned int n, unsigned int window, uint32_t b
 			err = rdma_connect(ev->id, &param);
 			break;
 		case RDMA_CM_EVENT_CONNECT_RESPONSE:
-			/* librdmacm without a QP: we send the RTU. */
+			/* without a QP (librdmacm and libsoftcm): we send the RTU. */
 			err = rdma_establish(ev->id);
 			c[i].t_est = now_ns();
 			done++;

@@ -247,7 +247,12 @@ FIXTURE_SETUP(wire)
 	acc.param.qp_num = PASSIVE_QPN;
 	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &acc));
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
-	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	/* rdma_establish(): the RTU */
+	memset(&acc, 0, sizeof(acc));
+	acc.handle = self->ha;
+	acc.flags = SOFTCM_ACCEPT_ESTABLISH;
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_ACCEPT, &acc));
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	/* in the order they crossed the veth */

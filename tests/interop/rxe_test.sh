@@ -33,6 +33,9 @@ slow=1
 [ "${SOFTCM_KERNEL:-stock}" = debug ] && slow=4
 T=$((30 * slow))	# one program's limit, in seconds
 peer=$(cd "$(dirname "$0")" && pwd)/lib/rdmacm_peer
+# userspace/examples, built on libsoftcm and on the system's librdmacm.
+ex_sc=$(cd "$(dirname "$0")" && pwd)/lib/examples
+ex_rdmacm=$(cd "$(dirname "$0")" && pwd)/lib/examples-rdmacm
 tmp=$(mktemp -d)
 pids=()
 n=0
@@ -51,6 +54,10 @@ cases=(setup
 	reject/rxe-stale-qpn-rej-10 ipv4/ucmatose-2-connections-softcm-server
 	lost/softcm-rep-rxe-retransmits-req lost/rxe-req-retransmitted
 	lost/netem-random-loss
+	examples/ipv4/rdmacm-sync-client-softcm-sync-server
+	examples/ipv4/softcm-sync-client-rdmacm-sync-server
+	examples/ipv6/rdmacm-sync-client-softcm-sync-server
+	examples/ipv6/softcm-sync-client-rdmacm-sync-server
 	capture cleanup)
 echo "1..${#cases[@]}"
 
@@ -407,6 +414,50 @@ sc_rejects() {
 	fi
 }
 
+# ---- userspace/examples, one side on librdmacm ----
+
+# examples NAME SERVER_ADDR PORT SC_SIDE: userspace/examples' sync_server
+# serves one sync_client; the side SC_SIDE ("server" or "client") is the
+# libsoftcm build in sc-i, the other the same source built with -lrdmacm
+# on rxe.  Neither has a QP: the client gets CONNECT_RESPONSE and sends
+# the RTU with rdma_establish(), under both libraries.  The server must
+# see the RTU (ESTABLISHED, "connected to"), not only the client's DREQ.
+examples() {
+	local name=$1 addr=$2 port=$3 side=$4 srv cli rc crc from msg sbin cbin
+	local sat= cat=
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	msg="hello from the $side side's peer"
+	if [ "$side" = server ]; then
+		sbin=$ex_sc/sync_server cbin=$ex_rdmacm/sync_client sat=$ns
+	else
+		sbin=$ex_rdmacm/sync_server cbin=$ex_sc/sync_client cat=$ns
+	fi
+	bg "$srv" at "$sat" timeout $T "$sbin" -b "$addr" -p $port -n 1
+	if ! poll $((100 * slow)) sc_listening "$srv"; then
+		not_ok "$name" "$srv"
+		say "sync_server did not listen"
+		return
+	fi
+	crc=0
+	at "$cat" timeout $T "$cbin" -p $port -m "$msg" "$addr" >"$cli" 2>&1 || crc=$?
+	finish "$bgpid" "$srv.diag"
+	from=$(sed -n "s/^connected to $(hostport "$addr" $port | sed 's/[][]/\\&/g') from \(.*\)\$/\1/p" "$cli")
+	ok=1
+	[ "$crc" = 0 ] && [ "$rc" = 0 ] || { ok=0; say "sync_client exit $crc, sync_server exit $rc"; }
+	[ -n "$from" ] || { ok=0; say "the client did not connect"; }
+	grep -qxF "disconnected" "$cli" || { ok=0; say "the client did not disconnect"; }
+	grep -qF "server says: welcome, $from" "$cli" || { ok=0; say "no reply naming $from"; }
+	grep -qxF "request from $from: $msg" "$srv" || { ok=0; say "the server did not get the greeting"; }
+	grep -qxF "connected to $from" "$srv" ||
+		{ ok=0; say "the server saw no RTU (no rdma_establish?)"; }
+	grep -qxF "disconnected from $from" "$srv" || { ok=0; say "the server did not disconnect"; }
+	if [ $ok = 1 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv" "$srv.diag"
+	fi
+}
+
 # ---- lost messages (IPv4 only: the filter's offsets are IPv4's) ----
 
 # at WHERE CMD...: CMD in namespace WHERE, or in init_net if WHERE is "".
@@ -690,6 +741,11 @@ else
 	lost_rep
 	lost_req
 	lost_random
+
+	examples examples/ipv4/rdmacm-sync-client-softcm-sync-server $ip4_sc 7480 server
+	examples examples/ipv4/softcm-sync-client-rdmacm-sync-server $ip4_rxe 7480 client
+	examples examples/ipv6/rdmacm-sync-client-softcm-sync-server $ip6_sc 7480 server
+	examples examples/ipv6/softcm-sync-client-rdmacm-sync-server $ip6_rxe 7480 client
 
 	# Every exchange above is in the capture, whose packets the host
 	# dissects; here only that tcpdump kept them all.

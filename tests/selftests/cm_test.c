@@ -185,6 +185,14 @@ static int accept_id(int fd, __u32 h, __u64 uid, const void *pd, int len, __u32 
 	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
 }
 
+/* rdma_establish(): the RTU after CONNECT_RESPONSE. */
+static int establish_id(int fd, __u32 h)
+{
+	struct softcm_accept c = { .handle = h, .flags = SOFTCM_ACCEPT_ESTABLISH };
+
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
+}
+
 static int reject_id(int fd, __u32 h, __u8 reason, const void *pd, int len)
 {
 	struct softcm_reject c = { .handle = h, .reason = reason, .private_data_len = len };
@@ -379,7 +387,8 @@ TEST_F(cm, connect_accept_disconnect)
 
 	ASSERT_EQ(0, accept_id(self->p, n, 0x77, rep_pd, sizeof(rep_pd), 0xabcdef));
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
-	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	ASSERT_EQ(0, establish_id(self->a, a));
 	EXPECT_EQ(a, ev.handle);
 	EXPECT_EQ(SOFTCM_REP_PRIVATE_DATA, ev.param.private_data_len);
 	EXPECT_EQ(0, memcmp(rep_pd, ev.param.private_data, sizeof(rep_pd)));
@@ -435,13 +444,9 @@ TEST_F(cm, bad_input_changes_nothing)
 
 	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.81.0.2", 7002, 0, &l));
 	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7002, &a));
-	/* too much private data, retry counts beyond 3 bits, unknown flags */
+	/* too much private data, unknown flags */
 	EXPECT_EQ(-EINVAL, connect_id(self->a, a, 0, pd, SOFTCM_REQ_PRIVATE_DATA + 1, 1));
 	c.handle = a;
-	c.param.retry_count = 8;
-	EXPECT_EQ(-1, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &c));
-	EXPECT_EQ(EINVAL, errno);
-	c.param.retry_count = 0;
 	c.flags = 0x80;
 	EXPECT_EQ(-1, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &c));
 	EXPECT_EQ(EINVAL, errno);
@@ -508,7 +513,10 @@ TEST_F(cm, reject_carries_private_data)
 	EXPECT_EQ(0, memcmp(pd, ev.param.private_data, 100));
 }
 
-/* librdmacm's no-QP flow: CONNECT_RESPONSE, then rdma_establish(). */
+/*
+ * librdmacm's no-QP flow, and the only one: CONNECT_RESPONSE without being
+ * asked for, then rdma_establish().
+ */
 TEST_F(cm, connect_response_then_establish)
 {
 	struct softcm_accept est = { .flags = SOFTCM_ACCEPT_ESTABLISH };
@@ -518,7 +526,7 @@ TEST_F(cm, connect_response_then_establish)
 	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7005, 0, &l));
 	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7005, &a));
 	est.handle = a;
-	ASSERT_EQ(0, connect_id(self->a, a, SOFTCM_CONNECT_RESPONSE, NULL, 0, 1));
+	ASSERT_EQ(0, connect_id(self->a, a, 0, NULL, 0, 1));
 	EXPECT_EQ(-1, ioctl(self->a, SOFTCM_IOCTL_ACCEPT, &est));	/* no REP yet */
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
@@ -534,6 +542,81 @@ TEST_F(cm, connect_response_then_establish)
 	EXPECT_EQ(EINVAL, errno);
 	/* and nothing more for the active side, not even a retransmission */
 	EXPECT_EQ(-ETIME, next_event(self->a, &ev, softcm_quiet_ms(200)));
+}
+
+/*
+ * SOFTCM_CONNECT_RESPONSE is kept for the ABI and means nothing now: the
+ * flag is accepted and the handshake is the same as without it.
+ */
+TEST_F(cm, connect_response_flag_is_a_no_op)
+{
+	struct softcm_event ev;
+	__u32 l, a, n;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7015, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7015, &a));
+	ASSERT_EQ(0, connect_id(self->a, a, SOFTCM_CONNECT_RESPONSE, NULL, 0, 1));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	n = ev.handle;
+	ASSERT_EQ(0, accept_id(self->p, n, 5, NULL, 0, 2));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	ASSERT_EQ(0, establish_id(self->a, a));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	EXPECT_EQ(-ETIME, next_event(self->a, &ev, softcm_quiet_ms(200)));
+}
+
+/*
+ * Parameters as cma_connect_ib()/cma_accept_ib() and the IB CM take them:
+ * retry counts above 7 are clamped, srq is "nonzero", flow_control is a
+ * one-bit field (its low bit).  The peer sees what went on the wire.
+ */
+TEST_F(cm, parameters_are_clamped_as_linux)
+{
+	struct softcm_connect c = { 0 };
+	struct softcm_accept acc = { 0 };
+	struct softcm_event ev;
+	__u32 l, a, n;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7016, 0, &l));
+	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7016, &a));
+	c.handle = a;
+	c.param.qp_num = 1;
+	c.param.responder_resources = 200;
+	c.param.initiator_depth = 255;
+	c.param.retry_count = 9;
+	c.param.rnr_retry_count = 255;
+	c.param.srq = 2;
+	c.param.flow_control = 3;
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &c));
+	/* in-only: the caller's copy is not rewritten */
+	EXPECT_EQ(9, c.param.retry_count);
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	n = ev.handle;
+	EXPECT_EQ(7, ev.param.retry_count);
+	EXPECT_EQ(7, ev.param.rnr_retry_count);
+	EXPECT_EQ(1, ev.param.srq);
+	EXPECT_EQ(1, ev.param.flow_control);
+	EXPECT_EQ(255, ev.param.responder_resources);
+	EXPECT_EQ(200, ev.param.initiator_depth);
+
+	acc.uid = 5;
+	acc.handle = n;
+	acc.param.qp_num = 2;
+	acc.param.rnr_retry_count = 8;
+	acc.param.srq = 255;
+	acc.param.flow_control = 2;
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &acc));
+	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	EXPECT_EQ(7, ev.param.rnr_retry_count);
+	EXPECT_EQ(1, ev.param.srq);
+	EXPECT_EQ(0, ev.param.flow_control);
+	ASSERT_EQ(0, establish_id(self->a, a));
+	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
+	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 }
 
 /* Nobody answers: the REQ is sent 1 + cm_retries times, then UNREACHABLE. */
@@ -613,7 +696,8 @@ TEST_F(cm, destroy_established_disconnects_peer)
 	n = ev.handle;
 	ASSERT_EQ(0, accept_id(self->p, n, 9, NULL, 0, 2));
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
-	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	ASSERT_EQ(0, establish_id(self->a, a));
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	dreqs = stat_of("sc-k2", "rx_dreq");
@@ -639,6 +723,7 @@ TEST_F(cm, crossing_dreqs)
 	n = ev.handle;
 	ASSERT_EQ(0, accept_id(self->p, n, 9, NULL, 0, 2));
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
+	ASSERT_EQ(0, establish_id(self->a, a));
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
 	ASSERT_EQ(0, disconnect_id(self->a, a));
 	ASSERT_EQ(0, disconnect_id(self->p, n));
@@ -786,7 +871,8 @@ TEST_F(cm, spoofed_dreq_leaves_connection_alone)
 	n = ev.handle;
 	ASSERT_EQ(0, accept_id(self->p, n, 9, NULL, 0, 0x55));
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
-	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	ASSERT_EQ(0, establish_id(self->a, a));
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	ASSERT_EQ(0, sniff_rtu(pfd, &aid, &pid));

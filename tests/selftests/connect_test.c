@@ -600,8 +600,10 @@ static struct rdma_cm_id *establish(struct __test_metadata *_metadata,
 	CHECK_PD(&ev, SOFTCM_REQ_PRIVATE_DATA, req, sizeof(req));
 	p = conn_param(rep, sizeof(rep), 0x222);
 	ASSERT_EQ(0, rdma_accept(sid, &p)) TH_LOG("rdma_accept: %s", strerror(errno));
-	expect_event(cch, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	/* No QP: CONNECT_RESPONSE, and the RTU is rdma_establish()'s. */
+	expect_event(cch, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
 	ASSERT_EQ(cid, ev.id);
+	ASSERT_EQ(0, rdma_establish(cid)) TH_LOG("rdma_establish: %s", strerror(errno));
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
 	expect_event(sch, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	ASSERT_EQ(sid, ev.id);
@@ -779,11 +781,12 @@ TEST_F(cm, connect_accept_disconnect)
 	EXPECT_EQ(EINVAL, errno);
 	p.private_data_len = SOFTCM_REP_PRIVATE_DATA;
 	ASSERT_EQ(0, rdma_accept(sid, &p)) TH_LOG("rdma_accept: %s", strerror(errno));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
 	EXPECT_EQ(cid, ev.id);
 	EXPECT_EQ(0, ev.status);
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, SOFTCM_REP_PRIVATE_DATA);
 	EXPECT_EQ(0x123456, ev.conn.qp_num);
+	ASSERT_EQ(0, rdma_establish(cid)) TH_LOG("rdma_establish: %s", strerror(errno));
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	EXPECT_EQ(sid, ev.id);
 	EXPECT_EQ(0, ev.status);
@@ -854,6 +857,105 @@ TEST_F(cm, timewait_exit_follows_disconnected)
 	EXPECT_EQ(0, rdma_disconnect(sid));
 	expect_none(self->ch1, 200);
 	expect_none(self->ch2, 0);
+
+	EXPECT_EQ(0, rdma_destroy_id(sid));
+	EXPECT_EQ(0, rdma_destroy_id(cid));
+	EXPECT_EQ(0, rdma_destroy_id(listen));
+	wait_idle();
+}
+
+/*
+ * librdmacm's handshake for an id without a QP is the only one, whatever
+ * SOFTCM_OPTION_ID_CONNECT_RESPONSE says: CONNECT_RESPONSE with the REP's
+ * data, nothing for the server until rdma_establish() sends the RTU, and
+ * rdma_establish() refused before the REP and after the RTU.
+ */
+TEST_F(cm, connect_response_is_the_default)
+{
+	uint8_t rep[8] = "reply";
+	struct rdma_conn_param p = conn_param(NULL, 0, 0x111);
+	struct rdma_cm_id *listen, *cid, *sid;
+	int off = 0, on = 1, i;
+	struct ev ev;
+
+	listen = listener(_metadata, self->ch1, RDMA_PS_TCP, IP1, PORT(28));
+	for (i = 0; i < 2; i++) {
+		cid = client(_metadata, self->ch2, RDMA_PS_TCP, IP1, PORT(28));
+		ASSERT_EQ(0, rdma_set_option(cid, RDMA_OPTION_ID,
+					     SOFTCM_OPTION_ID_CONNECT_RESPONSE,
+					     i ? &on : &off, sizeof(int)));
+		p = conn_param(NULL, 0, 0x111);
+		ASSERT_EQ(0, rdma_connect(cid, &p));
+		EXPECT_EQ(-1, rdma_establish(cid));	/* no REP yet */
+		EXPECT_EQ(EINVAL, errno);
+		expect_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+		sid = ev.id;
+		p = conn_param(rep, sizeof(rep), 0x222);
+		ASSERT_EQ(0, rdma_accept(sid, &p));
+		expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+		EXPECT_EQ(cid, ev.id);
+		EXPECT_EQ(0, ev.status);
+		CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
+		EXPECT_EQ(0x222, ev.conn.qp_num);
+		/* no RTU yet: the server is not established */
+		expect_none(self->ch1, 200);
+		ASSERT_EQ(0, rdma_establish(cid)) TH_LOG("rdma_establish: %s", strerror(errno));
+		expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+		EXPECT_EQ(sid, ev.id);
+		/* and nothing more for the client */
+		expect_none(self->ch2, 200);
+		EXPECT_EQ(-1, rdma_establish(cid));
+		EXPECT_EQ(EINVAL, errno);
+		disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
+		EXPECT_EQ(0, rdma_destroy_id(sid));
+		EXPECT_EQ(0, rdma_destroy_id(cid));
+	}
+	EXPECT_EQ(0, rdma_destroy_id(listen));
+	wait_idle();
+}
+
+/*
+ * Parameters as librdmacm and the Linux CM take them: depths up to the
+ * device maximum (128, what rdma_rxe advertises; 0xFF means it, bounded
+ * on the passive side by the request), retry counts above 7 clamped, srq
+ * nonzero taken as 1.  Nothing refused.
+ */
+TEST_F(cm, parameters_as_linux_takes_them)
+{
+	struct rdma_conn_param p = conn_param(NULL, 0, 0x111);
+	struct rdma_cm_id *listen, *cid, *sid;
+	struct ev ev;
+
+	listen = listener(_metadata, self->ch1, RDMA_PS_TCP, IP1, PORT(29));
+	cid = client(_metadata, self->ch2, RDMA_PS_TCP, IP1, PORT(29));
+	p.responder_resources = 128;
+	p.initiator_depth = 100;
+	p.retry_count = 9;
+	p.rnr_retry_count = 200;
+	p.srq = 3;
+	ASSERT_EQ(0, rdma_connect(cid, &p)) TH_LOG("rdma_connect: %s", strerror(errno));
+	expect_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+	sid = ev.id;
+	/* the request as the receiver sees it */
+	EXPECT_EQ(100, ev.conn.responder_resources);
+	EXPECT_EQ(128, ev.conn.initiator_depth);
+	EXPECT_EQ(7, ev.conn.retry_count);
+	EXPECT_EQ(7, ev.conn.rnr_retry_count);
+	EXPECT_EQ(1, ev.conn.srq);
+
+	/* 0xFF: the device maximum, no more than the request asked for */
+	p = conn_param(NULL, 0, 0x222);
+	p.responder_resources = RDMA_MAX_RESP_RES;
+	p.initiator_depth = RDMA_MAX_INIT_DEPTH;
+	p.rnr_retry_count = 8;
+	ASSERT_EQ(0, rdma_accept(sid, &p)) TH_LOG("rdma_accept: %s", strerror(errno));
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	EXPECT_EQ(128, ev.conn.responder_resources);
+	EXPECT_EQ(100, ev.conn.initiator_depth);
+	EXPECT_EQ(7, ev.conn.rnr_retry_count);
+	ASSERT_EQ(0, rdma_establish(cid));
+	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
 
 	EXPECT_EQ(0, rdma_destroy_id(sid));
 	EXPECT_EQ(0, rdma_destroy_id(cid));
@@ -1011,7 +1113,8 @@ TEST_F(cm, lost_req_is_retransmitted)
 	sid = ev.id;
 	CHECK_PD(&ev, SOFTCM_REQ_PRIVATE_DATA, req, sizeof(req));
 	ASSERT_EQ(0, rdma_accept(sid, &p));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	ASSERT_EQ(0, rdma_establish(cid));
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
 
@@ -1045,8 +1148,9 @@ TEST_F(cm, lost_rep_is_retransmitted)
 	expect_none(self->ch2, 0);
 	unqdisc(_metadata, NS1, "p1");
 
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, LONG_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, LONG_MS, &ev);
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
+	ASSERT_EQ(0, rdma_establish(cid));
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
 	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
 
@@ -1075,8 +1179,9 @@ TEST_F(cm, lost_rtu_is_answered_again)
 	rx_rtu = stat_of(self->st1, "rx_rtu");
 	tx_rtu = stat_of(self->st2, "tx_rtu");
 	ASSERT_EQ(0, rdma_accept(sid, &p));
-	/* The client is established on the REP... */
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	/* The client is established on the REP and rdma_establish()... */
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	ASSERT_EQ(0, rdma_establish(cid));
 	/* ... the server, without an RTU, sends its REP again. */
 	WAIT_ABOVE(self->st1, "retransmits", retx, LONG_MS);
 	ASSERT_EQ(rx_rtu, stat_of(self->st1, "rx_rtu")) TH_LOG("the filter let an RTU through");
@@ -1086,7 +1191,7 @@ TEST_F(cm, lost_rtu_is_answered_again)
 	expect_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, LONG_MS, &ev);
 	EXPECT_EQ(sid, ev.id);
 	EXPECT_LE(2, stat_of(self->st2, "tx_rtu") - tx_rtu);
-	expect_none(self->ch2, 0);	/* still one ESTABLISHED */
+	expect_none(self->ch2, 0);	/* still one CONNECT_RESPONSE */
 	disconnect_pair(_metadata, self->ch2, cid, self->ch1, sid);
 
 	EXPECT_EQ(0, rdma_destroy_id(sid));
@@ -1301,7 +1406,8 @@ TEST_F(cm, destroy_passive_before_rtu)
 	sid = ev.id;
 	rx_rtu = stat_of(self->st1, "rx_rtu");
 	ASSERT_EQ(0, rdma_accept(sid, &p));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	ASSERT_EQ(0, rdma_establish(cid));
 	ASSERT_EQ(rx_rtu, stat_of(self->st1, "rx_rtu")) TH_LOG("the filter let an RTU through");
 	expect_none(self->ch1, 0);
 	ASSERT_EQ(0, rdma_destroy_id(sid));
@@ -1628,8 +1734,9 @@ TEST_F(cm, sync_server_async_client)
 	cid = client(_metadata, self->ch2, RDMA_PS_TCP, IP1, PORT(23));
 	p = conn_param(req, sizeof(req), 0x444);
 	ASSERT_EQ(0, rdma_connect(cid, &p));
-	expect_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, EV_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
 	CHECK_PD(&ev, SOFTCM_REP_PRIVATE_DATA, rep, sizeof(rep));
+	ASSERT_EQ(0, rdma_establish(cid));
 	/* The server disconnects as soon as its accept returns. */
 	expect_event(self->ch2, RDMA_CM_EVENT_DISCONNECTED, EV_MS, &ev);
 	ASSERT_EQ(0, rdma_disconnect(cid));
@@ -1672,14 +1779,19 @@ static int sync_client(int nsfd, int port, int closed_port, struct report *r)
 	STEP(10, !rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
 	STEP(11, !rdma_resolve_addr(id, NULL, SA(dst), 5000));
 	STEP(12, !rdma_resolve_route(id, 5000));
-	/* Returns once ESTABLISHED, with the REP's private data. */
+	/*
+	 * Returns 0 with CONNECT_RESPONSE and the REP's private data, as
+	 * librdmacm's does for an id without a QP; rdma_establish() sends
+	 * the RTU.
+	 */
 	STEP(13, !rdma_connect(id, &p));
 	note_event(r, id);
-	STEP(14, HAS_EVENT(id, RDMA_CM_EVENT_ESTABLISHED));
+	STEP(14, HAS_EVENT(id, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	STEP(15, !rdma_establish(id));
 	/* Returns once DISCONNECTED. */
-	STEP(15, !rdma_disconnect(id));
-	STEP(16, HAS_EVENT(id, RDMA_CM_EVENT_DISCONNECTED));
-	STEP(17, !rdma_destroy_id(id));
+	STEP(16, !rdma_disconnect(id));
+	STEP(17, HAS_EVENT(id, RDMA_CM_EVENT_DISCONNECTED));
+	STEP(18, !rdma_destroy_id(id));
 	r->step = 0;
 	return 0;
 }
@@ -1784,10 +1896,11 @@ static void on_client(struct __test_metadata *_metadata, struct batch *b, struct
 		ASSERT_EQ(0, rdma_connect(c->cid, &p))
 			TH_LOG("connection %d: rdma_connect: %s", c->seed, strerror(errno));
 		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		ASSERT_GT(0, c->rej_len) TH_LOG("connection %d established", c->seed);
 		fill(want, c->rep_len, c->seed * 3 + 1);
 		CHECK_PD(ev, SOFTCM_REP_PRIVATE_DATA, want, c->rep_len);
+		ASSERT_EQ(0, rdma_establish(c->cid));
 		mark(_metadata, b, c, M_C_EST);
 		break;
 	case RDMA_CM_EVENT_REJECTED:

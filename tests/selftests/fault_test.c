@@ -128,6 +128,14 @@ static int accept_uid(int fd, __u32 h, __u64 uid)
 	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a) ? -errno : 0;
 }
 
+/* rdma_establish(): the RTU after CONNECT_RESPONSE. */
+static int establish(int fd, __u32 h)
+{
+	struct softcm_accept a = { .handle = h, .flags = SOFTCM_ACCEPT_ESTABLISH };
+
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a) ? -errno : 0;
+}
+
 static int disconnect(int fd, __u32 h)
 {
 	struct softcm_disconnect d = { .handle = h };
@@ -303,7 +311,8 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 			}
 			ASSERT_EQ(NONE, c[ev.uid].a) TH_LOG("id %llu: event %u after its outcome",
 							   ev.uid, ev.event);
-			if (ev.event == SOFTCM_EVENT_ESTABLISHED) {
+			if (ev.event == SOFTCM_EVENT_CONNECT_RESPONSE) {
+				ASSERT_EQ(0, establish(a, c[ev.uid].ah));
 				c[ev.uid].a = ESTAB;
 			} else {
 				TH_LOG("id %llu: event %u status %d", ev.uid, ev.event, ev.status);
@@ -449,9 +458,14 @@ TEST_F_TIMEOUT(fault, sigkill_with_ten_thousand_ids, 900)
 		}
 		if (write(ready[1], "x", 1) != 1)
 			_exit(16);
-		/* answers come in, timers run: the parent decides when it ends */
+		/*
+		 * answers come in (the REPs answered with rdma_establish()),
+		 * timers run: the parent decides when it ends
+		 */
 		for (;;)
-			next_event(a, &ev, 1000);
+			if (!next_event(a, &ev, 1000) &&
+			    ev.event == SOFTCM_EVENT_CONNECT_RESPONSE)
+				establish(a, ev.handle);
 	}
 	if (read(ready[0], &x, 1) != 1) {
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -544,8 +558,9 @@ TEST_F(fault, fd_shared_across_fork)
 			}
 		}
 		if (!next_event(fd, &ev, 0)) {
-			ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+			ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
 			ASSERT_EQ(h, ev.handle);
+			ASSERT_EQ(0, establish(fd, h));
 			est++;
 		}
 	}
@@ -647,8 +662,9 @@ TEST_F_TIMEOUT(fault, peer_netns_deleted, 600)
 		}
 		if (!next_event(a, &ev, 10)) {
 			/* the waiting requests are kept alive by MRAs */
-			ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event)
+			ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event)
 				TH_LOG("id %llu: event %u status %d", ev.uid, ev.event, ev.status);
+			ASSERT_EQ(0, establish(a, ev.handle));
 			est++;
 		}
 	}
@@ -901,7 +917,8 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	ASSERT_EQ(0, request_for(p, 0xf000 + 7502, &ev));
 	ASSERT_EQ(0, accept_uid(p, ev.handle, 100));
 	ASSERT_EQ(0, event_for(a, h[V_ACTIVE], &ev));
-	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	ASSERT_EQ(0, establish(a, h[V_ACTIVE]));
 	/* a request the peer's application leaves waiting */
 	mra1 = stats_get(st1, "rx_mra");
 	ASSERT_EQ(0, routed_id(a, V_REQ_SENT, "10.89.0.2", 7501, true, &h[V_REQ_SENT]));
@@ -913,6 +930,9 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	ASSERT_EQ(0, request_for(a, V_LISTEN, &ev));
 	h[V_PASSIVE] = ev.handle;
 	ASSERT_EQ(0, accept_uid(a, h[V_PASSIVE], V_PASSIVE));
+	ASSERT_EQ(0, event_for(p, q1, &ev));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_RESPONSE, ev.event);
+	ASSERT_EQ(0, establish(p, q1));
 	ASSERT_EQ(0, event_for(a, h[V_PASSIVE], &ev));
 	ASSERT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	mra2 = stats_get(st2, "rx_mra");

@@ -183,7 +183,8 @@ FIXTURE_SETUP(listing)
 	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, &self->server));
 	p.qp_num = QPN + 1;
 	ASSERT_EQ(0, rdma_accept(self->server, &p));
-	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL));
+	ASSERT_EQ(0, rdma_establish(self->client));
 	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, NULL));
 }
 
@@ -471,7 +472,8 @@ TEST_F(listing, tracepoints)
 	ASSERT_EQ(0, rdma_connect(c, &p));
 	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
 	ASSERT_EQ(0, rdma_accept(s, &p));
-	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL));
+	ASSERT_EQ(0, rdma_establish(c));
 	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_ESTABLISHED, NULL));
 	ASSERT_EQ(0, rdma_disconnect(c));
 	ASSERT_EQ(0, get_event(self->ch1, RDMA_CM_EVENT_DISCONNECTED, NULL));
@@ -680,8 +682,9 @@ TEST(comm_ids_only_to_their_owner)
 	ASSERT_EQ(0, rdma_connect(c, &p));
 	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
 	ASSERT_EQ(0, rdma_accept(s, &p));
-	/* Both ends ESTABLISHED, in either order. */
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	/* CONNECT_RESPONSE first: the server's ESTABLISHED waits for the RTU. */
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL));
+	ASSERT_EQ(0, rdma_establish(c));
 	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
 
 	/* The owner sees both ends' comm IDs. */
@@ -852,7 +855,8 @@ TEST(unprivileged_reader_cannot_forge_a_dreq)
 	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
 	p.qp_num = QPN + 1;
 	ASSERT_EQ(0, rdma_accept(s, &p));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL));
+	ASSERT_EQ(0, rdma_establish(c));
 	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
 
 	/* nobody: forges with whatever the listing gives away (exit 1) */

@@ -250,7 +250,9 @@ TEST_F(mig, migrated_request_names_its_new_id)
 	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(b, ev.handle));
 	EXPECT_EQ(SOFTCM_STATE_LISTEN, state_of(b, l2));
 	ASSERT_EQ(0, accept_id(b, ev.handle));
-	EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, next_cm_event(self->ch));
+	/* No QP: CONNECT_RESPONSE, and rdma_establish() sends the RTU. */
+	EXPECT_EQ(RDMA_CM_EVENT_CONNECT_RESPONSE, next_cm_event(self->ch));
+	EXPECT_EQ(0, rdma_establish(self->client));
 	ASSERT_EQ(0, next_event(b, &ev, ev_ms()));
 	EXPECT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
 	EXPECT_EQ(0x22, ev.uid);
@@ -351,7 +353,8 @@ TEST_F(mig, stalled_reader_stalls_nobody_else)
 	if (readable(c, 0) && !next_event(c, &ev, 0) &&
 	    ev.event == SOFTCM_EVENT_CONNECT_REQUEST) {
 		EXPECT_EQ(0, accept_id(c, ev.handle));
-		EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, next_cm_event(self->ch2));
+		EXPECT_EQ(RDMA_CM_EVENT_CONNECT_RESPONSE, next_cm_event(self->ch2));
+		EXPECT_EQ(0, rdma_establish(self->client2));
 	}
 
 	/* Let the reader go: the copy completes, everything unwinds. */

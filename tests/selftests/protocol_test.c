@@ -404,7 +404,8 @@ static int disconnect_id(int fd, __u32 h)
 
 /*
  * Listener @l (in f1) on IP1:@port, an active id @a (f2) connected to it,
- * the passive id @p accepted: ESTABLISHED on both.  When @req is given,
+ * the passive id @p accepted, CONNECT_RESPONSE answered with
+ * rdma_establish(): ESTABLISHED on both.  When @req is given,
  * the REQ as it crossed t1.
  */
 #define ESTABLISH(self, port, l, a, p, req) \
@@ -423,7 +424,8 @@ static void __establish(struct __test_metadata *_metadata, FIXTURE_DATA(proto) *
 	EXPECT_EVENT(self->f1, SOFTCM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
 	*p = ev.handle;
 	ASSERT_EQ(0, accept_id(self->f1, *p, 0x300, 0));
-	EXPECT_EVENT(self->f2, SOFTCM_EVENT_ESTABLISHED, EV_MS, &ev);
+	EXPECT_EVENT(self->f2, SOFTCM_EVENT_CONNECT_RESPONSE, EV_MS, &ev);
+	ASSERT_EQ(0, accept_id(self->f2, *a, 0x200, SOFTCM_ACCEPT_ESTABLISH));
 	EXPECT_EVENT(self->f1, SOFTCM_EVENT_ESTABLISHED, EV_MS, &ev);
 }
 
@@ -719,7 +721,7 @@ TEST_F(proto, dreq_timeout_gives_disconnected_etimedout)
 /* ---- MRA ---- */
 
 /*
- * With SOFTCM_CONNECT_RESPONSE the RTU waits for rdma_establish(); the
+ * The RTU waits for rdma_establish() (as for every id without a QP); the
  * passive side's REP retransmissions are answered with MRA(REP), which
  * holds it off (mra_timeout 2^20 * 4.096 us = 4 s) until ACCEPT_ESTABLISH
  * sends the RTU.
@@ -736,7 +738,7 @@ TEST_F(proto, mra_for_duplicate_rep_while_rtu_waits)
 	ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_TCP, IP1, PORT, 0x200, &a));
 	tx_mra = stat_of(self->st2, "tx_mra");
 	rx_mra = stat_of(self->st1, "rx_mra");
-	ASSERT_EQ(0, connect_id(self->f2, a, SOFTCM_CONNECT_RESPONSE, 0xa1));
+	ASSERT_EQ(0, connect_id(self->f2, a, 0, 0xa1));
 	ASSERT_EQ(0, wire_sniff(self->pk1, CM_REQ, req, EV_MS));
 	EXPECT_EVENT(self->f1, SOFTCM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
 	p = ev.handle;
@@ -1034,7 +1036,7 @@ TEST_F(proto, destroy_active_waiting_for_establish)
 	for (mra = 0; mra < 2; mra++) {
 		ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_TCP, IP1, PORT, 0x200, &a));
 		tx_mra = stat_of(self->st2, "tx_mra");
-		ASSERT_EQ(0, connect_id(self->f2, a, SOFTCM_CONNECT_RESPONSE, 0xa1));
+		ASSERT_EQ(0, connect_id(self->f2, a, 0, 0xa1));
 		ASSERT_EQ(0, wire_sniff(self->pk1, CM_REQ, req, EV_MS));
 		EXPECT_EVENT(self->f1, SOFTCM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
 		p = ev.handle;
@@ -1361,7 +1363,8 @@ TEST_F(proto, listener_migration_moves_requests_in_order)
 	for (i = 0; i < 2; i++) {
 		if (!n[i])
 			continue;
-		EXPECT_EQ(0, expect_type(self->f2, SOFTCM_EVENT_ESTABLISHED, &ev, EV_MS));
+		EXPECT_EQ(0, expect_type(self->f2, SOFTCM_EVENT_CONNECT_RESPONSE, &ev, EV_MS));
+		EXPECT_EQ(0, accept_id(self->f2, ev.handle, 0x200, SOFTCM_ACCEPT_ESTABLISH));
 		EXPECT_EQ(0, expect_type(fb, SOFTCM_EVENT_ESTABLISHED, &ev, EV_MS));
 	}
 	/* Whatever happened above, no event is left unread when files close. */

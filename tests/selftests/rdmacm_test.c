@@ -484,7 +484,7 @@ TEST(verbs_calls_are_enosys)
 /* What the library refuses before asking the kernel, as librdmacm. */
 TEST_F(cm, connection_calls_checked_by_the_library)
 {
-	struct rdma_conn_param param = { .responder_resources = 17 };
+	struct rdma_conn_param param = { .responder_resources = 129 };
 	struct rdma_cm_id *id, *req;
 	int one = 1;
 
@@ -492,14 +492,14 @@ TEST_F(cm, connection_calls_checked_by_the_library)
 	/* No QP, so a REQ without parameters would have no QP number. */
 	EXPECT_EQ(-1, rdma_connect(id, NULL));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, rdma_connect(id, &param));	/* above the maximum, 16 */
+	EXPECT_EQ(-1, rdma_connect(id, &param));	/* above the maximum, 128 */
 	EXPECT_EQ(EINVAL, errno);
 	param.responder_resources = RDMA_MAX_RESP_RES;
-	param.initiator_depth = 17;
+	param.initiator_depth = 129;
 	EXPECT_EQ(-1, rdma_connect(id, &param));
 	EXPECT_EQ(EINVAL, errno);
 
-	/* A library option: the kernel never sees it. */
+	/* Kept for compatibility: accepted, and it changes nothing. */
 	EXPECT_EQ(0, rdma_set_option(id, RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE,
 				     &one, sizeof(one)));
 	EXPECT_EQ(-1, rdma_set_option(id, RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE,

@@ -126,13 +126,16 @@
  *   CONNECT      ROUTE_RESOLVED -> CONNECT (EINVAL in any other state).
  *                SOFTCM_PS_TCP sends a REQ: private_data_len at most 56
  *                (EINVAL), qp_num's low 24 bits, responder_resources,
- *                initiator_depth, flow_control, retry_count and
- *                rnr_retry_count (at most 7, else EINVAL) and srq go on the
- *                wire.  A REP then gives ESTABLISHED, the kernel sending the
- *                RTU itself (there is no QP to move first); with
- *                SOFTCM_CONNECT_RESPONSE it gives CONNECT_RESPONSE instead
- *                and the RTU waits for ACCEPT with SOFTCM_ACCEPT_ESTABLISH
- *                (rdma_establish()).  A REJ gives REJECTED (status: the IB
+ *                initiator_depth, flow_control (its low bit), retry_count
+ *                and rnr_retry_count (above 7 taken as 7) and srq (nonzero
+ *                taken as 1) go on the wire, as rdma_cm takes them; the
+ *                struct is written back unchanged.  A REP then gives
+ *                CONNECT_RESPONSE (there is no QP, as for an rdma_cm id
+ *                without one) and the RTU waits for ACCEPT with
+ *                SOFTCM_ACCEPT_ESTABLISH (rdma_establish()).
+ *                SOFTCM_CONNECT_RESPONSE is accepted and changes nothing
+ *                (it asked for this before it was the only behaviour).
+ *                A REJ gives REJECTED (status: the IB
  *                reason, e.g. 8 when nobody listens, 28 when the
  *                application rejected; private data: the REJ's 148
  *                bytes); no answer after the retries, UNREACHABLE
@@ -396,7 +399,7 @@ struct softcm_conn_param {
 	__u8		private_data[SOFTCM_PRIVATE_DATA_MAX];
 };
 
-#define SOFTCM_CONNECT_RESPONSE	0x1U	/* CONNECT_RESPONSE, not ESTABLISHED */
+#define SOFTCM_CONNECT_RESPONSE	0x1U	/* no effect: CONNECT_RESPONSE always */
 
 struct softcm_connect {
 	__u32		handle;		/* in */

@@ -82,9 +82,18 @@ int main(int argc, char **argv)
 	param.initiator_depth = 1;
 	param.retry_count = 7;
 	param.rnr_retry_count = 7;
-	/* Returns once the connection is established. */
+	/*
+	 * Returns with the server's reply.  Without a QP that is
+	 * RDMA_CM_EVENT_CONNECT_RESPONSE, under librdmacm as under softcm: the
+	 * connection is established once rdma_establish() has sent the RTU.
+	 */
 	if (rdma_connect(id, &param)) {
 		perror("rdma_connect");
+		rdma_destroy_ep(id);
+		return 1;
+	}
+	if (id->event->event == RDMA_CM_EVENT_CONNECT_RESPONSE && rdma_establish(id)) {
+		perror("rdma_establish");
 		rdma_destroy_ep(id);
 		return 1;
 	}

@@ -238,8 +238,8 @@ SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
  * optval of non-zero length, ENOSYS for an unknown level or option name,
  * EINVAL for a wrong size, and EINVAL for RDMA_OPTION_IB_PATH, there being
  * no InfiniBand device to take a path record.
- * SOFTCM_OPTION_ID_CONNECT_RESPONSE only changes what rdma_connect() asks
- * for, so it stays in the library.
+ * SOFTCM_OPTION_ID_CONNECT_RESPONSE is kept for compatibility and changes
+ * nothing (CONNECT_RESPONSE is the only handshake): it stays in the library.
  */
 SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 				  void *optval, size_t optlen)

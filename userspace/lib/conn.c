@@ -66,6 +66,11 @@ static uint8_t min_u8(uint8_t a, uint8_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * There is no QP to move to RTS, so the REP is reported as CONNECT_RESPONSE
+ * and the application sends the RTU with rdma_establish(), as librdmacm
+ * makes it do.  A synchronous id returns 0 on that event.
+ */
 SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct softcm_id_priv *priv;
@@ -78,8 +83,6 @@ SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *co
 		return -1;
 	memset(&c, 0, sizeof(c));
 	c.handle = priv->handle;
-	if (priv->connect_response)
-		c.flags = SOFTCM_CONNECT_RESPONSE;
 	fill_param(&c.param, conn_param, SOFTCM_MAX_RD_ATOMIC, SOFTCM_MAX_RD_ATOMIC);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_CONNECT, &c))
 		return -1;
@@ -186,9 +189,9 @@ SOFTCM_EXPORT int rdma_reject_ece(struct rdma_cm_id *id, const void *private_dat
 }
 
 /*
- * After CONNECT_RESPONSE (SOFTCM_OPTION_ID_CONNECT_RESPONSE): send the RTU.
- * librdmacm's does not wait for anything either, there being no event to
- * wait for.
+ * After CONNECT_RESPONSE, which an id without a QP always gets: send the
+ * RTU.  librdmacm's does not wait for anything either, there being no
+ * event to wait for.
  */
 SOFTCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 {

@@ -45,11 +45,12 @@ static inline socklen_t softcm_sa_len(const struct sockaddr *sa)
 }
 
 /*
- * What 0xFF ("the device's maximum") in responder_resources and
- * initiator_depth stands for.  There is no device to ask: this is the
- * max_qp_rd_atom of a typical RoCE adapter.
+ * The device maximum librdmacm checks responder_resources and
+ * initiator_depth against, and what 0xFF ("the device's maximum") stands
+ * for.  There is no device to ask: this is what rxe advertises as
+ * max_qp_rd_atom and max_qp_init_rd_atom.
  */
-#define SOFTCM_MAX_RD_ATOMIC	16
+#define SOFTCM_MAX_RD_ATOMIC	128
 
 struct softcm_id_priv {
 	struct rdma_cm_id id;

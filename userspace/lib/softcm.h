@@ -18,13 +18,11 @@ extern "C" {
 struct rdma_cm_id;
 
 /*
- * rdma_set_option(id, RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE,
- * &one, sizeof(int)): before rdma_connect(), ask for librdmacm's behaviour
- * without a QP.  The active side then gets RDMA_CM_EVENT_CONNECT_RESPONSE
- * instead of RDMA_CM_EVENT_ESTABLISHED, and the connection is completed
- * (the RTU sent) by rdma_establish().  By default the kernel sends the RTU
- * itself, there being no QP to move first.  A library option, numbered
- * away from rdma-core's RDMA_OPTION_ID_* values.
+ * Kept for compatibility; it changes nothing.  rdma_set_option(id,
+ * RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE, &v, sizeof(int))
+ * succeeds, and every active id gets RDMA_CM_EVENT_CONNECT_RESPONSE and
+ * is established by rdma_establish(), as under librdmacm without a QP.
+ * Numbered away from rdma-core's RDMA_OPTION_ID_* values.
  */
 #define SOFTCM_OPTION_ID_CONNECT_RESPONSE	0x100
 

@@ -286,10 +286,21 @@ static int ping_client(struct rdma_event_channel *ch, const struct ping_opts *o)
 		ping_fail("rdma_connect: %s", strerror(errno));
 		goto out;
 	}
-	event = expect(ch, RDMA_CM_EVENT_ESTABLISHED, o->timeout_ms);
+	/*
+	 * Without a QP, a connection's reply is CONNECT_RESPONSE, and
+	 * rdma_establish() sends the RTU, as under librdmacm.  A SIDR_REP is
+	 * ESTABLISHED.
+	 */
+	event = expect(ch, o->ps == RDMA_PS_UDP ? RDMA_CM_EVENT_ESTABLISHED :
+		       RDMA_CM_EVENT_CONNECT_RESPONSE, o->timeout_ms);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!event)
 		goto out;
+	if (o->ps != RDMA_PS_UDP && rdma_establish(id)) {
+		ping_fail("rdma_establish: %s", strerror(errno));
+		rdma_ack_cm_event(event);
+		goto out;
+	}
 	printf("established with %s\n", addr_str(rdma_get_peer_addr(id), a, sizeof(a)));
 	printf("peer port %u (rdma_get_dst_port), local port %u (rdma_get_src_port)\n",
 	       ntohs(rdma_get_dst_port(id)), ntohs(rdma_get_src_port(id)));
