@@ -87,6 +87,8 @@ int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c)
 	struct softcm_net *sn = softcm_net(id->net);
 	int ret;
 
+	lockdep_assert_held(&id->mutex);
+
 	ret = softcm_transport_get(sn);
 	if (ret)
 		return ret;
@@ -105,6 +107,8 @@ int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c)
 
 void softcm_cm_undo_start(struct softcm_id *id)
 {
+	lockdep_assert_held(&id->mutex);
+
 	softcm_cm_end(id);
 	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
 }
@@ -179,6 +183,8 @@ static void rep_param(struct softcm_conn_param *p, const struct softcm_cm_msg *r
 /* A REP again: our RTU (or the MRA for it) was lost. */
 static void dup_rep(struct softcm_net *sn, struct softcm_id *id)
 {
+	lockdep_assert_held(&id->mutex);
+
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
 	switch (id->cm.state) {
 	case SOFTCM_CM_ESTABLISHED:

@@ -138,6 +138,8 @@ void softcm_cm_arm(struct softcm_id *id, unsigned int ms)
 
 static void disarm(struct softcm_id *id)
 {
+	lockdep_assert_held(&id->mutex);
+
 	id->cm.timer = SOFTCM_CM_TIMER_NONE;
 	/* Not the last reference: the caller holds one. */
 	if (cancel_delayed_work(&id->cm.work))
@@ -176,6 +178,8 @@ int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 /* The message in flight again, for a duplicate of what it answers. */
 void softcm_cm_resend(struct softcm_id *id)
 {
+	lockdep_assert_held(&id->mutex);
+
 	if (!id->cm.mad)
 		return;
 	count_tx(sn_of(id), id->cm.mad_attr);
@@ -214,6 +218,7 @@ void softcm_cm_timewait(struct softcm_id *id)
 	/* The path's times come from the peer's REQ or REP: capped. */
 	u8 t = min_t(u8, id->cm.av_timeout, READ_ONCE(sn_of(id)->max_timewait));
 
+	lockdep_assert_held(&id->mutex);
 	softcm_cm_stop(id);
 	softcm_cm_set_state(id, SOFTCM_CM_TIMEWAIT);
 	id->cm.timer = SOFTCM_CM_TIMER_TIMEWAIT;
@@ -223,6 +228,8 @@ void softcm_cm_timewait(struct softcm_id *id)
 /* The connection is over: back to IDLE, its comm IDs free. */
 void softcm_cm_end(struct softcm_id *id)
 {
+	lockdep_assert_held(&id->mutex);
+
 	softcm_cm_stop(id);
 	if (id->cm.state != SOFTCM_CM_IDLE)
 		softcm_cm_set_state(id, SOFTCM_CM_IDLE);
@@ -232,6 +239,8 @@ void softcm_cm_end(struct softcm_id *id)
 /* The peer address is no longer a connection's: getpeername says so. */
 void softcm_cm_ended(struct softcm_id *id)
 {
+	lockdep_assert_held(&id->mutex);
+
 	id->conn_over = true;
 }
 
@@ -601,6 +610,8 @@ int softcm_cm_disconnect(struct softcm_id *id)
 /* The retransmissions are exhausted. */
 static void timed_out(struct softcm_id *id)
 {
+	lockdep_assert_held(&id->mutex);
+
 	softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_TIMEOUTS);
 	switch (id->cm.state) {
 	case SOFTCM_CM_REQ_SENT:
@@ -624,6 +635,8 @@ static void timed_out(struct softcm_id *id)
 static void timer_expired(struct softcm_id *id)
 {
 	enum softcm_cm_timer timer = id->cm.timer;
+
+	lockdep_assert_held(&id->mutex);
 
 	id->cm.timer = SOFTCM_CM_TIMER_NONE;
 	if (timer == SOFTCM_CM_TIMER_TIMEWAIT) {

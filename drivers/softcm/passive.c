@@ -277,6 +277,8 @@ static void reject_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 
 static void setup_conn(struct softcm_id *id, const struct softcm_cm_msg *req)
 {
+	lockdep_assert_held(&id->mutex);
+
 	req_path(id, req);
 	/* The peer's traffic class, but ECN is the IP layer's, not the peer's. */
 	id->cm.tos = req->traffic_class & ~INET_ECN_MASK;

@@ -60,6 +60,8 @@ int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)
 	u8 resp_timeout;
 	int ret;
 
+	lockdep_assert_held(&id->mutex);
+
 	if (c->param.private_data_len > SOFTCM_SIDR_REQ_PRIVATE_DATA || c->param.reserved0)
 		return -EINVAL;
 	ret = softcm_cm_start(id, c);
