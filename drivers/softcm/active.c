@@ -98,6 +98,7 @@ int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c)
 	id->cm.av_timeout = min(id->path.packet_life_time + 1, 31);
 	id->cm.tid = softcm_conn_new_tid(sn);
 	id->conn_over = false;
+	id->conn_up = false;
 	ret = softcm_conn_insert(id);
 	if (ret)
 		return ret;

@@ -58,6 +58,8 @@ void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to)
 			      id->cm.remote.comm_id, softcm_cm_state_name(id->cm.state),
 			      softcm_cm_state_name(to));
 	id->cm.state = to;
+	if (to == SOFTCM_CM_ESTABLISHED)
+		id->conn_up = true;
 }
 
 /* A message of @id's connection: header, both comm IDs, transaction. */

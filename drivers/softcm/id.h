@@ -167,6 +167,8 @@ struct softcm_id {
 	bool quiet;
 	/* The peer address is no longer a connection's (getpeername ENOTCONN). */
 	bool conn_over;
+	/* The connection was established: getpeername answers until it is over. */
+	bool conn_up;
 	u32 psn;			/* starting PSN we advertise */
 
 	struct softcm_cm cm;

@@ -364,6 +364,7 @@ int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
 			return ret;	/* nothing was sent: nothing changed */
 		WRITE_ONCE(id->uid, c->uid);
 		id->quiet = false;
+		id->conn_up = true;	/* answered: a UD peer is known */
 		return 0;
 	}
 	if ((id->cm.state != SOFTCM_CM_REQ_RCVD && id->cm.state != SOFTCM_CM_MRA_REQ_SENT) ||

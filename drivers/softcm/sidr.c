@@ -217,6 +217,7 @@ void softcm_cm_rcv_sidr_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		p->private_data_len = SOFTCM_SIDR_REP_PDATA;
 		memcpy(p->private_data, msg->pdata, SOFTCM_SIDR_REP_PDATA);
 	}
+	id->conn_up = true;
 	softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, p);
 	kfree(p);
 out:

@@ -166,18 +166,19 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	size_t len;
 
-	if (c->reserved0 || c->which > SOFTCM_QUERY_PEER)
+	if (c->reserved0 || c->which > SOFTCM_QUERY_CONNECTED_PEER)
 		return -EINVAL;
 	id = get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ss = c->which == SOFTCM_QUERY_LOCAL ? id->src : id->dst;
 	/* A connection that is over has no peer any more, as a socket. */
-	if (id->conn_over && c->which == SOFTCM_QUERY_PEER)
+	if (c->which != SOFTCM_QUERY_LOCAL &&
+	    (id->conn_over || (c->which == SOFTCM_QUERY_CONNECTED_PEER && !id->conn_up)))
 		ss.ss_family = AF_UNSPEC;
 	unlock_put(id);
 
-	if (c->which == SOFTCM_QUERY_PEER && ss.ss_family == AF_UNSPEC)
+	if (c->which != SOFTCM_QUERY_LOCAL && ss.ss_family == AF_UNSPEC)
 		return -ENOTCONN;
 	len = softcm_addr_size(&ss);
 	if (copy_to_user(u64_to_user_ptr(c->addr), &ss, min_t(size_t, len, c->addr_len)))

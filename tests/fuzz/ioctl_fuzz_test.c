@@ -390,7 +390,7 @@ static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 
 		break;
 	case SOFTCM_CMD_QUERY_ADDR:
 		a->qaddr.handle = pick_handle(r, slot);
-		a->qaddr.which = chance(r, 90) ? below(r, 2) : rnd(r);
+		a->qaddr.which = chance(r, 90) ? below(r, SOFTCM_QUERY_CONNECTED_PEER + 1) : rnd(r);
 		a->qaddr.addr_len = chance(r, 80) ? SOFTCM_ADDR_SIZE : below(r, 300);
 		a->qaddr.addr = chance(r, 85) ? (__u64)(uintptr_t)qbuf : bad_ptr(r, qbuf);
 		a->qaddr.reserved0 = chance(r, 95) ? 0 : rnd(r);

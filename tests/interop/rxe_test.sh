@@ -237,7 +237,8 @@ rxe_client() {
 	case $from in *:*) from="\[$from\]" ;; esac
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] &&
 	   grep -qx "return status 0" "$cli" &&
-	   grep -qE "^\[1\] request from $from:[0-9]+ \(rdma_get_peer_addr\), $from:[0-9]+ \(softcm_getpeername\)$" "$srv"; then
+	   grep -qE "^\[1\] request from $from:[0-9]+ \(rdma_get_peer_addr\)$" "$srv" &&
+	   grep -qE "^\[1\] (established with|answered \(SIDR\), peer) $from:[0-9]+ \(softcm_getpeername\)$" "$srv"; then
 		ok "$name"
 	else
 		not_ok "$name" "$srv" "$cli" "$srv.diag"

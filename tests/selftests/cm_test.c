@@ -384,6 +384,11 @@ TEST_F(cm, connect_accept_disconnect)
 	ASSERT_EQ(0, query_addr(self->p, n, SOFTCM_QUERY_LOCAL, &ss, &len));
 	EXPECT_EQ(htons(7001), ((struct sockaddr_in *)&ss)->sin_port);
 	EXPECT_EQ(htonl(0x0a510002), ((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	/* getpeername(2)'s view: no connection yet on either side */
+	len = sizeof(ss);
+	EXPECT_EQ(-ENOTCONN, query_addr(self->p, n, SOFTCM_QUERY_CONNECTED_PEER, &ss, &len));
+	len = sizeof(ss);
+	EXPECT_EQ(-ENOTCONN, query_addr(self->a, a, SOFTCM_QUERY_CONNECTED_PEER, &ss, &len));
 
 	ASSERT_EQ(0, accept_id(self->p, n, 0x77, rep_pd, sizeof(rep_pd), 0xabcdef));
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
@@ -401,6 +406,13 @@ TEST_F(cm, connect_accept_disconnect)
 	EXPECT_EQ(n, ev.handle);
 	EXPECT_EQ(1, stat_of("sc-k1", "connections"));
 	EXPECT_EQ(1, stat_of("sc-k2", "connections"));
+	/* established: both sides have their peer, the active one's the listener */
+	len = sizeof(ss);
+	ASSERT_EQ(0, query_addr(self->p, n, SOFTCM_QUERY_CONNECTED_PEER, &ss, &len));
+	EXPECT_EQ(0, memcmp(&ss, &local, sizeof(struct sockaddr_in)));
+	len = sizeof(ss);
+	ASSERT_EQ(0, query_addr(self->a, a, SOFTCM_QUERY_CONNECTED_PEER, &ss, &len));
+	EXPECT_EQ(htons(7001), ((struct sockaddr_in *)&ss)->sin_port);
 
 	ASSERT_EQ(0, disconnect_id(self->a, a));
 	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
@@ -410,6 +422,8 @@ TEST_F(cm, connect_accept_disconnect)
 	/* over: no peer any more */
 	len = sizeof(ss);
 	EXPECT_EQ(-ENOTCONN, query_addr(self->p, n, SOFTCM_QUERY_PEER, &ss, &len));
+	len = sizeof(ss);
+	EXPECT_EQ(-ENOTCONN, query_addr(self->p, n, SOFTCM_QUERY_CONNECTED_PEER, &ss, &len));
 	ASSERT_EQ(0, disconnect_id(self->p, n));	/* the DREP */
 	ASSERT_EQ(0, next_event(self->a, &ev, WAIT_MS));
 	ASSERT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);

@@ -454,7 +454,7 @@ TEST_F(uapi, query_addr_getpeername_semantics)
 	len = 0;
 	EXPECT_EQ(0, query_addr(self->fd, h, SOFTCM_QUERY_LOCAL, NULL, &len));
 	EXPECT_EQ(sizeof(struct sockaddr_in6), len);
-	EXPECT_EQ(-EINVAL, query_addr(self->fd, h, 2, buf, &len));
+	EXPECT_EQ(-EINVAL, query_addr(self->fd, h, SOFTCM_QUERY_CONNECTED_PEER + 1, buf, &len));
 }
 
 TEST_F(uapi, options)

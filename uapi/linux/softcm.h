@@ -166,6 +166,11 @@
  * QUERY_ADDR's peer address of a connected id is the one its connection
  * was made with (the request's source for a passive id); once the
  * connection is over (DISCONNECTED, REJECTED, UNREACHABLE) it is ENOTCONN.
+ * SOFTCM_QUERY_PEER answers from address resolution (or the request) on,
+ * as librdmacm fills rdma_get_peer_addr(); SOFTCM_QUERY_CONNECTED_PEER
+ * answers as getpeername(2) on a TCP socket: ENOTCONN until the
+ * connection is established (the RTU sent or received; for a UD id, its
+ * SIDR exchange done or answered) and after it is over.
  * Destroying or closing an id ends its connection as the Linux CM does: a
  * REJ for a pending request, a DREQ for an established connection.
  *
@@ -310,6 +315,7 @@ struct softcm_listen {
 enum softcm_query_which {
 	SOFTCM_QUERY_LOCAL,
 	SOFTCM_QUERY_PEER,
+	SOFTCM_QUERY_CONNECTED_PEER,	/* getpeername(2): established only */
 };
 
 struct softcm_query_addr {

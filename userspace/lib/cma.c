@@ -389,7 +389,7 @@ static int get_name(struct rdma_cm_id *id, int which, struct sockaddr *addr,
 SOFTCM_EXPORT int softcm_getpeername(struct rdma_cm_id *id, struct sockaddr *addr,
 				     socklen_t *addrlen)
 {
-	return get_name(id, SOFTCM_QUERY_PEER, addr, addrlen);
+	return get_name(id, SOFTCM_QUERY_CONNECTED_PEER, addr, addrlen);
 }
 
 SOFTCM_EXPORT int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *addr,

@@ -53,15 +53,16 @@ int softcm_check_abi(void);
  *
  * Asks the kernel, unlike rdma_get_peer_addr(), which reads the library's
  * copy (librdmacm's semantics: set by rdma_resolve_addr() and on events,
- * left as it was when the connection ends).  An id has a peer from address
- * resolution or its connection request until the connection is over.
+ * left as it was when the connection ends).  As a TCP socket, an id has a
+ * peer only while its connection is established (a UD id: once its SIDR
+ * exchange completed or was answered).
  * Errors in Linux's order: ENOTCONN before the buffers are checked.  A
  * NULL @addr with *@addrlen 0 succeeds, copying nothing.  *@addrlen is
  * read and written in userspace: an unreadable or unwritable @addrlen is
  * SIGSEGV, not EFAULT.
  *
- * Return: 0, or -1 with errno EBADF (@id is NULL), ENOTCONN (the id has no
- * peer), EFAULT (@addrlen NULL, @addr NULL with *@addrlen not 0, or @addr
+ * Return: 0, or -1 with errno EBADF (@id is NULL), ENOTCONN (no connection
+ * established), EFAULT (@addrlen NULL, @addr NULL with *@addrlen not 0, or @addr
  * not writable), EINVAL (*@addrlen negative as an int) or ENOENT (the id
  * is being destroyed).
  */

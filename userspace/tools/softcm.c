@@ -345,6 +345,18 @@ out:
 	return ret;
 }
 
+/* softcm_getpeername() of @id, as text; 0, or 1 after saying why not. */
+static int peer_str(struct rdma_cm_id *id, char *buf, size_t size)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+
+	if (softcm_getpeername(id, (struct sockaddr *)&peer, &len))
+		return ping_fail("softcm_getpeername: %s", strerror(errno));
+	addr_str((struct sockaddr *)&peer, buf, size);
+	return 0;
+}
+
 /* Connection @n's request: show it, then accept it with our answer. */
 static int serve_request(struct rdma_cm_event *event, int n, const struct ping_opts *o)
 {
@@ -362,16 +374,12 @@ static int serve_request(struct rdma_cm_event *event, int n, const struct ping_o
 		.qp_num = (o->qpn + n - 1) & 0xffffff,
 	};
 	struct rdma_cm_id *id = event->id;
-	struct sockaddr_storage peer;
-	socklen_t len = sizeof(peer);
 	char a[80], b[80], d[1024];
 
 	id->context = (void *)(long)n;
-	if (softcm_getpeername(id, (struct sockaddr *)&peer, &len))
-		return ping_fail("softcm_getpeername: %s", strerror(errno));
-	printf("[%d] request from %s (rdma_get_peer_addr), %s (softcm_getpeername)\n", n,
-	       addr_str(rdma_get_peer_addr(id), a, sizeof(a)),
-	       addr_str((struct sockaddr *)&peer, b, sizeof(b)));
+	/* softcm_getpeername(), as getpeername(2), waits for the connection. */
+	printf("[%d] request from %s (rdma_get_peer_addr)\n", n,
+	       addr_str(rdma_get_peer_addr(id), a, sizeof(a)));
 	printf("[%d] private data from the client: %s\n", n,
 	       ps == RDMA_PS_UDP ?
 	       data_str(event->param.ud.private_data, event->param.ud.private_data_len,
@@ -386,8 +394,11 @@ static int serve_request(struct rdma_cm_event *event, int n, const struct ping_o
 	}
 	if (rdma_accept(id, &param))
 		return ping_fail("rdma_accept: %s", strerror(errno));
-	if (ps == RDMA_PS_UDP)
-		printf("[%d] answered (SIDR)\n", n);
+	if (ps == RDMA_PS_UDP) {
+		if (peer_str(id, b, sizeof(b)))
+			return 1;
+		printf("[%d] answered (SIDR), peer %s (softcm_getpeername)\n", n, b);
+	}
 	return 0;
 }
 
@@ -397,7 +408,9 @@ static int ping_server(struct rdma_event_channel *ch, const struct ping_opts *o)
 	struct rdma_cm_event *event;
 	struct rdma_cm_id *listen, *id;
 	int seen = 0, done = 0, ret = 1, n;
+	struct sockaddr_storage peer;
 	struct addrinfo *ai;
+	socklen_t len;
 	char a[80];
 
 	if (lookup(o->bind, o->port, 1, &ai))
@@ -440,7 +453,19 @@ static int ping_server(struct rdma_event_channel *ch, const struct ping_opts *o)
 			}
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
-			printf("[%d] established\n", n);
+			len = sizeof(peer);
+			if (!softcm_getpeername(id, (struct sockaddr *)&peer, &len)) {
+				printf("[%d] established with %s (softcm_getpeername)\n", n,
+				       addr_str((struct sockaddr *)&peer, a, sizeof(a)));
+			} else if (errno == ENOTCONN) {
+				/* A DREQ came right after the RTU: over already. */
+				printf("[%d] established, and over already\n", n);
+			} else {
+				ping_fail("softcm_getpeername: %s", strerror(errno));
+				rdma_ack_cm_event(event);
+				rdma_destroy_id(id);
+				goto out;
+			}
 			if (o->disconnect_first) {
 				/* Our DREQ; DISCONNECTED comes with the DREP. */
 				if (rdma_disconnect(id)) {
