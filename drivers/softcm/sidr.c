@@ -114,7 +114,8 @@ int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
 		rep->qpn = qpn & 0xffffff;
 		rep->qkey = SOFTCM_UDP_QKEY;
 	}
-	memcpy(rep->pdata, pdata, len);
+	if (len)	/* an anonymous answer has no data, and no buffer */
+		memcpy(rep->pdata, pdata, len);
 	rep->pdata_len = len;
 	softcm_cm_send(id, rep);
 	kfree(rep);
