@@ -18,11 +18,9 @@
 #include "id.h"
 #include "netns.h"
 #include "sockaddr.h"
-#include "state.h"
 #include "stats.h"
 #include "transport.h"
 
-#define ROCE_PKEY	0xffff
 #define LID_PERMISSIVE	0xffff
 
 /* The connection's packet addresses: the resolved ones. */
@@ -59,7 +57,7 @@ static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 	req->rnr_retry_count = min_t(u8, 7, p->rnr_retry_count);
 	req->max_cm_retries = id->cm.max_retries;
 	req->srq = p->srq ? 1 : 0;
-	req->pkey = ROCE_PKEY;
+	req->pkey = SOFTCM_PKEY_DEFAULT;
 	req->path_mtu = path->mtu;
 	/* A routed path has no LIDs: permissive ones, not subnet-local. */
 	if (path->hop_limit > 1) {
@@ -227,7 +225,6 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	}
 	softcm_cm_stop(id);
 	id->cm.remote_qpn = msg->qpn;
-	id->cm.remote_psn = msg->starting_psn;
 	id->cm.av_timeout = softcm_cm_ack_timeout(msg->target_ack_delay,
 						  id->path.packet_life_time);
 	softcm_cm_set_state(id, SOFTCM_CM_REP_RCVD);

@@ -49,7 +49,6 @@
 #include "netns.h"
 #include "port.h"
 #include "sockaddr.h"
-#include "state.h"
 #include "stats.h"
 #include "trace.h"
 

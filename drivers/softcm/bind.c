@@ -17,8 +17,6 @@
 #include "id.h"
 #include "netns.h"
 #include "port.h"
-#include "sockaddr.h"
-#include "state.h"
 #include "transport.h"
 
 /* Is @sin a usable source address in @net? */

@@ -37,7 +37,6 @@
 #include "id.h"
 #include "netns.h"
 #include "sockaddr.h"
-#include "state.h"
 #include "stats.h"
 #include "trace.h"
 #include "transport.h"

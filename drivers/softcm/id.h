@@ -82,12 +82,8 @@ struct softcm_cm {
 	u64 service_id;			/* SIDR: the request's, for the reply */
 	u32 qpn;			/* ours, as the application gave it */
 	u32 remote_qpn;
-	u32 remote_psn;
 	u8 max_retries;			/* of our messages */
 	u8 av_timeout;			/* IB time: sets timewait */
-	u8 mra_attr;			/* the message an MRA of ours covers */
-	u8 resp_resources;		/* REQ's, for the passive id's REP */
-	u8 init_depth;
 	unsigned int timeout_ms;	/* retransmission timeout */
 
 	/* A message that may have to be sent again, and when. */

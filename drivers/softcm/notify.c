@@ -26,7 +26,6 @@
 #include "netns.h"
 #include "notify.h"
 #include "sockaddr.h"
-#include "state.h"
 
 enum notice_type {
 	NOTICE_DEV_DOWN,
@@ -61,12 +60,9 @@ static bool src_is(const struct softcm_id *id, const struct in6_addr *addr)
 {
 	struct in6_addr a;
 
-	if (id->src.ss_family == AF_INET)
-		ipv6_addr_set_v4mapped(((const struct sockaddr_in *)&id->src)->sin_addr.s_addr, &a);
-	else if (id->src.ss_family == AF_INET6)
-		a = ((const struct sockaddr_in6 *)&id->src)->sin6_addr;
-	else
+	if (id->src.ss_family != AF_INET && id->src.ss_family != AF_INET6)
 		return false;
+	softcm_addr_to_in6(&id->src, &a);
 	return ipv6_addr_equal(&a, addr);
 }
 

@@ -284,15 +284,12 @@ static void setup_conn(struct softcm_id *id, const struct softcm_cm_msg *req)
 	id->cm.tos = req->traffic_class & ~INET_ECN_MASK;
 	id->cm.tid = req->hdr.tid;
 	id->cm.remote_qpn = req->qpn;
-	id->cm.remote_psn = req->starting_psn;
 	id->cm.max_retries = req->max_cm_retries;
 	/* How long we wait for the peer is the peer's to say, up to a limit. */
 	id->cm.timeout_ms = softcm_cm_ms(min_t(u8, req->local_cm_timeout,
 					       READ_ONCE(softcm_net(id->net)->max_peer_timeout)));
 	id->cm.av_timeout = softcm_cm_ack_timeout(SOFTCM_CA_ACK_DELAY,
 						  id->path.packet_life_time);
-	id->cm.resp_resources = req->responder_resources;
-	id->cm.init_depth = req->initiator_depth;
 	softcm_cm_set_state(id, SOFTCM_CM_REQ_RCVD);
 }
 

@@ -32,8 +32,8 @@ void softcm_roce_put_headers(u8 *bth, u32 psn)
 
 	memset(bth, 0, SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE);
 	bth[0] = SOFTCM_BTH_OPCODE_UD_SEND_ONLY;
-	bth[2] = SOFTCM_BTH_PKEY_DEFAULT >> 8;
-	bth[3] = SOFTCM_BTH_PKEY_DEFAULT & 0xff;
+	bth[2] = SOFTCM_PKEY_DEFAULT >> 8;
+	bth[3] = SOFTCM_PKEY_DEFAULT & 0xff;
 	bth[7] = SOFTCM_GSI_QPN;
 	bth[8] = SOFTCM_BTH_ACKREQ;
 	bth[9] = psn >> 16;

@@ -10,6 +10,7 @@
 #include <linux/in6.h>
 #include <linux/lockdep.h>
 #include <net/ipv6.h>
+#include <softcm/wire.h>
 #include <uapi/linux/softcm.h>
 
 #include "event.h"
@@ -17,13 +18,11 @@
 #include "netns.h"
 #include "route.h"
 #include "sockaddr.h"
-#include "state.h"
 
 /* RoCE headers around a payload: GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4. */
 #define ROCE_OVERHEAD		96
 #define IB_MTU_256		1
 #define IB_MTU_4096		5
-#define ROCE_PKEY_DEFAULT	0xffff
 
 /* The largest IB MTU (256 << (n - 1)) that fits the device's MTU, or 0. */
 VISIBLE_IF_KUNIT u8 softcm_ib_mtu(unsigned int netdev_mtu)
@@ -43,12 +42,7 @@ EXPORT_SYMBOL_IF_KUNIT(softcm_ib_mtu);
 /* RoCE GIDs are IPv6 addresses, IPv4 ones v4-mapped (rdma_ip2gid()). */
 VISIBLE_IF_KUNIT void softcm_ip_to_gid(const struct sockaddr_storage *ss, u8 gid[16])
 {
-	struct in6_addr *a = (struct in6_addr *)gid;
-
-	if (ss->ss_family == AF_INET)
-		ipv6_addr_set_v4mapped(((const struct sockaddr_in *)ss)->sin_addr.s_addr, a);
-	else
-		*a = ((const struct sockaddr_in6 *)ss)->sin6_addr;
+	softcm_addr_to_in6(ss, (struct in6_addr *)gid);
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_ip_to_gid);
 
@@ -122,7 +116,7 @@ int softcm_id_query_route(struct softcm_id *id, struct softcm_query_route *q)
 	memcpy(q->smac, id->dev.smac, sizeof(q->smac));
 	memcpy(q->dmac, id->dev.dmac, sizeof(q->dmac));
 	q->flow_label = id->path.flow_label;
-	q->pkey = ROCE_PKEY_DEFAULT;
+	q->pkey = SOFTCM_PKEY_DEFAULT;
 	q->mtu = id->path.mtu;
 	q->hop_limit = id->path.hop_limit;
 	q->traffic_class = id->path.traffic_class;

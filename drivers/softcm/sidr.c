@@ -23,11 +23,7 @@
 #include "id.h"
 #include "netns.h"
 #include "sockaddr.h"
-#include "state.h"
 #include "stats.h"
-#include "transport.h"
-
-#define ROCE_PKEY	0xffff
 
 static siphash_key_t sender_secret __read_mostly;
 
@@ -72,7 +68,7 @@ int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)
 	req = softcm_cm_msg(id, SOFTCM_CM_SIDR_REQ);
 	if (!req)
 		goto err_undo;
-	req->pkey = ROCE_PKEY;
+	req->pkey = SOFTCM_PKEY_DEFAULT;
 	req->service_id = softcm_service_id(id->ps, softcm_addr_port(&id->dst));
 	ret = softcm_cma_hdr_put(req->pdata, &id->src, &id->dst);
 	if (ret)

@@ -85,6 +85,18 @@ static inline void softcm_inaddr_set(union softcm_inaddr *a, const struct sockad
 	memcpy(a, ss, min(softcm_addr_size(ss), sizeof(*a)));
 }
 
+/*
+ * An IPv4 or IPv6 address as IPv6, IPv4 v4-mapped: the form RoCE GIDs and
+ * the neighbour and address events take (rdma_ip2gid()).
+ */
+static inline void softcm_addr_to_in6(const struct sockaddr_storage *ss, struct in6_addr *a)
+{
+	if (ss->ss_family == AF_INET)
+		ipv6_addr_set_v4mapped(((const struct sockaddr_in *)ss)->sin_addr.s_addr, a);
+	else
+		*a = ((const struct sockaddr_in6 *)ss)->sin6_addr;
+}
+
 /* Port in host order; 0 for AF_UNSPEC. */
 static inline u16 softcm_addr_port(const struct sockaddr_storage *ss)
 {

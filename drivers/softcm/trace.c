@@ -17,8 +17,8 @@ void softcm_trace_mad(struct softcm_net *sn, bool tx,
 	if (!trace_softcm_cm_msg_enabled())
 		return;
 	trace_softcm_cm_msg(sn->net->ns.inum, tx, peer,
-			    get_unaligned_be16(mad + 16) & 0xff,
-			    get_unaligned_be64(mad + 8),
+			    get_unaligned_be16(mad + SOFTCM_MAD_ATTR_ID_OFF) & 0xff,
+			    get_unaligned_be64(mad + SOFTCM_MAD_TID_OFF),
 			    get_unaligned_be32(mad + SOFTCM_MAD_HDR_SIZE),
 			    get_unaligned_be32(mad + SOFTCM_MAD_HDR_SIZE + 4), err);
 }

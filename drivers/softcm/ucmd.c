@@ -25,7 +25,6 @@
 #include "netns.h"
 #include "route.h"
 #include "sockaddr.h"
-#include "state.h"
 #include "ucmd.h"
 
 union ucmd_args {

@@ -81,8 +81,8 @@ static const struct binding hdr_fields[] = {
 	F(2, 0, 8, hdr.class_version),
 	F(3, 0, 8, hdr.method),
 	F(4, 0, 16, hdr.status),
-	F(8, 0, 64, hdr.tid),
-	F(16, 0, 16, hdr.attr_id),
+	F(SOFTCM_MAD_TID_OFF, 0, 64, hdr.tid),
+	F(SOFTCM_MAD_ATTR_ID_OFF, 0, 16, hdr.attr_id),
 	F(20, 0, 32, hdr.attr_mod),
 };
 

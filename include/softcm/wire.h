@@ -16,6 +16,8 @@
 enum {
 	SOFTCM_MAD_SIZE		= 256,
 	SOFTCM_MAD_HDR_SIZE	= 24,
+	SOFTCM_MAD_TID_OFF	= 8,
+	SOFTCM_MAD_ATTR_ID_OFF	= 16,
 
 	SOFTCM_MAD_BASE_VERSION	= 1,
 	SOFTCM_MAD_CLASS_CM	= 0x07,
@@ -37,7 +39,8 @@ enum {
 	SOFTCM_ROCE_PAYLOAD	= SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE + 256 + SOFTCM_ICRC_SIZE,
 
 	SOFTCM_BTH_OPCODE_UD_SEND_ONLY	= 0x64,
-	SOFTCM_BTH_PKEY_DEFAULT		= 0xffff,
+	/* the default P_Key: in the BTH, a REQ and a path record alike */
+	SOFTCM_PKEY_DEFAULT		= 0xffff,
 	SOFTCM_BTH_ACKREQ		= 0x80,		/* BTH byte 8: A */
 	SOFTCM_BTH_PSN_MASK		= 0xffffff,
 	SOFTCM_GSI_QPN			= 1,
@@ -45,7 +48,7 @@ enum {
 
 #define SOFTCM_GSI_QKEY		0x80010000u
 
-/* CM attribute ids (MAD header offset 16). */
+/* CM attribute ids (MAD header, SOFTCM_MAD_ATTR_ID_OFF). */
 enum softcm_cm_attr {
 	SOFTCM_CM_REQ		= 0x10,
 	SOFTCM_CM_MRA		= 0x11,
