@@ -3,7 +3,7 @@
  * What rdma_cm adds to the IB CM for IP addressing: the service ID that
  * names a port space and port, and the 36-byte header at the front of a
  * REQ's (or SIDR_REQ's) private data carrying both IP addresses and the
- * active side's port (reference §5.1).
+ * active side's port (cma.c's struct cma_hdr and cma_get_service_id()).
  */
 
 #include <linux/in.h>

@@ -45,9 +45,9 @@ void softcm_roce_put_headers(u8 *bth, u32 psn)
 EXPORT_SYMBOL_IF_KUNIT(softcm_roce_put_headers);
 
 /*
- * What rxe checks before a MAD reaches the CM (reference §6.4), each with
- * its own errno so that drops can be counted by reason: @len is the UDP
- * payload, BTH through ICRC.
+ * What rxe checks before a MAD reaches the CM (rxe_recv.c's header and
+ * Q_Key checks), each with its own errno so that drops can be counted by
+ * reason: @len is the UDP payload, BTH through ICRC.
  */
 int softcm_roce_check_headers(const u8 *bth, size_t len)
 {
