@@ -403,48 +403,22 @@ out_unlock:
 	free_req(req);
 }
 
-/* Parse a user address of the given family into a clean sockaddr. */
+/* A destination: a wildcard address means this host, as rdma_resolve_addr() takes it. */
 static int parse(const void *addr, u32 len, struct sockaddr_storage *ss)
 {
-	const struct sockaddr *sa = addr;
+	int ret = softcm_addr_parse(addr, len, ss);
 
-	memset(ss, 0, sizeof(*ss));
-	if (len < sizeof(sa->sa_family))
-		return -EINVAL;
-	switch (sa->sa_family) {
-	case AF_INET: {
-		const struct sockaddr_in *in = addr;
-		struct sockaddr_in *out = (struct sockaddr_in *)ss;
+	if (ret)
+		return ret;
+	if (ss->ss_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 
-		if (len < sizeof(*in))
-			return -EINVAL;
-		out->sin_family = AF_INET;
-		out->sin_port = in->sin_port;
-		out->sin_addr = in->sin_addr;
-		if (ipv4_is_zeronet(in->sin_addr.s_addr))
-			out->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		return 0;
+		if (ipv4_is_zeronet(sin->sin_addr.s_addr))
+			sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	} else if (ipv6_addr_any(&((struct sockaddr_in6 *)ss)->sin6_addr)) {
+		((struct sockaddr_in6 *)ss)->sin6_addr = in6addr_loopback;
 	}
-	case AF_INET6: {
-		const struct sockaddr_in6 *in6 = addr;
-		struct sockaddr_in6 *out = (struct sockaddr_in6 *)ss;
-
-		if (len < sizeof(*in6))
-			return -EINVAL;
-		out->sin6_family = AF_INET6;
-		out->sin6_port = in6->sin6_port;
-		out->sin6_addr = in6->sin6_addr;
-		/* The flow label the path carries (rdma_cm's, route.c). */
-		out->sin6_flowinfo = in6->sin6_flowinfo & IPV6_FLOWLABEL_MASK;
-		if (ipv6_addr_any(&in6->sin6_addr))
-			out->sin6_addr = in6addr_loopback;
-		if (ipv6_addr_type(&in6->sin6_addr) & IPV6_ADDR_LINKLOCAL)
-			out->sin6_scope_id = in6->sin6_scope_id;
-		return 0;
-	}
-	default:
-		return -EAFNOSUPPORT;
-	}
+	return 0;
 }
 
 /*

@@ -17,6 +17,7 @@
 #include "id.h"
 #include "netns.h"
 #include "port.h"
+#include "sockaddr.h"
 #include "transport.h"
 
 /* Is @sin a usable source address in @net? */
@@ -63,52 +64,27 @@ out:
 	return ret;
 }
 
-/* Copy only what a bound address keeps; everything else reads as zero. */
+/*
+ * A bound address keeps no flow label, and a link-local one the index of
+ * the device its scope id names.
+ */
 static int parse_addr(struct softcm_id *id, const void *addr, u32 addr_len,
 		      struct sockaddr_storage *ss, int *ifindex)
 {
-	const struct sockaddr *sa = addr;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 	int ret;
 
-	if (addr_len < sizeof(sa->sa_family))
-		return -EINVAL;
-	memset(ss, 0, sizeof(*ss));
 	*ifindex = 0;
+	ret = softcm_addr_parse(addr, addr_len, ss);
+	if (ret)
+		return ret;
+	if (ss->ss_family == AF_INET)
+		return check_local4(id->net, (struct sockaddr_in *)ss);
 
-	switch (sa->sa_family) {
-	case AF_INET: {
-		const struct sockaddr_in *in = addr;
-		struct sockaddr_in *out = (struct sockaddr_in *)ss;
-
-		if (addr_len < sizeof(*in))
-			return -EINVAL;
-		ret = check_local4(id->net, in);
-		if (ret)
-			return ret;
-		out->sin_family = AF_INET;
-		out->sin_port = in->sin_port;
-		out->sin_addr = in->sin_addr;
-		return 0;
-	}
-	case AF_INET6: {
-		const struct sockaddr_in6 *in6 = addr;
-		struct sockaddr_in6 *out = (struct sockaddr_in6 *)ss;
-
-		if (addr_len < sizeof(*in6))
-			return -EINVAL;
-		ret = check_local6(id->net, in6, ifindex);
-		if (ret)
-			return ret;
-		out->sin6_family = AF_INET6;
-		out->sin6_port = in6->sin6_port;
-		out->sin6_addr = in6->sin6_addr;
-		if (*ifindex)
-			out->sin6_scope_id = *ifindex;
-		return 0;
-	}
-	default:
-		return -EAFNOSUPPORT;
-	}
+	ret = check_local6(id->net, sin6, ifindex);
+	sin6->sin6_flowinfo = 0;
+	sin6->sin6_scope_id = *ifindex;
+	return ret;
 }
 
 static bool default_afonly(struct softcm_id *id, sa_family_t family)

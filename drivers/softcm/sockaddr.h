@@ -86,6 +86,50 @@ static inline void softcm_inaddr_set(union softcm_inaddr *a, const struct sockad
 }
 
 /*
+ * A user's IPv4 or IPv6 address, its length checked, into a clean
+ * sockaddr: family, port, address, the IPv6 flow label and a link-local
+ * address's scope id; every other byte reads as zero.  What each caller
+ * accepts beyond that (a local address, a wildcard) is the caller's rule.
+ */
+static inline int softcm_addr_parse(const void *addr, u32 len, struct sockaddr_storage *ss)
+{
+	const struct sockaddr *sa = addr;
+
+	memset(ss, 0, sizeof(*ss));
+	if (len < sizeof(sa->sa_family))
+		return -EINVAL;
+	switch (sa->sa_family) {
+	case AF_INET: {
+		const struct sockaddr_in *in = addr;
+		struct sockaddr_in *out = (struct sockaddr_in *)ss;
+
+		if (len < sizeof(*in))
+			return -EINVAL;
+		out->sin_family = AF_INET;
+		out->sin_port = in->sin_port;
+		out->sin_addr = in->sin_addr;
+		return 0;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *in6 = addr;
+		struct sockaddr_in6 *out = (struct sockaddr_in6 *)ss;
+
+		if (len < sizeof(*in6))
+			return -EINVAL;
+		out->sin6_family = AF_INET6;
+		out->sin6_port = in6->sin6_port;
+		out->sin6_addr = in6->sin6_addr;
+		out->sin6_flowinfo = in6->sin6_flowinfo & IPV6_FLOWLABEL_MASK;
+		if (ipv6_addr_type(&in6->sin6_addr) & IPV6_ADDR_LINKLOCAL)
+			out->sin6_scope_id = in6->sin6_scope_id;
+		return 0;
+	}
+	default:
+		return -EAFNOSUPPORT;
+	}
+}
+
+/*
  * An IPv4 or IPv6 address as IPv6, IPv4 v4-mapped: the form RoCE GIDs and
  * the neighbour and address events take (rdma_ip2gid()).
  */
