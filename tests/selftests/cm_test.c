@@ -55,24 +55,9 @@ static const char *const setup_cmds =
 
 /*
  * The fast timers of sc-k1 and sc-k2: responses and MRAs of 64 ms, a
- * packet life time of 4 ms (REQs 72 ms apart), 3 retries; each time
- * exponent plus softcm_slow_shift().
+ * packet life time of 4 ms (REQs 72 ms apart), 3 retries.
  */
-static const char *timer_cmds(void)
-{
-	static char cmd[512];
-	int shift = softcm_slow_shift();
-
-	snprintf(cmd, sizeof(cmd),
-		 "set -e\n"
-		 "for n in sc-k1 sc-k2; do ip netns exec $n sh -c '"
-		 "echo %d >/proc/sys/net/softcm/cm_response_timeout; "
-		 "echo %d >/proc/sys/net/softcm/packet_life_time; "
-		 "echo 3 >/proc/sys/net/softcm/cm_retries; "
-		 "echo %d >/proc/sys/net/softcm/mra_timeout'; done\n",
-		 14 + shift, 10 + shift, 14 + shift);
-	return cmd;
-}
+static const struct softcm_timers fast = { .response = 14, .life = 10, .mra = 14, .retries = 3 };
 
 #define WAIT_MS 20000
 
@@ -306,7 +291,7 @@ FIXTURE_SETUP(cm)
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-k1", F_OK)) {
 		ASSERT_EQ(0, system(setup_cmds));
-		ASSERT_EQ(0, system(timer_cmds()));
+		ASSERT_EQ(0, netns_set_timers_named("sc-k1 sc-k2", &fast));
 	}
 	self->home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->home);

@@ -528,6 +528,67 @@ static void nsx_leave(int home)
 		fprintf(stderr, "# namespace already gone\n");
 }
 
+/*
+ * One connection over loopback in NSX: listener, client and server ids on
+ * one channel, the server's QP number @srv_qpn.  0, or the step that
+ * failed (negative).
+ */
+struct nsx_conn {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *l, *c, *s;
+	int home, stats;
+};
+
+static int nsx_connect(struct nsx_conn *x, uint32_t srv_qpn)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(19700),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+				     .retry_count = 7, .qp_num = QPN };
+
+	if (softcm_ensure_loaded() || nsx_enter(&x->home, &x->stats) < 0)
+		return -1;
+	x->ch = rdma_create_event_channel();
+	if (!x->ch)
+		return -2;
+	if (rdma_create_id(x->ch, &x->l, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(x->l, (struct sockaddr *)&a) || rdma_listen(x->l, 4))
+		return -3;
+	if (rdma_create_id(x->ch, &x->c, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(x->c, NULL, (struct sockaddr *)&a, 2000) ||
+	    get_event(x->ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL))
+		return -4;
+	if (rdma_resolve_route(x->c, 2000) ||
+	    get_event(x->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		return -5;
+	if (rdma_connect(x->c, &p) ||
+	    get_event(x->ch, RDMA_CM_EVENT_CONNECT_REQUEST, &x->s))
+		return -6;
+	p.qp_num = srv_qpn;
+	if (rdma_accept(x->s, &p))
+		return -7;
+	/* CONNECT_RESPONSE first: the server's ESTABLISHED waits for the RTU. */
+	if (get_event(x->ch, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL) ||
+	    rdma_establish(x->c) || get_event(x->ch, RDMA_CM_EVENT_ESTABLISHED, NULL))
+		return -8;
+	return 0;
+}
+
+/* Everything nsx_connect() made, gone; 0 once the namespace is idle. */
+static int nsx_disconnect(struct nsx_conn *x)
+{
+	int ret;
+
+	rdma_destroy_id(x->s);
+	rdma_destroy_id(x->c);
+	rdma_destroy_id(x->l);
+	rdma_destroy_event_channel(x->ch);
+	ret = stats_wait_idle(x->stats, 60000 << softcm_slow_shift());
+	close(x->stats);
+	nsx_leave(x->home);
+	return ret;
+}
+
 /* The number of lines of the listing text @buf whose handle is "0". */
 static int handle0_lines(const char *buf)
 {
@@ -657,35 +718,11 @@ static int visible_comm_ids(uid_t uid, int *lines)
  */
 TEST(comm_ids_only_to_their_owner)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(19700),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
-				     .retry_count = 7, .qp_num = QPN };
-	struct rdma_cm_id *l, *c, *s;
-	struct rdma_event_channel *ch;
-	int home, stats, ns, lines = 0, status;
+	struct nsx_conn x;
+	int lines = 0, status;
 	pid_t pid;
 
-	ASSERT_EQ(0, softcm_ensure_loaded());
-	ns = nsx_enter(&home, &stats);
-	ASSERT_LE(0, ns);
-	ch = rdma_create_event_channel();
-	ASSERT_NE(NULL, ch);
-	ASSERT_EQ(0, rdma_create_id(ch, &l, NULL, RDMA_PS_TCP));
-	ASSERT_EQ(0, rdma_bind_addr(l, (struct sockaddr *)&a));
-	ASSERT_EQ(0, rdma_listen(l, 4));
-	ASSERT_EQ(0, rdma_create_id(ch, &c, NULL, RDMA_PS_TCP));
-	ASSERT_EQ(0, rdma_resolve_addr(c, NULL, (struct sockaddr *)&a, 2000));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL));
-	ASSERT_EQ(0, rdma_resolve_route(c, 2000));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL));
-	ASSERT_EQ(0, rdma_connect(c, &p));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
-	ASSERT_EQ(0, rdma_accept(s, &p));
-	/* CONNECT_RESPONSE first: the server's ESTABLISHED waits for the RTU. */
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL));
-	ASSERT_EQ(0, rdma_establish(c));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, nsx_connect(&x, QPN));
 
 	/* The owner sees both ends' comm IDs. */
 	EXPECT_EQ(2, visible_comm_ids(0, &lines));
@@ -700,14 +737,7 @@ TEST(comm_ids_only_to_their_owner)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-
-	rdma_destroy_id(s);
-	rdma_destroy_id(c);
-	rdma_destroy_id(l);
-	rdma_destroy_event_channel(ch);
-	EXPECT_EQ(0, stats_wait_idle(stats, 60000 << softcm_slow_shift()));
-	close(stats);
-	nsx_leave(home);
+	EXPECT_EQ(0, nsx_disconnect(&x));
 }
 
 /*
@@ -827,37 +857,13 @@ static int forge_dreq(uint32_t from, uint32_t to, uint32_t qpn)
  */
 TEST(unprivileged_reader_cannot_forge_a_dreq)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(19700),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
-				     .retry_count = 7, .qp_num = QPN };
 	uint32_t sc = 0, cc = 0, sq = 0;
-	struct rdma_cm_id *l, *c, *s;
-	struct rdma_event_channel *ch;
-	int home, stats, ns, status;
+	struct nsx_conn x;
 	long long before;
+	int status;
 	pid_t pid;
 
-	ASSERT_EQ(0, softcm_ensure_loaded());
-	ns = nsx_enter(&home, &stats);
-	ASSERT_LE(0, ns);
-	ch = rdma_create_event_channel();
-	ASSERT_NE(NULL, ch);
-	ASSERT_EQ(0, rdma_create_id(ch, &l, NULL, RDMA_PS_TCP));
-	ASSERT_EQ(0, rdma_bind_addr(l, (struct sockaddr *)&a));
-	ASSERT_EQ(0, rdma_listen(l, 4));
-	ASSERT_EQ(0, rdma_create_id(ch, &c, NULL, RDMA_PS_TCP));
-	ASSERT_EQ(0, rdma_resolve_addr(c, NULL, (struct sockaddr *)&a, 2000));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL));
-	ASSERT_EQ(0, rdma_resolve_route(c, 2000));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL));
-	ASSERT_EQ(0, rdma_connect(c, &p));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, &s));
-	p.qp_num = QPN + 1;
-	ASSERT_EQ(0, rdma_accept(s, &p));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL));
-	ASSERT_EQ(0, rdma_establish(c));
-	ASSERT_EQ(0, get_event(ch, RDMA_CM_EVENT_ESTABLISHED, NULL));
+	ASSERT_EQ(0, nsx_connect(&x, QPN + 1));
 
 	/* nobody: forges with whatever the listing gives away (exit 1) */
 	pid = fork();
@@ -877,28 +883,21 @@ TEST(unprivileged_reader_cannot_forge_a_dreq)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* The receive work is in order: once this is counted, that was handled. */
-	before = stats_get(stats, "drop_unknown");
+	before = stats_get(x.stats, "drop_unknown");
 	ASSERT_EQ(0, forge_dreq(0x1, 0x2, 0));
-	ASSERT_EQ(0, stats_wait_above(stats, "drop_unknown", before,
+	ASSERT_EQ(0, stats_wait_above(x.stats, "drop_unknown", before,
 				      EV_MS << softcm_slow_shift())) {
 		if (system("sed 's/^/# /' /proc/net/softcm_stats >&2"))
 			TH_LOG("no counters");
 	}
-	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = ch->fd, .events = POLLIN }, 1, 0));
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = x.ch->fd, .events = POLLIN }, 1, 0));
 
 	/* The owner's view does forge one. */
 	ASSERT_EQ(0, listed_ends(&sc, &cc, &sq));
 	EXPECT_EQ(QPN + 1, sq);
 	ASSERT_EQ(0, forge_dreq(cc, sc, sq));
-	EXPECT_EQ(0, get_event(ch, RDMA_CM_EVENT_DISCONNECTED, NULL));
-
-	rdma_destroy_id(s);
-	rdma_destroy_id(c);
-	rdma_destroy_id(l);
-	rdma_destroy_event_channel(ch);
-	EXPECT_EQ(0, stats_wait_idle(stats, 60000 << softcm_slow_shift()));
-	close(stats);
-	nsx_leave(home);
+	EXPECT_EQ(0, get_event(x.ch, RDMA_CM_EVENT_DISCONNECTED, NULL));
+	EXPECT_EQ(0, nsx_disconnect(&x));
 }
 
 TEST_HARNESS_MAIN

@@ -195,6 +195,23 @@ TEST_F(mig, unread_request_id_cannot_be_migrated)
 }
 
 /*
+ * A listener on file @a with the client's request unread, then migrated
+ * to file @b as @l2: 0, or the step that failed (negative).
+ */
+static int listener_with_request_moved(FIXTURE_DATA(mig) *self, int a, int b, __u32 *l2)
+{
+	__u32 l;
+
+	if (a < 0 || b < 0)
+		return -1;
+	if (listen_on(a, PORT, &l) || client_connect(self->ch, PORT, &self->client))
+		return -2;
+	if (!readable(a, ev_ms()))
+		return -3;
+	return migrate(b, a, l, l2);
+}
+
+/*
  * A1, the listener: migrating it takes its unread requests and their ids
  * along, so closing the old file leaves them alone, and destroying the
  * listener afterwards frees them (and refuses the client).
@@ -203,14 +220,9 @@ TEST_F(mig, listener_migration_then_old_file_closed)
 {
 	int a = open_dev(), b = open_dev();
 	struct softcm_event ev;
-	__u32 l = 0, l2 = 0;
+	__u32 l2 = 0;
 
-	ASSERT_LE(0, a);
-	ASSERT_LE(0, b);
-	ASSERT_EQ(0, listen_on(a, PORT, &l));
-	ASSERT_EQ(0, client_connect(self->ch, PORT, &self->client));
-	ASSERT_TRUE(readable(a, ev_ms()));
-	ASSERT_EQ(0, migrate(b, a, l, &l2));
+	ASSERT_EQ(0, listener_with_request_moved(self, a, b, &l2));
 	/* The request moved with its listener: nothing is left in the old file. */
 	EXPECT_FALSE(readable(a, 0));
 	EXPECT_TRUE(readable(b, 0));
@@ -233,14 +245,9 @@ TEST_F(mig, migrated_request_names_its_new_id)
 {
 	int a = open_dev(), b = open_dev();
 	struct softcm_event ev;
-	__u32 l = 0, l2 = 0;
+	__u32 l2 = 0;
 
-	ASSERT_LE(0, a);
-	ASSERT_LE(0, b);
-	ASSERT_EQ(0, listen_on(a, PORT, &l));
-	ASSERT_EQ(0, client_connect(self->ch, PORT, &self->client));
-	ASSERT_TRUE(readable(a, ev_ms()));
-	ASSERT_EQ(0, migrate(b, a, l, &l2));
+	ASSERT_EQ(0, listener_with_request_moved(self, a, b, &l2));
 	close(a);
 
 	ASSERT_EQ(0, next_event(b, &ev, ev_ms()));

@@ -76,6 +76,50 @@ static inline int netns_softcm_sysctl(int nsfd, int home, const char *name, long
 }
 
 /*
+ * The CM timers a test runs with, as IBTA time exponents (4.096 us * 2^n)
+ * before softcm_slow_shift() scales them for a slower kernel, and the
+ * number of retries.
+ */
+struct softcm_timers {
+	int response;		/* cm_response_timeout */
+	int life;		/* packet_life_time */
+	int mra;		/* mra_timeout */
+	int retries;		/* cm_retries */
+};
+
+/* Set @t in namespace @nsfd; 0 or -errno. */
+static inline int netns_set_timers(int nsfd, int home, const struct softcm_timers *t)
+{
+	int shift = softcm_slow_shift(), ret;
+
+	ret = netns_softcm_sysctl(nsfd, home, "cm_response_timeout", t->response + shift);
+	ret = ret ?: netns_softcm_sysctl(nsfd, home, "packet_life_time", t->life + shift);
+	ret = ret ?: netns_softcm_sysctl(nsfd, home, "mra_timeout", t->mra + shift);
+	return ret ?: netns_softcm_sysctl(nsfd, home, "cm_retries", t->retries);
+}
+
+/* Set @t in each namespace named in @names (space-separated); 0 or -errno. */
+static inline int netns_set_timers_named(const char *names, const struct softcm_timers *t)
+{
+	char list[256], *name, *save = NULL;
+	int home = netns_self(), ret = 0;
+
+	if (home < 0)
+		return home;
+	snprintf(list, sizeof(list), "%s", names);
+	for (name = strtok_r(list, " ", &save); name && !ret;
+	     name = strtok_r(NULL, " ", &save)) {
+		int ns = netns_open(name);
+
+		ret = ns < 0 ? ns : netns_set_timers(ns, home, t);
+		if (ns >= 0)
+			close(ns);
+	}
+	close(home);
+	return ret;
+}
+
+/*
  * An fd of namespace @nsfd's /proc/net/softcm_stats, to read with
  * stats_get() for as long as the test runs; -errno.
  */

@@ -59,21 +59,8 @@ static const char *const setup_cmds =
 	"ip -n sc-t1 link set t1 up\n"
 	"ip -n sc-t2 link set t2 up\n";
 
-/* sc-t2's fast timers, each time exponent plus softcm_slow_shift(). */
-static const char *timer_cmds(void)
-{
-	static char cmd[512];
-	int shift = softcm_slow_shift();
-
-	snprintf(cmd, sizeof(cmd),
-		 "set -e\nip netns exec sc-t2 sh -c '"
-		 "echo %d >/proc/sys/net/softcm/cm_response_timeout; "
-		 "echo %d >/proc/sys/net/softcm/packet_life_time; "
-		 "echo 3 >/proc/sys/net/softcm/cm_retries; "
-		 "echo %d >/proc/sys/net/softcm/mra_timeout'\n",
-		 14 + shift, 10 + shift, 14 + shift);
-	return cmd;
-}
+/* sc-t2's fast timers: responses and MRAs of 64 ms, 3 retries. */
+static const struct softcm_timers fast = { .response = 14, .life = 10, .mra = 14, .retries = 3 };
 
 FIXTURE(trust) {
 	int home;
@@ -92,7 +79,7 @@ FIXTURE_SETUP(trust)
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-t1", F_OK)) {
 		ASSERT_EQ(0, system(setup_cmds));
-		ASSERT_EQ(0, system(timer_cmds()));
+		ASSERT_EQ(0, netns_set_timers_named("sc-t2", &fast));
 	}
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
