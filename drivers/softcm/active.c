@@ -10,34 +10,20 @@
 
 #include <linux/slab.h>
 
-#include "cm.h"
-#include "cmahdr.h"
 #include "cmproto.h"
 #include "cmtime.h"
 #include "conntab.h"
 #include "id.h"
 #include "netns.h"
-#include "sockaddr.h"
 #include "stats.h"
-#include "transport.h"
 
 #define LID_PERMISSIVE	0xffff
-
-/* The connection's packet addresses: the resolved ones. */
-static void wire_from_route(struct softcm_id *id)
-{
-	softcm_inaddr_set(&id->cm.wire_src, &id->src);
-	softcm_inaddr_set(&id->cm.wire_dst, &id->dst);
-	id->cm.ifindex = id->dev.ifindex;
-	id->cm.tos = id->path.traffic_class;
-}
 
 static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 		     const struct softcm_conn_param *p, u8 resp_timeout)
 {
 	const struct softcm_path *path = &id->path;
 
-	req->service_id = softcm_service_id(id->ps, softcm_addr_port(&id->dst));
 	req->ca_guid = softcm_net(id->net)->guid;
 	req->qpn = id->cm.qpn;
 	req->responder_resources = p->responder_resources;
@@ -75,94 +61,21 @@ static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 						       path->packet_life_time);
 }
 
-/*
- * Everything a connect (REQ or SIDR_REQ) needs before anything is sent:
- * the namespace's socket, a comm ID, the state change.  Undone by
- * softcm_cm_undo_start().
- */
-int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c)
+/* rdma_connect() on an RC id: the REQ. */
+int softcm_cm_active_connect(struct softcm_id *id, const struct softcm_connect *c)
 {
-	struct softcm_net *sn = softcm_net(id->net);
-	int ret;
-
-	lockdep_assert_held(&id->mutex);
-
-	ret = softcm_transport_get(sn);
-	if (ret)
-		return ret;
-	wire_from_route(id);
-	id->cm.qpn = c->param.qp_num & 0xffffff;
-	id->cm.max_retries = READ_ONCE(sn->cm_retries);
-	id->cm.av_timeout = min(id->path.packet_life_time + 1, 31);
-	id->cm.tid = softcm_conn_new_tid(sn);
-	id->conn_over = false;
-	id->conn_up = false;
-	ret = softcm_conn_insert(id);
-	if (ret)
-		return ret;
-	softcm_id_set_state(id, SOFTCM_STATE_ROUTE_RESOLVED, SOFTCM_STATE_CONNECT);
-	return 0;
-}
-
-void softcm_cm_undo_start(struct softcm_id *id)
-{
-	lockdep_assert_held(&id->mutex);
-
-	softcm_cm_end(id);
-	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
-}
-
-/*
- * SOFTCM_CONNECT_RESPONSE is accepted and means nothing: CONNECT_RESPONSE
- * is what every connection gets now, as under rdma_cm.
- */
-int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
-{
-	struct softcm_net *sn = softcm_net(id->net);
+	u8 resp_timeout = READ_ONCE(softcm_net(id->net)->cm_response_timeout);
 	struct softcm_cm_msg *req;
-	u8 resp_timeout;
-	int ret;
 
 	lockdep_assert_held(&id->mutex);
 
-	if (id->state != SOFTCM_STATE_ROUTE_RESOLVED || c->flags & ~SOFTCM_CONNECT_RESPONSE)
-		return -EINVAL;
-	if (id->ps == SOFTCM_PS_UDP)
-		return softcm_cm_connect_ud(id, c);
-	if (c->param.private_data_len > SOFTCM_REQ_PRIVATE_DATA || c->param.reserved0)
-		return -EINVAL;
-
-	ret = softcm_cm_start(id, c);
-	if (ret)
-		return ret;
-	ret = -ENOMEM;
-	req = softcm_cm_msg(id, SOFTCM_CM_REQ);
-	if (!req)
-		goto err_undo;
-	resp_timeout = READ_ONCE(sn->cm_response_timeout);
+	req = softcm_cm_begin_request(id, c, SOFTCM_CM_REQ, SOFTCM_REQ_PRIVATE_DATA);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
 	fill_req(id, req, &c->param, resp_timeout);
-	ret = softcm_cma_hdr_put(req->pdata, &id->src, &id->dst);
-	if (ret)
-		goto err_free;
-	memcpy(req->pdata + SOFTCM_CMA_HDR_SIZE, c->param.private_data,
-	       c->param.private_data_len);
-	req->pdata_len = SOFTCM_CMA_HDR_SIZE + c->param.private_data_len;
-
-	softcm_cm_set_state(id, SOFTCM_CM_REQ_SENT);
-	ret = softcm_cm_send_retry(id, req,
-				   softcm_cm_req_timeout_ms(id->path.packet_life_time,
-							    resp_timeout),
-				   id->cm.max_retries);
-	if (ret)
-		goto err_free;
-	kfree(req);
-	return 0;
-
-err_free:
-	kfree(req);
-err_undo:
-	softcm_cm_undo_start(id);
-	return ret;
+	return softcm_cm_send_request(id, req, SOFTCM_CM_REQ_SENT,
+				      softcm_cm_req_timeout_ms(id->path.packet_life_time,
+							       resp_timeout));
 }
 
 static void rep_param(struct softcm_conn_param *p, const struct softcm_cm_msg *rep)

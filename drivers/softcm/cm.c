@@ -1,42 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The IB CM on each id (IBTA Vol. 1 chapter 12), as the Linux CM runs it
- * for rdma_cm over RoCEv2: this file holds the machinery every message
- * handler uses (sending, the one retransmission timer per id, timewait,
- * events) and what both sides handle alike (REJ, MRA, DREQ, DREP,
- * disconnect and destroy).  The active side is in active.c, the passive
- * side in passive.c, service ID resolution (UD) in sidr.c.
+ * The IB CM's entry points (IBTA Vol. 1 chapter 12, as the Linux CM runs
+ * it for rdma_cm over RoCEv2): what the device layer asks of an id
+ * (connect, accept, reject, disconnect, destroy) and the transport's one
+ * receive upcall, each dispatched by port space, flags and message to
+ * active.c, passive.c or sidr.c; and what both sides handle alike (REJ,
+ * MRA, DREQ, DREP and the timers).  The machinery under all of them is
+ * cmcore.c.
  *
  * Everything about an id's connection is under the id's mutex.  Received
  * messages are handled in the namespace's receive work, timers in their
- * own work, both in process context.  A message is matched to an id by
- * our comm ID (or, for requests and REJ(TIMEOUT), the peer's) and must
- * come from the id's peer and carry the peer's comm ID once we know it:
- * nobody else can affect the connection.
- *
- * Timers: one delayed work per id, armed for a retransmission or for the
- * end of timewait.  A pending work holds a reference on the id; the work
- * acts only if it is still armed (@timer) and due (@deadline), so a cancel
- * that lost the race against a running work is harmless.
+ * own work, both in process context.
  */
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include <linux/memcontrol.h>
-#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
 #include <asm/unaligned.h>
 
-#include "addr.h"
 #include "cm.h"
 #include "cmproto.h"
 #include "cmtime.h"
 #include "conntab.h"
-#include "event.h"
 #include "id.h"
 #include "netns.h"
-#include "sockaddr.h"
 #include "stats.h"
 #include "trace.h"
 #include "transport.h"
@@ -44,316 +32,6 @@
 static struct softcm_net *sn_of(struct softcm_id *id)
 {
 	return softcm_net(id->net);
-}
-
-/* A transition the table forbids is a bug here, never a peer's doing. */
-void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to)
-{
-	lockdep_assert_held(&id->mutex);
-
-	WARN_ONCE(!softcm_cm_state_allowed(id->cm.state, to), "softcm: CM %s -> %s\n",
-		  softcm_cm_state_name(id->cm.state), softcm_cm_state_name(to));
-	trace_softcm_cm_state(id->net->ns.inum, id->handle, id->cm.local_id,
-			      id->cm.remote.comm_id, softcm_cm_state_name(id->cm.state),
-			      softcm_cm_state_name(to));
-	id->cm.state = to;
-	if (to == SOFTCM_CM_ESTABLISHED)
-		id->conn_up = true;
-}
-
-/* A message of @id's connection: header, both comm IDs, transaction. */
-struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr)
-{
-	struct softcm_cm_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL);
-
-	if (!msg)
-		return NULL;
-	msg->attr = attr;
-	msg->hdr.tid = id->cm.tid;
-	msg->local_comm_id = id->cm.local_id;
-	msg->remote_comm_id = id->cm.remote.comm_id;
-	return msg;
-}
-
-static void count_tx(struct softcm_net *sn, u8 attr)
-{
-	softcm_stat_inc(&sn->stats, softcm_stat_msg(SOFTCM_STAT_TX, attr));
-}
-
-static void count_tx_msg(struct softcm_net *sn, const struct softcm_cm_msg *msg)
-{
-	count_tx(sn, msg->attr);
-	if (msg->attr == SOFTCM_CM_REJ)
-		softcm_stat_rej(&sn->stats, true, msg->reason);
-}
-
-static int xmit(struct softcm_id *id, const u8 *mad)
-{
-	return softcm_xmit(sn_of(id), &id->cm.wire_src.sa, &id->cm.wire_dst.sa,
-			   id->cm.ifindex, id->cm.tos, mad);
-}
-
-/*
- * Send once.  A message that does not leave (no route any more) is not
- * an error the caller can act on: the peer's retransmissions or ours
- * cover it, as a lost packet.
- */
-int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg)
-{
-	u8 mad[SOFTCM_MAD_SIZE];
-	int ret;
-
-	lockdep_assert_held(&id->mutex);
-
-	ret = softcm_wire_encode(msg, mad);
-	if (ret)
-		return ret;
-	count_tx_msg(sn_of(id), msg);
-	xmit(id, mad);
-	return 0;
-}
-
-/* A message of nothing but comm IDs (RTU, DREP), sent once. */
-int softcm_cm_send_bare(struct softcm_id *id, u8 attr)
-{
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, attr);
-	int ret;
-
-	if (!msg)
-		return -ENOMEM;
-	ret = softcm_cm_send(id, msg);
-	kfree(msg);
-	return ret;
-}
-
-void softcm_cm_arm(struct softcm_id *id, unsigned int ms)
-{
-	unsigned long delay = msecs_to_jiffies(ms);
-
-	lockdep_assert_held(&id->mutex);
-
-	id->cm.deadline = jiffies + delay;
-	if (!mod_delayed_work(softcm_workqueue(), &id->cm.work, delay))
-		softcm_id_get(id);
-}
-
-static void disarm(struct softcm_id *id)
-{
-	lockdep_assert_held(&id->mutex);
-
-	id->cm.timer = SOFTCM_CM_TIMER_NONE;
-	/* Not the last reference: the caller holds one. */
-	if (cancel_delayed_work(&id->cm.work))
-		softcm_id_put(id);
-}
-
-/* Send and keep the message for retransmission until it is answered. */
-int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
-			 unsigned int timeout_ms, u8 retries)
-{
-	u8 *mad;
-	int ret;
-
-	lockdep_assert_held(&id->mutex);
-
-	mad = kmalloc(SOFTCM_MAD_SIZE, GFP_KERNEL);
-	if (!mad)
-		return -ENOMEM;
-	ret = softcm_wire_encode(msg, mad);
-	if (ret) {
-		kfree(mad);
-		return ret;
-	}
-	kfree(id->cm.mad);
-	id->cm.mad = mad;
-	id->cm.mad_attr = msg->attr;
-	id->cm.retries_left = retries;
-	id->cm.timeout_ms = timeout_ms;
-	count_tx_msg(sn_of(id), msg);
-	xmit(id, mad);
-	id->cm.timer = SOFTCM_CM_TIMER_RETRY;
-	softcm_cm_arm(id, timeout_ms);
-	return 0;
-}
-
-/* The message in flight again, for a duplicate of what it answers. */
-void softcm_cm_resend(struct softcm_id *id)
-{
-	lockdep_assert_held(&id->mutex);
-
-	if (!id->cm.mad)
-		return;
-	count_tx(sn_of(id), id->cm.mad_attr);
-	xmit(id, id->cm.mad);
-}
-
-/* The message in flight was answered. */
-void softcm_cm_stop(struct softcm_id *id)
-{
-	lockdep_assert_held(&id->mutex);
-
-	disarm(id);
-	kfree(id->cm.mad);
-	id->cm.mad = NULL;
-}
-
-/* To a packet's sender, from no connection (anonymous REJ, DREP, ...). */
-void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
-		     struct softcm_cm_msg *msg)
-{
-	u8 mad[SOFTCM_MAD_SIZE];
-
-	if (softcm_wire_encode(msg, mad))
-		return;
-	count_tx_msg(sn, msg);
-	softcm_xmit(sn, (const struct sockaddr *)&pkt->dst, (const struct sockaddr *)&pkt->src,
-		    pkt->ifindex, 0, mad);
-}
-
-/*
- * Timewait: the comm IDs stay reserved so that late packets of this
- * connection find it, for the time IBTA derives from the path.
- */
-void softcm_cm_timewait(struct softcm_id *id)
-{
-	/* The path's times come from the peer's REQ or REP: capped. */
-	u8 t = min_t(u8, id->cm.av_timeout, READ_ONCE(sn_of(id)->max_timewait));
-
-	lockdep_assert_held(&id->mutex);
-	softcm_cm_stop(id);
-	softcm_cm_set_state(id, SOFTCM_CM_TIMEWAIT);
-	id->cm.timer = SOFTCM_CM_TIMER_TIMEWAIT;
-	softcm_cm_arm(id, softcm_cm_ms(t));
-}
-
-/* The connection is over: back to IDLE, its comm IDs free. */
-void softcm_cm_end(struct softcm_id *id)
-{
-	lockdep_assert_held(&id->mutex);
-
-	softcm_cm_stop(id);
-	if (id->cm.state != SOFTCM_CM_IDLE)
-		softcm_cm_set_state(id, SOFTCM_CM_IDLE);
-	softcm_conn_remove(id);
-}
-
-/* The peer address is no longer a connection's: getpeername says so. */
-void softcm_cm_ended(struct softcm_id *id)
-{
-	lockdep_assert_held(&id->mutex);
-
-	id->conn_over = true;
-}
-
-/* An event for the application, unless it has let go of the id. */
-void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
-		      int status, const struct softcm_conn_param *param)
-{
-	struct softcm_event_entry *e;
-	struct mem_cgroup *old_memcg;
-
-	lockdep_assert_held(&id->mutex);
-
-	if (id->state == SOFTCM_STATE_DESTROYING)
-		return;
-	/* Charged to the id's memory cgroup, from whatever context reports. */
-	old_memcg = set_active_memcg(id->memcg);
-	e = softcm_event_alloc(type, status, GFP_KERNEL);
-	set_active_memcg(old_memcg);
-	if (!e) {
-		softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_DROP_NOMEM);
-		return;
-	}
-	if (param)
-		e->ev.param = *param;
-	softcm_event_queue(id, e);
-}
-
-/* DISCONNECTED once per connection: the first DREQ, DREP or timeout. */
-static void disconnected(struct softcm_id *id, int status)
-{
-	if (!softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_DISCONNECT))
-		return;
-	softcm_cm_ended(id);
-	softcm_cm_report(id, SOFTCM_EVENT_DISCONNECTED, status, NULL);
-}
-
-int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
-		       const u8 *pdata, u8 len)
-{
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, SOFTCM_CM_REJ);
-	int ret;
-
-	if (!msg)
-		return -ENOMEM;
-	msg->msg_type = msg_type;
-	msg->reason = reason;
-	if (reason == SOFTCM_REJ_TIMEOUT) {
-		/* The peer finds us by our CA GUID before it knows our id. */
-		put_unaligned_be64(sn_of(id)->guid, msg->info);
-		msg->info_len = sizeof(u64);
-	}
-	if (len)
-		memcpy(msg->pdata, pdata, len);
-	msg->pdata_len = len;
-	ret = softcm_cm_send(id, msg);
-	kfree(msg);
-	return ret;
-}
-
-int softcm_cm_send_mra(struct softcm_id *id, u8 msg_type)
-{
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, SOFTCM_CM_MRA);
-	int ret;
-
-	if (!msg)
-		return -ENOMEM;
-	msg->msg_type = msg_type;
-	msg->service_timeout = READ_ONCE(sn_of(id)->mra_timeout);
-	ret = softcm_cm_send(id, msg);
-	kfree(msg);
-	return ret;
-}
-
-/*
- * Is this message for @id's connection: our comm ID, the peer's once we
- * know it, and the peer's address?
- */
-bool softcm_cm_matches(struct softcm_id *id, u32 local_id, u32 remote_id,
-		       const struct softcm_pkt *pkt)
-{
-	lockdep_assert_held(&id->mutex);
-
-	if (!id->cm.local_id || id->cm.local_id != local_id)
-		return false;
-	if (id->cm.in_remote && remote_id != id->cm.remote.comm_id)
-		return false;
-	return softcm_sa_equal((const struct sockaddr *)&pkt->src, &id->cm.wire_dst.sa);
-}
-
-/*
- * The id a message names by our comm ID, locked and referenced, if the
- * message is for it; counted as dropped otherwise.  Release with
- * mutex_unlock() and softcm_id_put().
- */
-struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
-				   u32 remote_id, const struct softcm_pkt *pkt)
-{
-	struct softcm_id *id = softcm_conn_find(sn, local_id);
-
-	if (!id) {
-		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_UNKNOWN);
-		return NULL;
-	}
-	mutex_lock(&id->mutex);
-	if (!softcm_cm_matches(id, local_id, remote_id, pkt)) {
-		softcm_stat_inc(&sn->stats, id->cm.local_id == local_id ?
-				SOFTCM_STAT_DROP_PEER : SOFTCM_STAT_DROP_UNKNOWN);
-		mutex_unlock(&id->mutex);
-		softcm_id_put(id);
-		return NULL;
-	}
-	return id;
 }
 
 static void unlock_put(struct softcm_id *id)
@@ -365,6 +43,15 @@ static void unlock_put(struct softcm_id *id)
 static void stale(struct softcm_net *sn)
 {
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_STALE);
+}
+
+/* DISCONNECTED once per connection: the first DREQ, DREP or timeout. */
+static void disconnected(struct softcm_id *id, int status)
+{
+	if (!softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_DISCONNECT))
+		return;
+	softcm_cm_ended(id);
+	softcm_cm_report(id, SOFTCM_EVENT_DISCONNECTED, status, NULL);
 }
 
 static void rej_param(struct softcm_conn_param *p, const struct softcm_cm_msg *msg)
@@ -570,6 +257,56 @@ static void rcv_drep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		stale(sn);
 	}
 	unlock_put(id);
+}
+
+/*
+ * rdma_connect().  SOFTCM_CONNECT_RESPONSE is accepted and means nothing:
+ * CONNECT_RESPONSE is what every connection gets now, as under rdma_cm.
+ */
+int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (id->state != SOFTCM_STATE_ROUTE_RESOLVED || c->flags & ~SOFTCM_CONNECT_RESPONSE)
+		return -EINVAL;
+	if (id->ps == SOFTCM_PS_UDP)
+		return softcm_cm_sidr_connect(id, c);
+	return softcm_cm_active_connect(id, c);
+}
+
+/* rdma_accept() of a request, or rdma_establish() after CONNECT_RESPONSE. */
+int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (c->flags & ~SOFTCM_ACCEPT_ESTABLISH)
+		return -EINVAL;
+	/* "No parameters": refused rather than ignored, so they may mean something later. */
+	if (c->flags & SOFTCM_ACCEPT_ESTABLISH)
+		return memchr_inv(&c->param, 0, sizeof(c->param)) ? -EINVAL :
+		       softcm_cm_establish(id);
+	if (id->state != SOFTCM_STATE_CONNECT)
+		return -EINVAL;
+	if (id->ps == SOFTCM_PS_UDP)
+		return softcm_cm_sidr_accept(id, c);
+	return softcm_cm_passive_accept(id, c);
+}
+
+/* rdma_reject(): of a request (either port space), or of a REP. */
+int softcm_cm_reject(struct softcm_id *id, const struct softcm_reject *c)
+{
+	u8 reason = c->reason ?: SOFTCM_REJ_CONSUMER;
+
+	lockdep_assert_held(&id->mutex);
+
+	if (c->reserved0 || (reason != SOFTCM_REJ_CONSUMER &&
+			     reason != SOFTCM_REJ_VENDOR_OPTION_NOT_SUPPORTED))
+		return -EINVAL;
+	if (id->state != SOFTCM_STATE_CONNECT)
+		return -EINVAL;
+	if (id->cm.state == SOFTCM_CM_SIDR_REQ_RCVD)
+		return softcm_cm_sidr_reject(id, c);
+	return softcm_cm_passive_reject(id, c, reason);
 }
 
 /*

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the CM's message handlers share: cm.c (the machinery, and the
- * messages both sides handle alike), active.c, passive.c and sidr.c.
- * Every function that takes an id expects its mutex held.
+ * What the CM's files share: cmcore.c's machinery, which active.c,
+ * passive.c, sidr.c and cm.c call, and the side files' functions, which
+ * only cm.c calls (the side files never call each other).  Every
+ * function that takes an id expects its mutex held.
  */
 #ifndef _SOFTCM_CMPROTO_H
 #define _SOFTCM_CMPROTO_H
@@ -40,7 +41,7 @@ struct softcm_pkt {
 	int ifindex;
 };
 
-/* cm.c */
+/* cmcore.c */
 void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to);
 struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr);
 int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg);
@@ -54,6 +55,7 @@ void softcm_cm_stop(struct softcm_id *id);
 void softcm_cm_arm(struct softcm_id *id, unsigned int ms);
 void softcm_cm_timewait(struct softcm_id *id);
 void softcm_cm_end(struct softcm_id *id);
+void softcm_cm_ended(struct softcm_id *id);
 int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
 		       const u8 *pdata, u8 len);
 int softcm_cm_send_mra(struct softcm_id *id, u8 msg_type);
@@ -63,20 +65,15 @@ struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
 				   u32 remote_id, const struct softcm_pkt *pkt);
 void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
 		      int status, const struct softcm_conn_param *param);
-void softcm_cm_ended(struct softcm_id *id);
-
-/* active.c */
-int softcm_cm_start(struct softcm_id *id, const struct softcm_connect *c);
-void softcm_cm_undo_start(struct softcm_id *id);
-void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
-		       const struct softcm_cm_msg *msg);
-int softcm_cm_establish(struct softcm_id *id);
-
-/* passive.c */
-void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
-		       const struct softcm_cm_msg *msg);
-void softcm_cm_rcv_rtu(struct softcm_net *sn, const struct softcm_pkt *pkt,
-		       const struct softcm_cm_msg *msg);
+struct softcm_cm_msg *softcm_cm_begin_request(struct softcm_id *id,
+					      const struct softcm_connect *c,
+					      u8 attr, u8 max_pdata);
+int softcm_cm_send_request(struct softcm_id *id, struct softcm_cm_msg *req,
+			   enum softcm_cm_state state, unsigned int timeout_ms);
+int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			    u64 service_id, u16 want_ps, const u8 *pdata,
+			    struct sockaddr_storage *src, struct sockaddr_storage *dst,
+			    struct softcm_id **listener);
 struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					const struct softcm_pkt *pkt,
 					const struct sockaddr_storage *src,
@@ -85,18 +82,30 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					struct softcm_event_entry **event);
 void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
 			       struct softcm_event_entry *e);
-int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
-			    u64 service_id, u16 want_ps, const u8 *pdata,
-			    struct sockaddr_storage *src, struct sockaddr_storage *dst,
-			    struct softcm_id **listener);
+
+/* active.c */
+int softcm_cm_active_connect(struct softcm_id *id, const struct softcm_connect *c);
+int softcm_cm_establish(struct softcm_id *id);
+void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		       const struct softcm_cm_msg *msg);
+
+/* passive.c */
+int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c);
+int softcm_cm_passive_reject(struct softcm_id *id, const struct softcm_reject *c, u8 reason);
+void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		       const struct softcm_cm_msg *msg);
+void softcm_cm_rcv_rtu(struct softcm_net *sn, const struct softcm_pkt *pkt,
+		       const struct softcm_cm_msg *msg);
 
 /* sidr.c */
-int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c);
+int softcm_cm_sidr_connect(struct softcm_id *id, const struct softcm_connect *c);
+int softcm_cm_sidr_accept(struct softcm_id *id, const struct softcm_accept *c);
+int softcm_cm_sidr_reject(struct softcm_id *id, const struct softcm_reject *c);
+int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
+			  const u8 *pdata, u8 len);
 void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 			    const struct softcm_cm_msg *msg);
 void softcm_cm_rcv_sidr_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 			    const struct softcm_cm_msg *msg);
-int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
-			  const u8 *pdata, u8 len);
 
 #endif /* _SOFTCM_CMPROTO_H */

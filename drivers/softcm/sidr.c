@@ -14,15 +14,12 @@
 #include <linux/siphash.h>
 #include <linux/slab.h>
 
-#include "cm.h"
-#include "cmahdr.h"
 #include "cmproto.h"
 #include "cmtime.h"
 #include "conntab.h"
 #include "event.h"
 #include "id.h"
 #include "netns.h"
-#include "sockaddr.h"
 #include "stats.h"
 
 static siphash_key_t sender_secret __read_mostly;
@@ -49,46 +46,20 @@ static u64 sender_key(const struct sockaddr_storage *ss)
 	return (u64)0x5349 << 48 | (siphash(&k, sizeof(k), &sender_secret) & GENMASK_ULL(47, 0));
 }
 
-int softcm_cm_connect_ud(struct softcm_id *id, const struct softcm_connect *c)
+/* rdma_connect() on a UD id: the SIDR_REQ. */
+int softcm_cm_sidr_connect(struct softcm_id *id, const struct softcm_connect *c)
 {
-	struct softcm_net *sn = softcm_net(id->net);
+	u8 resp_timeout = READ_ONCE(softcm_net(id->net)->cm_response_timeout);
 	struct softcm_cm_msg *req;
-	u8 resp_timeout;
-	int ret;
 
 	lockdep_assert_held(&id->mutex);
 
-	if (c->param.private_data_len > SOFTCM_SIDR_REQ_PRIVATE_DATA || c->param.reserved0)
-		return -EINVAL;
-	ret = softcm_cm_start(id, c);
-	if (ret)
-		return ret;
-
-	ret = -ENOMEM;
-	req = softcm_cm_msg(id, SOFTCM_CM_SIDR_REQ);
-	if (!req)
-		goto err_undo;
+	req = softcm_cm_begin_request(id, c, SOFTCM_CM_SIDR_REQ, SOFTCM_SIDR_REQ_PRIVATE_DATA);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
 	req->pkey = SOFTCM_PKEY_DEFAULT;
-	req->service_id = softcm_service_id(id->ps, softcm_addr_port(&id->dst));
-	ret = softcm_cma_hdr_put(req->pdata, &id->src, &id->dst);
-	if (ret)
-		goto err_free;
-	memcpy(req->pdata + SOFTCM_CMA_HDR_SIZE, c->param.private_data,
-	       c->param.private_data_len);
-	req->pdata_len = SOFTCM_CMA_HDR_SIZE + c->param.private_data_len;
-	resp_timeout = READ_ONCE(sn->cm_response_timeout);
-	softcm_cm_set_state(id, SOFTCM_CM_SIDR_REQ_SENT);
-	ret = softcm_cm_send_retry(id, req, softcm_cm_ms(resp_timeout), id->cm.max_retries);
-	if (ret)
-		goto err_free;
-	kfree(req);
-	return 0;
-
-err_free:
-	kfree(req);
-err_undo:
-	softcm_cm_undo_start(id);
-	return ret;
+	return softcm_cm_send_request(id, req, SOFTCM_CM_SIDR_REQ_SENT,
+				      softcm_cm_ms(resp_timeout));
 }
 
 /* The listener's answer (or ours, for a request nobody may have). */
@@ -116,6 +87,39 @@ int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
 	softcm_cm_send(id, rep);
 	kfree(rep);
 	softcm_cm_end(id);
+	return 0;
+}
+
+/* rdma_accept() of a SIDR_REQ: the SIDR_REP with the application's QP. */
+int softcm_cm_sidr_accept(struct softcm_id *id, const struct softcm_accept *c)
+{
+	const struct softcm_conn_param *p = &c->param;
+	int ret;
+
+	lockdep_assert_held(&id->mutex);
+
+	if (id->cm.state != SOFTCM_CM_SIDR_REQ_RCVD ||
+	    p->private_data_len > SOFTCM_SIDR_REP_PRIVATE_DATA || p->reserved0)
+		return -EINVAL;
+	ret = softcm_cm_sidr_answer(id, SOFTCM_SIDR_SUCCESS, p->qp_num,
+				    p->private_data, p->private_data_len);
+	if (ret)
+		return ret;	/* nothing was sent: nothing changed */
+	WRITE_ONCE(id->uid, c->uid);
+	id->quiet = false;
+	id->conn_up = true;	/* answered: a UD peer is known */
+	return 0;
+}
+
+/* rdma_reject() of a SIDR_REQ: a SIDR_REP that says so. */
+int softcm_cm_sidr_reject(struct softcm_id *id, const struct softcm_reject *c)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (c->private_data_len > SOFTCM_SIDR_REP_PRIVATE_DATA)
+		return -EINVAL;
+	softcm_cm_sidr_answer(id, SOFTCM_SIDR_REJECT, 0, c->private_data, c->private_data_len);
+	softcm_cm_ended(id);
 	return 0;
 }
 
