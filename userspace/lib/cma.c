@@ -17,7 +17,7 @@
 
 static int query(struct softcm_id_priv *priv, int which, void *buf, __u32 *len)
 {
-	return softcm_query_addr(priv->id.channel->fd, priv->handle, which, buf, len);
+	return softcm_query_addr_at(priv->id.channel->fd, priv->handle, which, buf, len);
 }
 
 /* A NULL channel makes a synchronous id with a channel of its own. */

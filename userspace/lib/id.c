@@ -18,7 +18,8 @@ int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
 	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
 }
 
-int softcm_query_addr(int fd, __u32 handle, int which, void *buf, __u32 *len)
+/* One of the id's addresses (@which: SOFTCM_QUERY_*); *@len in and out. */
+int softcm_query_addr_at(int fd, __u32 handle, int which, void *buf, __u32 *len)
 {
 	struct softcm_query_addr q = {
 		.handle = handle,
@@ -44,10 +45,10 @@ int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
 	struct rdma_addr *a = &priv->id.route.addr;
 	__u32 len = sizeof(a->src_storage);
 
-	if (softcm_query_addr(fd, handle, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
+	if (softcm_query_addr_at(fd, handle, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
 		return -1;
 	len = sizeof(a->dst_storage);
-	if (softcm_query_addr(fd, handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
+	if (softcm_query_addr_at(fd, handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
 		if (errno != ENOTCONN)
 			return -1;
 		memset(&a->dst_storage, 0, sizeof(a->dst_storage));

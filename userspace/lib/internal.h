@@ -107,7 +107,7 @@ static inline struct softcm_id_priv *to_priv(struct rdma_cm_id *id)
 
 /* id.c */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
-int softcm_query_addr(int fd, __u32 handle, int which, void *buf, __u32 *len);
+int softcm_query_addr_at(int fd, __u32 handle, int which, void *buf, __u32 *len);
 int softcm_refresh_addr(struct softcm_id_priv *priv);
 int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle);
 int softcm_refresh_route_at(struct softcm_id_priv *priv, int fd, __u32 handle);
