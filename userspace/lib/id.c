@@ -110,7 +110,7 @@ int softcm_event_errno(const struct rdma_cm_event *event)
 	return event->status < 0 ? -event->status : event->status;
 }
 
-/* One more of the id's events is given back; softcm_id_destroy() may go on. */
+/* One more of the id's events is given back: a destroy or migrate may go on. */
 void softcm_id_event_acked(struct softcm_id_priv *priv)
 {
 	pthread_mutex_lock(&priv->mut);
