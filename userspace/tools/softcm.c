@@ -44,14 +44,22 @@ static const struct tool_cmd cmds[] = {
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
 
+/*
+ * Composed first and written at once, as one printf() always wrote it: on
+ * unbuffered stderr, a write per command would let a reader that stops
+ * after the first lines (a test's popen() into a small buffer) kill us
+ * with SIGPIPE halfway, instead of our exit status 2.
+ */
 void usage(FILE *f)
 {
-	size_t i;
+	char text[4096];
+	size_t i, n;
 
-	fputs("Usage: softcm COMMAND [ARGS]\n\nCommands:\n", f);
-	for (i = 0; i < NCMDS; i++)
+	n = snprintf(text, sizeof(text), "Usage: softcm COMMAND [ARGS]\n\nCommands:\n");
+	for (i = 0; i < NCMDS && n < sizeof(text); i++)
 		if (cmds[i].help)
-			fputs(cmds[i].help, f);
+			n += snprintf(text + n, sizeof(text) - n, "%s", cmds[i].help);
+	fputs(text, f);
 }
 
 static int too_many_arguments(void)
