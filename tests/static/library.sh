@@ -3,7 +3,9 @@
 #
 # The library's published surface: exactly the symbols of the version
 # script are exported, each with a version; the soname is libsoftcm.so.1;
-# every public header compiles on its own, as C and as C++.
+# every public header compiles on its own, as C and as C++.  And its inside:
+# its files call only downwards, in the layers internal.h lists, without a
+# cycle (objlayers.sh, on the object files, shown to catch both).
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -11,6 +13,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 so=$top/build/lib/libsoftcm.so.1
 map=$top/userspace/lib/libsoftcm.map
+objlayers=$top/tests/static/objlayers.sh
+
+# internal.h's layers, lowest first
+layers="abi | id | event | cma resolve conn addrinfo verbs"
 
 check_soname() {
 	readelf -d "$so" | grep -q 'SONAME.*\[libsoftcm\.so\.1\]'
@@ -36,10 +42,38 @@ check_header() {
 		-I"$top/uapi" -I"$top/userspace/lib" -
 }
 
+check_layers() {
+	"$objlayers" "$layers" "$top"/build/lib/*.o
+}
+
+# objlayers.sh must fail on the objects a.o and b.o of the sources @a and
+# @b in @layers.
+check_catches() {
+	local layers=$1 a=$2 b=$3 dir ret
+	dir=$(mktemp -d) || return 1
+	echo "$a" >"$dir/a.c"
+	echo "$b" >"$dir/b.c"
+	if gcc -c -o "$dir/a.o" "$dir/a.c" && gcc -c -o "$dir/b.o" "$dir/b.c"; then
+		! "$objlayers" "$layers" "$dir/a.o" "$dir/b.o"
+		ret=$?
+	else
+		ret=1
+	fi
+	rm -rf "$dir"
+	return $ret
+}
+
 tap_check "static/library/soname" check_soname
 tap_check "static/library/exports-match-version-script" check_exports
 for h in linux/softcm.h softcm.h; do
 	tap_check "static/library/header-$h-c" check_header "$h" c
 	tap_check "static/library/header-$h-c++" check_header "$h" c++
 done
+tap_check "static/library/layers" check_layers
+tap_check "static/library/layers-catch-upward-call" check_catches "a | b" \
+	"int b(void); int a(void) { return b(); }" \
+	"int b(void) { return 0; }"
+tap_check "static/library/layers-catch-cycle" check_catches "a b" \
+	"int b(void); int a(void) { return b(); }" \
+	"int a(void); int b(void) { return a(); }"
 tap_finish library

@@ -2,7 +2,9 @@
 /*
  * Discovering the module and agreeing on the ABI, as librdmacm does with
  * rdma_cm's abi_version: we read the version from sysfs, which exists
- * exactly while the module is loaded.
+ * exactly while the module is loaded.  Then opening the device: each
+ * open is an event channel.  The bottom of the library: it calls nothing
+ * of the library's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +80,7 @@ static void warn_once(int err)
  * A new open of /dev/softcm: one event channel, one kernel context.  The
  * ABI is checked until it has matched once; a module loaded later is found.
  */
-int softcm_open_device(void)
+static int open_device(void)
 {
 	int fd;
 
@@ -93,6 +95,31 @@ int softcm_open_device(void)
 	if (fd < 0)
 		return softcm_err(errno == ENOENT ? ENODEV : errno);
 	return fd;
+}
+
+SOFTCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct rdma_event_channel *channel;
+
+	channel = malloc(sizeof(*channel));
+	if (!channel) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	channel->fd = open_device();
+	if (channel->fd < 0) {
+		free(channel);
+		return NULL;
+	}
+	return channel;
+}
+
+SOFTCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	if (!channel)
+		return;
+	close(channel->fd);
+	free(channel);
 }
 
 SOFTCM_EXPORT const char *softcm_version(void)

@@ -1,145 +1,23 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
  * rdma_cm ids: creation and destruction, binding, listening, options,
- * migration between channels, and the addresses the library keeps in
- * id->route.addr so that rdma_get_local_addr()/rdma_get_peer_addr() answer
- * without a system call.
+ * migration between channels, their ports and names, and rdma_create_ep().
+ * The addresses the library keeps in id->route.addr, so that
+ * rdma_get_local_addr()/rdma_get_peer_addr() answer without a system call,
+ * are refreshed (id.c) after each call that can change them.
  */
 #include <netinet/in.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "internal.h"
 #include "softcm.h"
 
-int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
-{
-	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
-}
-
-static int query_at(int fd, __u32 handle, int which, void *buf, __u32 *len)
-{
-	struct softcm_query_addr q = {
-		.handle = handle,
-		.which = which,
-		.addr_len = *len,
-		.addr = (__u64)(uintptr_t)buf,
-	};
-
-	if (ioctl(fd, SOFTCM_IOCTL_QUERY_ADDR, &q))
-		return -1;
-	*len = q.addr_len;
-	return 0;
-}
+/* The rdma_create_ep() resolutions' timeout, each, as librdmacm's. */
+#define CREATE_EP_RESOLVE_MS	2000
 
 static int query(struct softcm_id_priv *priv, int which, void *buf, __u32 *len)
 {
-	return query_at(priv->id.channel->fd, priv->handle, which, buf, len);
-}
-
-/*
- * Refresh id->route.addr from the kernel, naming the id by @handle in the
- * file @fd: an event's refresh names the id as the event does, which stays
- * right while another thread migrates the id.  A missing peer reads as
- * zeroes.
- */
-int softcm_sync_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
-{
-	struct rdma_addr *a = &priv->id.route.addr;
-	__u32 len = sizeof(a->src_storage);
-
-	if (query_at(fd, handle, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
-		return -1;
-	len = sizeof(a->dst_storage);
-	if (query_at(fd, handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
-		if (errno != ENOTCONN)
-			return -1;
-		memset(&a->dst_storage, 0, sizeof(a->dst_storage));
-	}
-	return 0;
-}
-
-int softcm_sync_addr(struct softcm_id_priv *priv)
-{
-	return softcm_sync_addr_at(priv, priv->id.channel->fd, priv->handle);
-}
-
-/*
- * The errno a failed event stands for, as librdmacm's: ECONNREFUSED for a
- * rejection (whose status is the IB reason), else the status's magnitude.
- * 0 when the event did not fail.
- */
-int softcm_event_errno(const struct rdma_cm_event *event)
-{
-	if (!event->status)
-		return 0;
-	if (event->event == RDMA_CM_EVENT_REJECTED)
-		return ECONNREFUSED;
-	return event->status < 0 ? -event->status : event->status;
-}
-
-/* Give back the event a synchronous call left in id->event. */
-void softcm_put_event(struct softcm_id_priv *priv)
-{
-	if (priv->id.event) {
-		rdma_ack_cm_event(priv->id.event);
-		priv->id.event = NULL;
-	}
-}
-
-/*
- * A synchronous id's call waits here for the event that completes it,
- * which stays in id->event until the next call or rdma_destroy_id(), as in
- * librdmacm.  A failing event becomes -1 with errno (softcm_event_errno).
- */
-int softcm_complete(struct softcm_id_priv *priv)
-{
-	int err;
-
-	if (!priv->sync)
-		return 0;
-	softcm_put_event(priv);
-	if (rdma_get_cm_event(priv->id.channel, &priv->id.event))
-		return -1;
-	err = softcm_event_errno(priv->id.event);
-	return err ? softcm_err(err) : 0;
-}
-
-/* Also the priv of a CONNECT_REQUEST's new id, whose handle event.c sets. */
-struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
-				       void *context, enum rdma_port_space ps)
-{
-	struct softcm_id_priv *priv;
-
-	priv = calloc(1, sizeof(*priv));
-	if (!priv)
-		return NULL;
-	priv->id.context = context;
-	priv->id.ps = ps;
-	priv->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
-	if (!channel) {
-		channel = rdma_create_event_channel();
-		if (!channel) {
-			free(priv);
-			return NULL;
-		}
-		priv->sync = 1;
-	}
-	priv->id.channel = channel;
-	pthread_mutex_init(&priv->mut, NULL);
-	pthread_cond_init(&priv->cond, NULL);
-	return priv;
-}
-
-static void id_free(struct softcm_id_priv *priv)
-{
-	if (priv->sync)
-		rdma_destroy_event_channel(priv->id.channel);
-	pthread_cond_destroy(&priv->cond);
-	pthread_mutex_destroy(&priv->mut);
-	free(priv);
+	return softcm_query_addr_at(priv->id.channel->fd, priv->handle, which, buf, len);
 }
 
 /* A NULL channel makes a synchronous id with a channel of its own. */
@@ -161,7 +39,7 @@ SOFTCM_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
 	c.uid = (uintptr_t)priv;
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_CREATE_ID, &c)) {
 		err = errno;
-		id_free(priv);
+		softcm_id_free(priv);
 		return softcm_err(err);
 	}
 	priv->handle = c.handle;
@@ -176,24 +54,9 @@ SOFTCM_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
  */
 SOFTCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 {
-	struct softcm_id_priv *priv;
-	struct softcm_destroy_id c;
-
 	if (!id)
 		return softcm_err(EINVAL);
-	priv = to_priv(id);
-	c.handle = priv->handle;
-	if (softcm_ioctl(priv, SOFTCM_IOCTL_DESTROY_ID, &c))
-		return -1;
-	if (id->event)
-		rdma_ack_cm_event(id->event);
-
-	pthread_mutex_lock(&priv->mut);
-	while (priv->events_completed < c.events_reported)
-		pthread_cond_wait(&priv->cond, &priv->mut);
-	pthread_mutex_unlock(&priv->mut);
-	id_free(priv);
-	return 0;
+	return softcm_id_destroy(to_priv(id));
 }
 
 SOFTCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
@@ -214,7 +77,7 @@ SOFTCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	memcpy(c.addr, addr, len);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_BIND, &c))
 		return -1;
-	return softcm_sync_addr(priv);
+	return softcm_refresh_addr(priv);
 }
 
 SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
@@ -229,7 +92,7 @@ SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	c.backlog = backlog;
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_LISTEN, &c))
 		return -1;
-	return softcm_sync_addr(priv);
+	return softcm_refresh_addr(priv);
 }
 
 /*
@@ -283,55 +146,17 @@ SOFTCM_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 /*
  * Moves the id and its unread events to @channel (NULL: a new private
  * channel, making the id synchronous; EINVAL for an id that already is, as
- * in librdmacm).  The kernel gives the id a new handle in @channel's file.
- * Handle and channel are switched before we wait for the events already
- * handed out on the old channel to be acknowledged, as librdmacm switches
- * the channel: from the moment the kernel moved the id, another thread
- * that uses the id, or reads its events from @channel, must name it there.
+ * in librdmacm), once the events already handed out on the old channel are
+ * acknowledged.
  */
 SOFTCM_EXPORT int rdma_migrate_id(struct rdma_cm_id *id,
 				  struct rdma_event_channel *channel)
 {
-	struct rdma_event_channel *old, *own = NULL;
-	struct softcm_migrate_id c = { 0 };
-	struct softcm_id_priv *priv;
-	int err;
-
 	if (!id)
 		return softcm_err(EINVAL);
-	priv = to_priv(id);
-	if (priv->sync && !channel)
+	if (to_priv(id)->sync && !channel)
 		return softcm_err(EINVAL);
-	old = id->channel;
-	if (!channel) {
-		channel = own = rdma_create_event_channel();
-		if (!channel)
-			return -1;
-	}
-	c.fd = old->fd;
-	c.handle = priv->handle;
-	if (ioctl(channel->fd, SOFTCM_IOCTL_MIGRATE_ID, &c)) {
-		err = errno;
-		rdma_destroy_event_channel(own);
-		return softcm_err(err);
-	}
-
-	pthread_mutex_lock(&priv->mut);
-	priv->handle = c.handle;
-	id->channel = channel;
-	pthread_mutex_unlock(&priv->mut);
-
-	/* A synchronous id's last event is ours to give back. */
-	if (priv->sync) {
-		softcm_put_event(priv);
-		rdma_destroy_event_channel(old);
-	}
-	pthread_mutex_lock(&priv->mut);
-	priv->sync = own != NULL;
-	while (priv->events_completed < c.events_reported)
-		pthread_cond_wait(&priv->cond, &priv->mut);
-	pthread_mutex_unlock(&priv->mut);
-	return 0;
+	return softcm_id_migrate(to_priv(id), channel);
 }
 
 SOFTCM_EXPORT __be16 rdma_get_src_port(struct rdma_cm_id *id)
@@ -425,8 +250,9 @@ SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *r
 		if (rdma_bind_addr(cm_id, res->ai_src_addr))
 			goto err_destroy;
 	} else {
-		if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr, 2000) ||
-		    rdma_resolve_route(cm_id, 2000))
+		if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr,
+				      CREATE_EP_RESOLVE_MS) ||
+		    rdma_resolve_route(cm_id, CREATE_EP_RESOLVE_MS))
 			goto err_destroy;
 	}
 	*id = cm_id;

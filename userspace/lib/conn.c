@@ -86,7 +86,7 @@ SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *co
 	fill_param(&c.param, conn_param, SOFTCM_MAX_RD_ATOMIC, SOFTCM_MAX_RD_ATOMIC);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_CONNECT, &c))
 		return -1;
-	return softcm_complete(priv);
+	return softcm_wait_sync(priv);
 }
 
 /*
@@ -151,7 +151,7 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 		softcm_put_event(priv);
 	if (id->qp_type == IBV_QPT_UD)
 		return 0;
-	return softcm_complete(priv);
+	return softcm_wait_sync(priv);
 }
 
 static int reject(struct rdma_cm_id *id, const void *private_data, uint8_t len,
@@ -220,5 +220,5 @@ SOFTCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	c.handle = priv->handle;
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_DISCONNECT, &c))
 		return -1;
-	return softcm_complete(priv);
+	return softcm_wait_sync(priv);
 }

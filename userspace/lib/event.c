@@ -1,39 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
- * Event channels and events.  A channel is one open of /dev/softcm; its
- * events are the kernel's fixed-size records, turned into rdma_cm events
- * that point at the library's ids.
+ * Events.  A channel (abi.c) is one open of /dev/softcm; its events are
+ * the kernel's fixed-size records, turned into rdma_cm events that point
+ * at the library's ids (id.c), which a CONNECT_REQUEST creates.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-SOFTCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
-{
-	struct rdma_event_channel *channel;
-
-	channel = malloc(sizeof(*channel));
-	if (!channel) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	channel->fd = softcm_open_device();
-	if (channel->fd < 0) {
-		free(channel);
-		return NULL;
-	}
-	return channel;
-}
-
-SOFTCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
-{
-	if (!channel)
-		return;
-	close(channel->fd);
-	free(channel);
-}
 
 /*
  * The event's private data, or NULL when it carries none, as librdmacm
@@ -76,15 +51,6 @@ static void copy_ud_param(struct softcm_event_priv *evt, const struct softcm_eve
 	ud->qkey = kp->qkey;
 }
 
-/* One more of the id's events is given back; rdma_destroy_id() may go on. */
-static void complete_event(struct softcm_id_priv *priv)
-{
-	pthread_mutex_lock(&priv->mut);
-	priv->events_completed++;
-	pthread_cond_broadcast(&priv->cond);
-	pthread_mutex_unlock(&priv->mut);
-}
-
 /*
  * A CONNECT_REQUEST names the listener (uid) and a new id (handle) that
  * the library has never seen: it gets a priv of its own, inheriting the
@@ -115,15 +81,15 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_event
 	 * so that the calls on them wait for their own events.  Nothing has
 	 * been reported on the new id yet, so the move does not wait.
 	 */
-	if (listen->sync && rdma_migrate_id(&priv->id, NULL))
+	if (listen->sync && softcm_id_migrate(priv, NULL))
 		goto err_destroy;
-	if (softcm_sync_addr(priv))
+	if (softcm_refresh_addr(priv))
 		goto err_destroy;
 	return 0;
 
 err_destroy:
 	err = errno;
-	rdma_destroy_id(&priv->id);
+	softcm_id_destroy(priv);
 	return softcm_err(err);
 }
 
@@ -179,16 +145,16 @@ retry:
 	switch (kev.event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		softcm_sync_addr_at(priv, channel->fd, kev.handle);
+		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		softcm_sync_addr_at(priv, channel->fd, kev.handle);
-		softcm_sync_route_at(priv, channel->fd, kev.handle);
+		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
+		softcm_refresh_route_at(priv, channel->fd, kev.handle);
 		break;
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		/* Without a new id the event means nothing: skip it. */
 		if (conn_request(evt, &kev)) {
-			complete_event(priv);
+			softcm_id_event_acked(priv);
 			goto retry;
 		}
 		break;
@@ -201,14 +167,29 @@ retry:
 
 SOFTCM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
-	struct softcm_event_priv *evt;
-
 	if (!event)
 		return softcm_err(EINVAL);
-	evt = container_of(event, struct softcm_event_priv, event);
-	complete_event(evt->id_priv);
-	free(evt);
+	softcm_ack_event(event);
 	return 0;
+}
+
+/*
+ * A synchronous id's call waits here for the event that completes it,
+ * which stays in id->event until the next call or rdma_destroy_id(), as in
+ * librdmacm's ucma_complete().  A failing event becomes -1 with errno
+ * (softcm_event_errno()).
+ */
+int softcm_wait_sync(struct softcm_id_priv *priv)
+{
+	int err;
+
+	if (!priv->sync)
+		return 0;
+	softcm_put_event(priv);
+	if (rdma_get_cm_event(priv->id.channel, &priv->id.event))
+		return -1;
+	err = softcm_event_errno(priv->id.event);
+	return err ? softcm_err(err) : 0;
 }
 
 SOFTCM_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)

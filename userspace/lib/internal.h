@@ -62,7 +62,16 @@ struct softcm_id_priv {
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 
-	/* rdma_destroy_id() waits until every read event is acknowledged */
+	/*
+	 * mut guards events_completed and cond announces its every increase:
+	 * events are acknowledged on any thread, and rdma_destroy_id() and
+	 * rdma_migrate_id() wait until every event the application read is
+	 * (id.c).  Nothing else is guarded by it: migration switches handle,
+	 * id.channel and sync under it, but their readers do not take it (an
+	 * event's refreshes name the id as the event does, and a call racing
+	 * the id's own migration is the application's bug, as in librdmacm);
+	 * id.event belongs to the thread making a synchronous id's calls.
+	 */
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
 	uint32_t events_completed;
@@ -81,20 +90,38 @@ static inline struct softcm_id_priv *to_priv(struct rdma_cm_id *id)
 	return container_of(id, struct softcm_id_priv, id);
 }
 
-/* abi.c */
-int softcm_open_device(void);
+/*
+ * The library's files call only downwards, in this order (lowest first):
+ *   abi.c      the device, the ABI check, event channels
+ *   id.c       the private id: alloc/free, ioctls, the kernel's addresses
+ *              and path, acknowledged events, migration, destruction
+ *   event.c    reading events, a synchronous id's wait for its event
+ *   cma.c, resolve.c, conn.c, addrinfo.c, verbs.c: the rest of the API
+ * Files of one layer may call each other (rdma_create_ep() resolves), as
+ * long as no cycle forms.  tests/static/library.sh checks both on the
+ * object files.  The prototypes below are grouped by the file that
+ * provides them.
+ */
 
-/* cma.c */
+/* abi.c: nothing private; id.c calls rdma_create/destroy_event_channel() */
+
+/* id.c */
+int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
+int softcm_query_addr_at(int fd, __u32 handle, int which, void *buf, __u32 *len);
+int softcm_refresh_addr(struct softcm_id_priv *priv);
+int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle);
+int softcm_refresh_route_at(struct softcm_id_priv *priv, int fd, __u32 handle);
+int softcm_event_errno(const struct rdma_cm_event *event);
+void softcm_id_event_acked(struct softcm_id_priv *priv);
+void softcm_ack_event(struct rdma_cm_event *event);
+void softcm_put_event(struct softcm_id_priv *priv);
 struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 				       void *context, enum rdma_port_space ps);
-int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
-int softcm_sync_addr(struct softcm_id_priv *priv);
-int softcm_sync_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle);
-int softcm_event_errno(const struct rdma_cm_event *event);
-void softcm_put_event(struct softcm_id_priv *priv);
-int softcm_complete(struct softcm_id_priv *priv);
+void softcm_id_free(struct softcm_id_priv *priv);
+int softcm_id_destroy(struct softcm_id_priv *priv);
+int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *channel);
 
-/* resolve.c */
-int softcm_sync_route_at(struct softcm_id_priv *priv, int fd, __u32 handle);
+/* event.c */
+int softcm_wait_sync(struct softcm_id_priv *priv);
 
 #endif /* _SOFTCM_INTERNAL_H */

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * The library's private id: its memory, the system calls made for it, the
+ * addresses and path it mirrors from the kernel, the count of its events
+ * given back, migration to another channel and destruction.  The public
+ * calls in cma.c, resolve.c and conn.c and the event reader in event.c are
+ * built on these; nothing here calls back up into them.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "internal.h"
+
+int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
+{
+	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
+}
+
+/* One of the id's addresses (@which: SOFTCM_QUERY_*); *@len in and out. */
+int softcm_query_addr_at(int fd, __u32 handle, int which, void *buf, __u32 *len)
+{
+	struct softcm_query_addr q = {
+		.handle = handle,
+		.which = which,
+		.addr_len = *len,
+		.addr = (__u64)(uintptr_t)buf,
+	};
+
+	if (ioctl(fd, SOFTCM_IOCTL_QUERY_ADDR, &q))
+		return -1;
+	*len = q.addr_len;
+	return 0;
+}
+
+/*
+ * Refresh id->route.addr from the kernel, naming the id by @handle in the
+ * file @fd: an event's refresh names the id as the event does, which stays
+ * right while another thread migrates the id.  A missing peer reads as
+ * zeroes.
+ */
+int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
+{
+	struct rdma_addr *a = &priv->id.route.addr;
+	__u32 len = sizeof(a->src_storage);
+
+	if (softcm_query_addr_at(fd, handle, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
+		return -1;
+	len = sizeof(a->dst_storage);
+	if (softcm_query_addr_at(fd, handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
+		if (errno != ENOTCONN)
+			return -1;
+		memset(&a->dst_storage, 0, sizeof(a->dst_storage));
+	}
+	return 0;
+}
+
+int softcm_refresh_addr(struct softcm_id_priv *priv)
+{
+	return softcm_refresh_addr_at(priv, priv->id.channel->fd, priv->handle);
+}
+
+/*
+ * Mirror the kernel's path into id->route, as librdmacm does for RoCE;
+ * the id named as in softcm_refresh_addr_at().
+ */
+int softcm_refresh_route_at(struct softcm_id_priv *priv, int fd, __u32 handle)
+{
+	struct ibv_sa_path_rec *p = &priv->path;
+	struct softcm_query_route q = { .handle = handle };
+	struct rdma_route *route = &priv->id.route;
+
+	if (ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, &q))
+		return -1;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->sgid.raw, q.sgid, sizeof(q.sgid));
+	memcpy(p->dgid.raw, q.dgid, sizeof(q.dgid));
+	p->flow_label = htonl(q.flow_label);
+	p->hop_limit = q.hop_limit;
+	p->traffic_class = q.traffic_class;
+	p->reversible = 1;	/* a host int in ibv_sa_path_rec, as libibverbs sets it */
+	p->numb_path = 1;
+	p->pkey = htons(q.pkey);
+	p->sl = q.sl;
+	p->mtu_selector = 2;	/* exactly */
+	p->mtu = q.mtu;
+	p->rate_selector = 2;
+	p->packet_life_time_selector = 2;
+	p->packet_life_time = q.packet_life_time;
+	route->path_rec = p;
+	route->num_paths = 1;
+	memcpy(route->addr.addr.ibaddr.sgid.raw, q.sgid, sizeof(q.sgid));
+	memcpy(route->addr.addr.ibaddr.dgid.raw, q.dgid, sizeof(q.dgid));
+	route->addr.addr.ibaddr.pkey = htons(q.pkey);
+	return 0;
+}
+
+/*
+ * The errno a failed event stands for, as librdmacm's: ECONNREFUSED for a
+ * rejection (whose status is the IB reason), else the status's magnitude.
+ * 0 when the event did not fail.
+ */
+int softcm_event_errno(const struct rdma_cm_event *event)
+{
+	if (!event->status)
+		return 0;
+	if (event->event == RDMA_CM_EVENT_REJECTED)
+		return ECONNREFUSED;
+	return event->status < 0 ? -event->status : event->status;
+}
+
+/* One more of the id's events is given back: a destroy or migrate may go on. */
+void softcm_id_event_acked(struct softcm_id_priv *priv)
+{
+	pthread_mutex_lock(&priv->mut);
+	priv->events_completed++;
+	pthread_cond_broadcast(&priv->cond);
+	pthread_mutex_unlock(&priv->mut);
+}
+
+/*
+ * rdma_ack_cm_event() of an event read by event.c, which allocated it: it
+ * counts against the id the kernel reported it on (a CONNECT_REQUEST's
+ * against the listener).
+ */
+void softcm_ack_event(struct rdma_cm_event *event)
+{
+	struct softcm_event_priv *evt = container_of(event, struct softcm_event_priv, event);
+
+	softcm_id_event_acked(evt->id_priv);
+	free(evt);
+}
+
+/* Give back the event a synchronous call left in id->event. */
+void softcm_put_event(struct softcm_id_priv *priv)
+{
+	if (priv->id.event) {
+		softcm_ack_event(priv->id.event);
+		priv->id.event = NULL;
+	}
+}
+
+/* Until the application has given back the @reported events it was handed. */
+static void wait_acked(struct softcm_id_priv *priv, uint32_t reported)
+{
+	pthread_mutex_lock(&priv->mut);
+	while (priv->events_completed < reported)
+		pthread_cond_wait(&priv->cond, &priv->mut);
+	pthread_mutex_unlock(&priv->mut);
+}
+
+/*
+ * A NULL @channel makes a synchronous id with a channel of its own.  Also
+ * the priv of a CONNECT_REQUEST's new id, whose handle event.c sets.
+ */
+struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
+				       void *context, enum rdma_port_space ps)
+{
+	struct softcm_id_priv *priv;
+
+	priv = calloc(1, sizeof(*priv));
+	if (!priv)
+		return NULL;
+	priv->id.context = context;
+	priv->id.ps = ps;
+	priv->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
+	if (!channel) {
+		channel = rdma_create_event_channel();
+		if (!channel) {
+			free(priv);
+			return NULL;
+		}
+		priv->sync = 1;
+	}
+	priv->id.channel = channel;
+	pthread_mutex_init(&priv->mut, NULL);
+	pthread_cond_init(&priv->cond, NULL);
+	return priv;
+}
+
+void softcm_id_free(struct softcm_id_priv *priv)
+{
+	if (priv->sync)
+		rdma_destroy_event_channel(priv->id.channel);
+	pthread_cond_destroy(&priv->cond);
+	pthread_mutex_destroy(&priv->mut);
+	free(priv);
+}
+
+/*
+ * The kernel's id goes first; then we wait until the application has
+ * acknowledged every event of the id it has been given, as librdmacm
+ * does, before the memory those events point at goes.
+ */
+int softcm_id_destroy(struct softcm_id_priv *priv)
+{
+	struct softcm_destroy_id c = { .handle = priv->handle };
+
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_DESTROY_ID, &c))
+		return -1;
+	if (priv->id.event)
+		softcm_ack_event(priv->id.event);
+	wait_acked(priv, c.events_reported);
+	softcm_id_free(priv);
+	return 0;
+}
+
+/*
+ * rdma_migrate_id() of an id whose arguments were checked: a NULL @channel
+ * is a new private channel, for an id that is not synchronous yet.  The
+ * kernel gives the id a new handle in @channel's file.  Handle and channel
+ * are switched before we wait for the events already handed out on the old
+ * channel to be acknowledged, as librdmacm switches the channel: from the
+ * moment the kernel moved the id, another thread that uses the id, or
+ * reads its events from @channel, must name it there.
+ */
+int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *channel)
+{
+	struct rdma_event_channel *old = priv->id.channel, *own = NULL;
+	struct softcm_migrate_id c = { 0 };
+	int err;
+
+	if (!channel) {
+		channel = own = rdma_create_event_channel();
+		if (!channel)
+			return -1;
+	}
+	c.fd = old->fd;
+	c.handle = priv->handle;
+	if (ioctl(channel->fd, SOFTCM_IOCTL_MIGRATE_ID, &c)) {
+		err = errno;
+		rdma_destroy_event_channel(own);
+		return softcm_err(err);
+	}
+
+	pthread_mutex_lock(&priv->mut);
+	priv->handle = c.handle;
+	priv->id.channel = channel;
+	pthread_mutex_unlock(&priv->mut);
+
+	/* A synchronous id's last event is ours to give back. */
+	if (priv->sync) {
+		softcm_put_event(priv);
+		rdma_destroy_event_channel(old);
+	}
+	pthread_mutex_lock(&priv->mut);
+	priv->sync = own != NULL;
+	pthread_mutex_unlock(&priv->mut);
+	wait_acked(priv, c.events_reported);
+	return 0;
+}
