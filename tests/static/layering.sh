@@ -31,6 +31,8 @@ fi
 obj=$top/build/kmod/${KTAG:-stock}/drivers/softcm
 
 tap_check "static/layering/every-file-on-a-level" "$layering" files
+# Files placed before the branch that adds them is merged: said, not failed.
+"$layering" files | grep '^#'
 tap_check "static/layering/calls-go-down" "$layering" calls
 tap_check "static/layering/exceptions-still-occur" "$layering" exceptions
 
