@@ -45,7 +45,7 @@ class Fatal(Exception):
 
 
 def strip_c(text):
-    """Comments, strings and character constants become blanks (newlines kept)."""
+    """Comments, strings and character constants blanked, newlines kept."""
     out = []
     i, n = 0, len(text)
     while i < n:
@@ -142,12 +142,17 @@ class Layering:
                             % (lineno, text))
             for f in files:
                 if f in self.level:
-                    raise Fatal("design.rst:%d: %s is listed twice" % (lineno, f))
+                    raise Fatal("design.rst:%d: %s is listed twice"
+                                % (lineno, f))
                 self.level[f] = lvl
                 self.layer.setdefault(name, set()).add(f)
         self.upcalls = set()	# (caller, callee, sym)
         for lineno, text, _ in entries(literal_block(lines, "upcalls")):
             callers, callee, syms = parse_edge(lineno, text)
+            for x in callers + [callee]:
+                if x not in self.level and x not in self.layer:
+                    raise Fatal("design.rst:%d: %s is neither a listed file "
+                                "nor a layer" % (lineno, x))
             for c in callers:
                 for f in self.layer.get(c, {c}):
                     for s in syms:
@@ -163,7 +168,7 @@ class Layering:
                     self.exceptions[(c, callee, s)] = lineno
 
     def unit(self, f):
-        """The listed name a file goes by: itself, or for an unlisted X.h, X.c."""
+        """The listed name of a file: itself, or for an unlisted X.h, X.c."""
         if f in self.level:
             return f
         if f.endswith(".h") and f[:-2] + ".c" in self.level:
@@ -270,7 +275,8 @@ def graph(src, obj):
 # --- the checks ---------------------------------------------------------------
 
 def classify(lay, edges):
-    """(violations, exceptions seen) as lists of (caller, callee, sym, why)."""
+    """The violations, as (caller, callee, sym, why), and the set of the
+    listed exceptions that occur, as (caller, callee, sym)."""
     bad, seen = [], set()
     for caller, callee, sym in sorted(edges):
         a, b = lay.unit(caller), lay.unit(callee)
@@ -295,9 +301,11 @@ def classify(lay, edges):
 def main():
     top = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
     ap = argparse.ArgumentParser()
-    ap.add_argument("--doc", default=os.path.join(top, "Documentation/design.rst"))
-    ap.add_argument("--src", default=os.path.join(top, "drivers/softcm"))
-    ap.add_argument("--obj", default=os.path.join(top, "build/kmod/stock/drivers/softcm"))
+    ap.add_argument("--doc", default=os.path.join(top, "Documentation",
+                                                  "design.rst"))
+    ap.add_argument("--src", default=os.path.join(top, "drivers", "softcm"))
+    ap.add_argument("--obj", default=os.path.join(top, "build", "kmod", "stock",
+                                                  "drivers", "softcm"))
     ap.add_argument("check", choices=["files", "calls", "exceptions", "graph"])
     args = ap.parse_args()
     try:

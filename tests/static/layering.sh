@@ -33,8 +33,9 @@ obj=$top/build/kmod/${KTAG:-stock}/drivers/softcm
 tap_check "static/layering/every-file-on-a-level" "$layering" files
 # Files placed before the branch that adds them is merged: said, not failed.
 "$layering" files | grep '^#'
-tap_check "static/layering/calls-go-down" "$layering" calls
-tap_check "static/layering/exceptions-still-occur" "$layering" exceptions
+tap_check "static/layering/calls-go-down" "$layering" --obj "$obj" calls
+tap_check "static/layering/exceptions-still-occur" "$layering" --obj "$obj" \
+	exceptions
 
 # catches CHECK EXPECTED ARGS...: the check must fail, and say EXPECTED.
 catches() {
