@@ -25,6 +25,7 @@ stage "$top/tests/static/sparse.sh"
 stage "$top/tests/static/library.sh"
 stage "$top/tests/static/addrinfo.sh"
 stage "$top/tests/static/dkms.sh"
+stage "$top/tests/static/layering.sh"
 stage "$top/tests/vm/parse_test.sh"
 stage "$top/tests/interop/dissect_check.sh"
 for k in ${SOFTCM_KERNELS:-stock debug}; do
@@ -35,7 +36,7 @@ done
 
 read -r passed failed skipped < <(awk '{p += $1; f += $2; s += $3} END {print p+0, f+0, s+0}' "$COUNTS")
 # A stage that died before reporting counts must not pass silently.
-stages=$((7 + 2 * $(echo ${SOFTCM_KERNELS:-stock debug} | wc -w)))
+stages=$((8 + 2 * $(echo ${SOFTCM_KERNELS:-stock debug} | wc -w)))
 reported=$(wc -l <"$COUNTS")
 if [ "$reported" -lt "$stages" ]; then
 	echo "not ok - $((stages - reported)) stage(s) reported no results"
