@@ -13,8 +13,9 @@
  *
  * Every line is normalised so that both builds can print the same one: a
  * call's return value and errno name, an event's type, status and whether
- * its private_data is NULL or how long it is, and an address as "zero",
- * "self" (ADDR) or "other", with its port as "PORT", "0" or "other".
+ * its private_data is NULL or how long it is, and an address as its
+ * family and "self" (ADDR), "any" or "other", with its port as "PORT", "0"
+ * or "other".
  * Each side of a connection is this same process (the server on one event
  * channel, the client on another, each waited for in turn), so the run
  * needs no peer but the local CM.
@@ -78,7 +79,7 @@ static const char *port_str(unsigned short port)
 	return port ? "other" : "0";
 }
 
-/* An address as zero, self (ADDR) or other, and its port. */
+/* An address: its family, then self (ADDR), any (zeroes) or other, and its port. */
 static void addr(const char *what, struct sockaddr *sa)
 {
 	struct sockaddr_in *sin = (struct sockaddr_in *)sa;
@@ -88,21 +89,18 @@ static void addr(const char *what, struct sockaddr *sa)
 
 	switch (sa->sa_family) {
 	case AF_INET:
-		if (!sin->sin_addr.s_addr && !sin->sin_port)
-			out("%s: zero", what);
-		else
-			out("%s: %s port %s", what,
-			    sin->sin_addr.s_addr == self4->sin_addr.s_addr ? "self" :
-			    sin->sin_addr.s_addr ? "other" : "any", port_str(ntohs(sin->sin_port)));
+		out("%s: inet %s port %s", what,
+		    sin->sin_addr.s_addr == self4->sin_addr.s_addr ? "self" :
+		    sin->sin_addr.s_addr ? "other" : "any", port_str(ntohs(sin->sin_port)));
 		break;
 	case AF_INET6:
-		out("%s: %s port %s", what,
+		out("%s: inet6 %s port %s", what,
 		    !memcmp(&sin6->sin6_addr, &self6->sin6_addr, 16) ? "self" :
 		    IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr) ? "any" : "other",
 		    port_str(ntohs(sin6->sin6_port)));
 		break;
 	case AF_UNSPEC:
-		out("%s: zero", what);
+		out("%s: unspec", what);
 		break;
 	default:
 		out("%s: family %d", what, sa->sa_family);

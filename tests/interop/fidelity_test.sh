@@ -8,7 +8,7 @@
 #
 #   +------------- init_net -------------+      +----------- netns sc-f -----------+
 #   | rxf0 (rdma_rxe) on f0              |      | /dev/softcm                      |
-#   | f0  10.91.0.1/24  <----------------+------+---> f1  10.91.0.2/24            |
+#   | f0  10.91.0.1/24  fd91::1/64  <----+------+---> f1  10.91.0.2/24  fd91::2/64 |
 #   | fidelity-rdmacm CASE 10.91.0.1     |      | fidelity-softcm CASE 10.91.0.2   |
 #   +------------------------------------+      +----------------------------------+
 #
@@ -24,6 +24,7 @@
 set -u
 ns=sc-f
 ip_rxe=10.91.0.1 ip_sc=10.91.0.2
+ip6_rxe=fd91::1 ip6_sc=fd91::2
 slow=1
 [ "${SOFTCM_KERNEL:-stock}" = debug ] && slow=4
 T=$((60 * slow))	# one case's limit, in seconds (fidelity's own is 31 s)
@@ -34,7 +35,11 @@ n=0
 
 # (The guest has no /dev/fd for a process substitution.)
 mapfile -t table <<<"$("$lib/fidelity-softcm" list)"
-cases=(setup "${table[@]}" cleanup)
+# These run over IPv6 too (after the whole table over IPv4), as ipv6/NAME:
+# the list names their differences apart.
+table6=(handshake/no-qp-connect-response-establish reject/sync-id-keeps-event
+	sidr/sync-listener-accept create-ep/active-passive addrinfo/flags-family-errors)
+cases=(setup "${table[@]}" "${table6[@]/#/ipv6/}" cleanup)
 echo "1..${#cases[@]}"
 
 # ok, not_ok, say, skip_rest, poll
@@ -59,13 +64,17 @@ setup() {
 	ip link add f0 type veth peer name f1 netns $ns || return 1
 	ip addr add $ip_rxe/24 dev f0 || return 1
 	ip -n $ns addr add $ip_sc/24 dev f1 || return 1
+	ip addr add $ip6_rxe/64 dev f0 nodad || return 1
+	ip -n $ns addr add $ip6_sc/64 dev f1 nodad || return 1
 	ip link set f0 up && ip -n $ns link set f1 up && ip -n $ns link set lo up || return 1
 	[ -n "${table[0]}" ] || { say "no cases from fidelity-softcm list"; return 1; }
 	rdma link add rxf0 type rxe netdev f0 || return 1
 	poll $((100 * slow)) grep -qx "0000:0000:0000:0000:0000:ffff:0a5b:0001" \
 		/sys/class/infiniband/rxf0/ports/1/gids/* || { say "no IPv4 GID on rxf0"; return 1; }
+	poll $((100 * slow)) grep -qx "fd91:0000:0000:0000:0000:0000:0000:0001" \
+		/sys/class/infiniband/rxf0/ports/1/gids/* || { say "no IPv6 GID on rxf0"; return 1; }
 	# Every entry of the list names a case of the table, and gives a reason.
-	awk -v names="${table[*]}" '
+	awk -v names="${cases[*]}" '
 		BEGIN { split(names, a, " "); for (i in a) known[a[i]] = 1 }
 		/^case / { if (!($2 in known)) { print "unknown case " $2; bad = 1 }
 			   c = $2; why[c] = 0 }
@@ -94,28 +103,30 @@ difference() {
 	diff -U0 "$1" "$2" | sed -n '/^\(---\|+++\|@@\)/d; s/^-/< /p; s/^+/> /p'
 }
 
-# compare I CASE: run CASE under both libraries on port 7600 + I.
+# compare I CASE [ipv6]: run CASE under both libraries on port 7600 + I;
+# its result is named CASE (ipv6/CASE over IPv6).
 compare() {
-	local i=$1 name=$2 port=$(($1 + 7600)) r s want got
+	local i=$1 name=$2 port=$(($1 + 7600)) r s want got a_rxe=$ip_rxe a_sc=$ip_sc tap=$2
+	[ "${3:-}" = ipv6 ] && a_rxe=$ip6_rxe a_sc=$ip6_sc tap=ipv6/$2
 	r=$tmp/$i.rdmacm s=$tmp/$i.softcm
-	FIDELITY_WAIT_MS=$((10000 * slow)) timeout $T "$lib/fidelity-rdmacm" "$name" $ip_rxe $port \
+	FIDELITY_WAIT_MS=$((10000 * slow)) timeout $T "$lib/fidelity-rdmacm" "$name" $a_rxe $port \
 		>"$r" 2>"$r.stderr" || echo "exit status $?" >>"$r"
 	ip netns exec $ns env FIDELITY_WAIT_MS=$((10000 * slow)) \
-		timeout $T "$lib/fidelity-softcm" "$name" $ip_sc $port \
+		timeout $T "$lib/fidelity-softcm" "$name" $a_sc $port \
 		>"$s" 2>"$s.stderr" || echo "exit status $?" >>"$s"
 	got=$(difference "$r" "$s")
-	want=$(listed "$name")
+	want=$(listed "$tap")
 	if [ "$got" = "$want" ]; then
-		ok "$name"
+		ok "$tap"
 		if [ -n "$want" ]; then
-			say "the listed difference: $(reason "$name")"
+			say "the listed difference: $(reason "$tap")"
 			sed 's/^/#   /' <<<"$want"
 		fi
 		return
 	fi
 	echo "$want" >"$tmp/$i.want"
 	echo "$got" >"$tmp/$i.got"
-	not_ok "$name" "$r" "$r.stderr" "$s" "$s.stderr"
+	not_ok "$tap" "$r" "$r.stderr" "$s" "$s.stderr"
 	if [ -z "$got" ]; then
 		say "a listed difference is gone (update fidelity.expected-differences):"
 		sed 's/^/#   /' "$tmp/$i.want"
@@ -140,6 +151,9 @@ else
 	ok setup
 	for i in "${!table[@]}"; do
 		compare "$i" "${table[$i]}"
+	done
+	for i in "${!table6[@]}"; do
+		compare $((i + ${#table[@]})) "${table6[$i]}" ipv6
 	done
 fi
 
