@@ -19,7 +19,8 @@
 # the reason (Documentation/uapi.rst "Differences from librdmacm"): a listed
 # difference must show exactly as listed, so a case fails when softcm
 # diverges, when a listed difference disappears, and when an unlisted one
-# appears.  A case that crashes is "crash SIGNAME" (librdmacm 44 has three).
+# appears.  A case that crashes is "crash SIGNAME" (librdmacm 44 crashes in
+# four cases of the table, see the list).
 
 set -u
 ns=sc-f
