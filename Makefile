@@ -48,6 +48,9 @@ SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/int
 # The rdma_cm peer on the rxe side: rdma-core's headers and librdmacm, not
 # ours (no $(CPPFLAGS), no libsoftcm); copied into the guest with lib/.
 RDMACM_PEER := $(BUILD)/tests/lib/rdmacm_peer
+# One program built on both libraries, for tests/interop/fidelity_test.sh.
+FIDELITY := $(BUILD)/tests/lib/fidelity-rdmacm $(BUILD)/tests/lib/fidelity-softcm \
+	$(BUILD)/tests/lib/fidelity.expected-differences
 HEADERS := $(wildcard uapi/linux/*.h userspace/lib/*.h)
 
 .PHONY: all module userspace tests deps run check style sparse clean bench bench-progs
@@ -89,7 +92,7 @@ $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 # Shell helpers the guest's *_test.sh programs source from lib/.
 TEST_SHLIB := $(patsubst tests/lib/%,$(BUILD)/tests/lib/%,$(wildcard tests/lib/*.sh))
 
-tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER) $(TEST_SHLIB)
+tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER) $(FIDELITY) $(TEST_SHLIB)
 
 $(BUILD)/tests/lib/%.sh: tests/lib/%.sh
 	@mkdir -p $(@D)
@@ -98,6 +101,19 @@ $(BUILD)/tests/lib/%.sh: tests/lib/%.sh
 $(RDMACM_PEER): tests/interop/rdmacm_peer.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm
+
+# rdma-core's <rdma/rdma_cma.h> for both; only the library differs.
+$(BUILD)/tests/lib/fidelity-rdmacm: tests/interop/fidelity.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm -lpthread
+
+$(BUILD)/tests/lib/fidelity-softcm: tests/interop/fidelity.c $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lsoftcm -lpthread
+
+$(BUILD)/tests/lib/fidelity.expected-differences: tests/interop/fidelity.expected-differences
+	@mkdir -p $(@D)
+	install -m 0644 $< $@
 
 $(BUILD)/tests/%_test.sh: tests/interop/%_test.sh
 	@mkdir -p $(@D)
