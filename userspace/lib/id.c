@@ -38,7 +38,7 @@ int softcm_query_addr_at(int fd, __u32 handle, int which, void *buf, __u32 *len)
  * Refresh id->route.addr from the kernel, naming the id by @handle in the
  * file @fd: an event's refresh names the id as the event does, which stays
  * right while another thread migrates the id.  A missing peer reads as
- * zeroes.
+ * zeroes of the local address's family.
  */
 int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
 {
@@ -51,7 +51,9 @@ int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
 	if (softcm_query_addr_at(fd, handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
 		if (errno != ENOTCONN)
 			return -1;
+		/* As rdma_bind_addr() leaves it: the bound family, no address. */
 		memset(&a->dst_storage, 0, sizeof(a->dst_storage));
+		a->dst_storage.ss_family = a->src_storage.ss_family;
 	}
 	return 0;
 }
