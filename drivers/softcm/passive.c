@@ -9,8 +9,9 @@
  *
  * REJ reasons as the Linux CM gives them: 8 when nothing listens on the
  * service ID, 28 when a listener exists but does not match; a request
- * beyond the listener's backlog, or one we cannot allocate for, is
- * dropped so that the peer retries.
+ * beyond the listener's backlog is held (backlog.c), and one beyond what
+ * it may hold, or one we cannot allocate for, is dropped so that the
+ * peer retries.
  *
  * Lock order: the listener's mutex, then the new id's (nested: the new id
  * is not published yet, nobody else can hold it).
@@ -25,6 +26,7 @@
 #include <net/inet_ecn.h>
 #include <net/route.h>
 
+#include "backlog.h"
 #include "cm.h"
 #include "cmahdr.h"
 #include "cmproto.h"
@@ -121,8 +123,9 @@ int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
 /*
  * A new id for a request to @listener, locked, with its addresses, wire
  * addresses and comm IDs (ours, and @comm_id of @guid's) set, and a
- * CONNECT_REQUEST event to fill; NULL (counted) when the backlog is full
- * or memory short: the request is then dropped, and the peer retries.
+ * CONNECT_REQUEST event to fill; NULL (counted) when the backlog and the
+ * hold queue are full or memory short: the request is then dropped, and
+ * the peer retries.
  */
 struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					const struct softcm_pkt *pkt,
@@ -137,10 +140,8 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 
 	lockdep_assert_held(&listener->mutex);
 
-	if (atomic_read(&listener->requests_pending) >= listener->backlog) {
-		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_BACKLOG);
-		return NULL;
-	}
+	if (!softcm_backlog_admit(listener))
+		return NULL;	/* beyond the backlog and what it may hold */
 	/*
 	 * What a peer makes us allocate is charged to the listener's memory
 	 * cgroup, as TCP charges a request socket to its listener's: the new
@@ -333,7 +334,7 @@ void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		goto out;
 	setup_conn(id, msg);
 	req_param(&e->ev.param, msg);
-	softcm_cm_publish_request(listener, id, e);
+	softcm_backlog_queue(listener, id, e);	/* reported, or held */
 out:
 	mutex_unlock(&listener->mutex);
 	softcm_id_put(listener);
