@@ -669,7 +669,7 @@ static void timer_expired(struct softcm_id *id)
 		softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_RETRANSMITS);
 		softcm_cm_resend(id);
 		id->cm.timer = SOFTCM_CM_TIMER_RETRY;
-		/* Backing off, but giving up when linear retries would have. */
+		/* Backing off, within the budget. */
 		softcm_cm_arm(id, min(softcm_cm_backoff_ms(id->cm.timeout_ms,
 							   id->cm.resent), left));
 		return;

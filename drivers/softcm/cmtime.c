@@ -71,13 +71,16 @@ unsigned int softcm_cm_backoff_ms(unsigned int base_ms, unsigned int n)
 EXPORT_SYMBOL_IF_KUNIT(softcm_cm_backoff_ms);
 
 /*
- * How long retransmissions may go on in all: what @retries linear ones
- * took, (retries + 1) * base, as before backoff existed (and as the
- * Linux CM's total MAD deadline keeps it), so that backing off spends
- * the same time in fewer packets and a dead peer is reported as soon.
+ * How long retransmissions may go on in all: twice what @retries linear
+ * ones took, 2 * (retries + 1) * base.  With the defaults that is what
+ * linear retries took at 6.1's 4-second response timeout (a 6144 ms REQ
+ * interval where ours is 3072 ms), as upstream kept the CM's total time
+ * when it lowered the timeout ("IB/cm: Set deadline when sending MADs").
+ * Whichever comes first, the retries or the budget, ends the message; up
+ * to five retries all fit, so tests' short settings see every one.
  */
 unsigned int softcm_cm_retry_budget_ms(unsigned int base_ms, u8 retries)
 {
-	return min_t(u64, (u64)base_ms * (retries + 1), UINT_MAX);
+	return min_t(u64, 2ULL * base_ms * (retries + 1), UINT_MAX);
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_cm_retry_budget_ms);

@@ -78,12 +78,18 @@ static void backoff_doubles_after_linear_timeouts(struct kunit *test)
 				    backoff_table[i].n);
 }
 
-/* Backing off spends the time linear retries took, never longer. */
-static void retry_budget_is_linear_total(struct kunit *test)
+/* Twice the linear total: the defaults' 6.1 total, and room for 5 retries. */
+static void retry_budget_is_twice_linear_total(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, 16u * 3072, softcm_cm_retry_budget_ms(3072, 15));
-	KUNIT_EXPECT_EQ(test, 72u, softcm_cm_retry_budget_ms(72, 0));
+	unsigned int base = 72, sum = 0, n;
+
+	KUNIT_EXPECT_EQ(test, 16u * 6144, softcm_cm_retry_budget_ms(3072, 15));
+	KUNIT_EXPECT_EQ(test, 144u, softcm_cm_retry_budget_ms(72, 0));
 	KUNIT_EXPECT_EQ(test, UINT_MAX, softcm_cm_retry_budget_ms(UINT_MAX, 15));
+	/* five retransmissions and the last wait fit in the budget for 5 */
+	for (n = 0; n <= 5; n++)
+		sum += softcm_cm_backoff_ms(base, n);
+	KUNIT_EXPECT_LE(test, sum, softcm_cm_retry_budget_ms(base, 5));
 }
 
 /* 18 is "roughly 1s", as the Linux CM now advertises. */
@@ -98,7 +104,7 @@ static struct kunit_case cmtime_cases[] = {
 	KUNIT_CASE(ack_timeout_rounds_as_linux),
 	KUNIT_CASE(req_timeout_and_timewait_as_reference),
 	KUNIT_CASE(backoff_doubles_after_linear_timeouts),
-	KUNIT_CASE(retry_budget_is_linear_total),
+	KUNIT_CASE(retry_budget_is_twice_linear_total),
 	KUNIT_CASE(default_req_timeout_with_short_response),
 	{}
 };
