@@ -156,10 +156,20 @@ static void rcv_mra(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		goto out;
 	}
 	softcm_cm_set_state(id, waiting);
-	if (id->cm.timer == SOFTCM_CM_TIMER_RETRY)
-		softcm_cm_arm(id, softcm_cm_ms(min_t(u8, msg->service_timeout,
+	if (id->cm.timer == SOFTCM_CM_TIMER_RETRY) {
+		unsigned int ms = softcm_cm_ms(min_t(u8, msg->service_timeout,
 						     READ_ONCE(sn->max_peer_timeout))) +
-			      softcm_cm_ms(id->cm.av_timeout));
+				  softcm_cm_ms(id->cm.av_timeout);
+
+		/*
+		 * The peer is busy, not gone: the budget grows by the wait it
+		 * asked for, and the backoff starts over after it, as the
+		 * Linux MAD layer resets it on an MRA.
+		 */
+		id->cm.give_up += msecs_to_jiffies(ms);
+		id->cm.resent = 0;
+		softcm_cm_arm(id, ms);
+	}
 out:
 	unlock_put(id);
 }
@@ -383,12 +393,18 @@ static void timer_expired(struct softcm_id *id)
 			softcm_cm_report(id, SOFTCM_EVENT_TIMEWAIT_EXIT, 0, NULL);
 		return;
 	}
-	if (id->cm.retries_left && id->cm.mad) {
+	if (id->cm.retries_left && id->cm.mad && time_before(jiffies, id->cm.give_up)) {
+		unsigned int left = jiffies_to_msecs(id->cm.give_up - jiffies);
+
 		id->cm.retries_left--;
+		if (id->cm.resent < U8_MAX)
+			id->cm.resent++;
 		softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_RETRANSMITS);
 		softcm_cm_resend(id);
 		id->cm.timer = SOFTCM_CM_TIMER_RETRY;
-		softcm_cm_arm(id, id->cm.timeout_ms);
+		/* Backing off, within the budget. */
+		softcm_cm_arm(id, min(softcm_cm_backoff_ms(id->cm.timeout_ms,
+							   id->cm.resent), left));
 		return;
 	}
 	timed_out(id);

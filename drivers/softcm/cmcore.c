@@ -176,6 +176,9 @@ int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 	id->cm.mad_attr = msg->attr;
 	id->cm.retries_left = retries;
 	id->cm.timeout_ms = timeout_ms;
+	id->cm.resent = 0;
+	id->cm.give_up = jiffies +
+		msecs_to_jiffies(softcm_cm_retry_budget_ms(timeout_ms, retries));
 	count_tx_msg(sn_of(id), msg);
 	xmit(id, mad);
 	id->cm.timer = SOFTCM_CM_TIMER_RETRY;
@@ -541,8 +544,9 @@ int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
 /*
  * A new id for a request to @listener, locked, with its addresses, wire
  * addresses and comm IDs (ours, and @comm_id of @guid's) set, and a
- * CONNECT_REQUEST event to fill; NULL (counted) when the backlog is full
- * or memory short: the request is then dropped, and the peer retries.
+ * CONNECT_REQUEST event to fill; NULL (counted) when memory is short: the
+ * request is then dropped, and the peer retries.  The caller has checked
+ * the listener's backlog (softcm_backlog_admit()).
  */
 struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					const struct softcm_pkt *pkt,
@@ -557,10 +561,6 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 
 	lockdep_assert_held(&listener->mutex);
 
-	if (atomic_read(&listener->requests_pending) >= listener->backlog) {
-		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_BACKLOG);
-		return NULL;
-	}
 	/*
 	 * What a peer makes us allocate is charged to the listener's memory
 	 * cgroup, as TCP charges a request socket to its listener's: the new

@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "backlog.h"
 #include "event.h"
 #include "file.h"
 #include "id.h"
@@ -280,6 +281,8 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 		/* The table takes over the entry's reference. */
 		softcm_file_commit(sf, child, handle);
 		atomic_dec(&e->id->requests_pending);
+		/* A backlog slot is free: the oldest held request takes it. */
+		softcm_backlog_promote(e->id);
 	}
 	softcm_event_free(e);
 	return 0;

@@ -20,6 +20,7 @@
 #include <net/net_namespace.h>
 
 #include "addr.h"
+#include "backlog.h"
 #include "cm.h"
 #include "event.h"
 #include "file.h"
@@ -74,6 +75,7 @@ struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid)
 	/* rdma_cm's seq_num: the starting PSN a peer must not predict */
 	id->psn = get_random_u32() & 0xffffff;
 	atomic_set(&id->requests_pending, 0);
+	INIT_LIST_HEAD(&id->held);
 	atomic_set(&id->events_reported, 0);
 	INIT_LIST_HEAD(&id->net_node);
 	softcm_cm_id_init(id);
@@ -165,6 +167,7 @@ void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
 	if (id->file)
 		atomic_dec(&id->file->nr_ids);
 	mutex_unlock(&id->mutex);
+	softcm_backlog_flush(id);
 	list_for_each_entry_safe(e, tmp, &dead, node) {
 		if (e->child)
 			atomic_dec(&id->requests_pending);

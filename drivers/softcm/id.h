@@ -90,6 +90,8 @@ struct softcm_cm {
 	u8 *mad;
 	u8 mad_attr;
 	u8 retries_left;
+	u8 resent;			/* retransmissions so far: the backoff */
+	unsigned long give_up;		/* jiffies: the retry budget's end */
 	enum softcm_cm_timer timer;
 	unsigned long deadline;
 	struct delayed_work work;
@@ -159,6 +161,9 @@ struct softcm_id {
 
 	/* Listeners: CONNECT_REQUESTs queued and not yet read. */
 	atomic_t requests_pending;
+	/* Listeners: requests beyond the backlog, waiting (backlog.c). */
+	struct list_head held;
+	unsigned int nr_held;
 	/* A request's new id reports nothing but its request until accepted. */
 	bool quiet;
 	/* The peer address is no longer a connection's (getpeername ENOTCONN). */

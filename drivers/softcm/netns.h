@@ -39,6 +39,7 @@ struct softcm_net {
 	/* caps on the times a peer chooses: its response time, timewait */
 	int max_peer_timeout;
 	int max_timewait;
+	int max_held_requests;		/* per listener, beyond its backlog */
 
 	/* The CM (conntab.c): our CA GUID here, transaction IDs, comm IDs. */
 	u64 guid;
@@ -50,6 +51,7 @@ struct softcm_net {
 	/* live objects, for leak accounting: created and not yet freed */
 	atomic_t nr_ids;
 	atomic_t nr_files;
+	atomic_t nr_held;		/* REQs listeners hold (backlog.c) */
 	struct softcm_stats stats;
 
 	/*

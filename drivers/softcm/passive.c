@@ -9,14 +9,16 @@
  *
  * REJ reasons as the Linux CM gives them: 8 when nothing listens on the
  * service ID, 28 when a listener exists but does not match; a request
- * beyond the listener's backlog, or one we cannot allocate for, is
- * dropped so that the peer retries.  Matching a request to its listener
- * and making its id is cmcore.c's, shared with sidr.c.
+ * beyond the listener's backlog is held (backlog.c), and one beyond what
+ * it may hold, or one we cannot allocate for, is dropped so that the peer
+ * retries.  Matching a request to its listener and making its id is
+ * cmcore.c's, shared with sidr.c.
  */
 
 #include <linux/slab.h>
 #include <net/inet_ecn.h>
 
+#include "backlog.h"
 #include "cmproto.h"
 #include "cmtime.h"
 #include "conntab.h"
@@ -152,13 +154,15 @@ void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		reject_req(sn, pkt, msg, SOFTCM_REJ_CONSUMER);
 		goto out;
 	}
+	if (!softcm_backlog_admit(listener))
+		goto out;	/* beyond the backlog and what it may hold */
 	id = softcm_cm_new_request(listener, pkt, &src, &dst, msg->ca_guid,
 				   msg->local_comm_id, &e);
 	if (!id)
 		goto out;
 	setup_conn(id, msg);
 	req_param(&e->ev.param, msg);
-	softcm_cm_publish_request(listener, id, e);
+	softcm_backlog_queue(listener, id, e);	/* reported, or held */
 out:
 	mutex_unlock(&listener->mutex);
 	softcm_id_put(listener);

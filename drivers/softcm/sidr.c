@@ -14,6 +14,7 @@
 #include <linux/siphash.h>
 #include <linux/slab.h>
 
+#include "backlog.h"
 #include "cmproto.h"
 #include "cmtime.h"
 #include "conntab.h"
@@ -169,6 +170,8 @@ void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		answer_anonymous(sn, pkt, msg, SOFTCM_SIDR_REJECT);
 		goto out;
 	}
+	if (!softcm_backlog_admit(listener))
+		goto out;	/* a SIDR_REQ is never held: beyond the backlog, dropped */
 	id = softcm_cm_new_request(listener, pkt, &src, &dst, key, msg->local_comm_id, &e);
 	if (!id)
 		goto out;

@@ -35,6 +35,8 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_BAD_ADDRESS] = "bad_address",
 	[SOFTCM_STAT_NEIGH_UPDATES] = "neigh_updates",
 	[SOFTCM_STAT_NEIGH_WAKEUPS] = "neigh_wakeups",
+	[SOFTCM_STAT_REQ_HELD] = "req_held",
+	[SOFTCM_STAT_REQ_PROMOTED] = "req_promoted",
 };
 
 const char *softcm_stat_name(enum softcm_stat i)
@@ -61,6 +63,7 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "connections %d\n", atomic_read(&sn->nr_conns));
 	seq_printf(m, "ids %d\n", atomic_read(&sn->nr_ids));
 	seq_printf(m, "files %d\n", atomic_read(&sn->nr_files));
+	seq_printf(m, "held_requests %d\n", atomic_read(&sn->nr_held));
 	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->sock_state[0]));
 	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->sock_state[1]));
 	seq_printf(m, "udp_port %u\n", softcm_net_port(sn));

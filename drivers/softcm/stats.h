@@ -38,6 +38,9 @@ enum softcm_stat {
 	SOFTCM_STAT_BAD_ADDRESS,
 	SOFTCM_STAT_NEIGH_UPDATES,	/* valid neighbour updates seen */
 	SOFTCM_STAT_NEIGH_WAKEUPS,	/* ids they woke (next hop matched) */
+	/* REQs beyond a listener's backlog held (and MRAed), and answered */
+	SOFTCM_STAT_REQ_HELD,
+	SOFTCM_STAT_REQ_PROMOTED,
 	SOFTCM_STAT_COUNT
 };
 

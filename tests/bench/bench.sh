@@ -28,6 +28,13 @@ SC=$dir/lib/cmbench-softcm RC=$dir/lib/cmbench-rdmacm
 NS="1000 10000"	# batch sizes
 LIVE="500 5000 50000"	# idle connections (2 ids each) for the scale case
 RUNS=3 WINDOW=256 LAT=200 SEED=
+# The burst case: BURST clients at once against a listener of backlog
+# BURST_BACKLOG, a synchronous and an epoll server, softcm and TCP.
+# ONLY=burst runs nothing else.  rdma_cm over rxe drops what exceeds the
+# backlog and retries after 6 s: a minute a run, so only with BURST_RDMACM=1.
+# BURST_DROP=1 adds softcm as it was before its hold queue and as 6.1's
+# rdma_cm behaves (max_held_requests 0: drops; cm_response_timeout 20).
+BURST=200 BURST_BACKLOG=16 BURST_RDMACM=0 BURST_DROP=0 ONLY=
 [ -r "$dir/lib/bench.conf" ] && . "$dir/lib/bench.conf"
 out=${SOFTCM_ARTIFACTS:-/tmp}/bench-results.txt
 tmp=$(mktemp -d)
@@ -155,10 +162,48 @@ fi
 ns=${NS// /,}
 common=(-n "$ns" -w "$WINDOW" -r 1 -l "$LAT")
 
+# softcm's hold bound and response timeout on both sides of ba/bb.
+drop_rules() {
+	local ns
+	for ns in ba bb; do
+		ip netns exec $ns sh -c "echo $1 >/proc/sys/net/softcm/max_held_requests &&
+			echo $2 >/proc/sys/net/softcm/cm_response_timeout" || fail=1
+	done
+}
+
 # One run of one system; every run listens on ports of its own.
 system() {
 	local p=$((7900 + 10 * run))
+	local burst=(-n "" -l 0 -P -M -r 1 -U "$BURST" -B "$BURST_BACKLOG")
 	case $1 in
+	softcm-veth-burst-sync)
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 6)) -t cm -S softcm -T veth \
+			"${burst[@]}" -y ;;
+	softcm-veth-burst-epoll)
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 7)) -t cm -S softcm -T veth \
+			"${burst[@]}" -e ;;
+	tcp-veth-burst-sync)
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 8)) -t tcp -S tcp -T veth \
+			"${burst[@]}" -y ;;
+	tcp-veth-burst-epoll)
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 9)) -t tcp -S tcp -T veth \
+			"${burst[@]}" -e ;;
+	softcm-drop-veth-burst-sync)
+		drop_rules 0 20
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 2000)) -t cm -S softcm-drop \
+			-T veth "${burst[@]}" -y
+		drop_rules 1024 18 ;;
+	softcm-drop-veth-burst-epoll)
+		drop_rules 0 20
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 2001)) -t cm -S softcm-drop \
+			-T veth "${burst[@]}" -e
+		drop_rules 1024 18 ;;
+	rdmacm-lo-burst-sync)
+		measure $1.$run - "$RC" - "$RC" 10.90.0.1 $((p + 1000)) -t cm -S rdmacm -T lo \
+			"${burst[@]}" -y ;;
+	rdmacm-lo-burst-epoll)
+		measure $1.$run - "$RC" - "$RC" 10.90.0.1 $((p + 1001)) -t cm -S rdmacm -T lo \
+			"${burst[@]}" -e ;;
 	softcm-veth)
 		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $p -t cm -S softcm -T veth "${common[@]}" -c ;;
 	softcm-lo)
@@ -179,7 +224,15 @@ system() {
 RANDOM=$SEED
 echo "# order seed: $SEED (BENCH_SEED=$SEED make bench repeats the order)" | tee -a "$out"
 for ((run = 1; run <= RUNS; run++)); do
-	order=(softcm-veth softcm-lo rdmacm-lo cross-veth tcp-veth tcp-lo)
+	order=()
+	[ "$ONLY" = burst ] || order=(softcm-veth softcm-lo rdmacm-lo cross-veth tcp-veth tcp-lo)
+	if [ -n "$BURST" ]; then
+		order+=(softcm-veth-burst-sync softcm-veth-burst-epoll tcp-veth-burst-sync
+			tcp-veth-burst-epoll)
+		[ "$BURST_RDMACM" = 1 ] && order+=(rdmacm-lo-burst-sync rdmacm-lo-burst-epoll)
+		[ "$BURST_DROP" = 1 ] && order+=(softcm-drop-veth-burst-sync
+						 softcm-drop-veth-burst-epoll)
+	fi
 	for ((i = ${#order[@]} - 1; i > 0; i--)); do
 		j=$((RANDOM % (i + 1)))
 		t=${order[i]} order[i]=${order[j]} order[j]=$t
@@ -190,7 +243,7 @@ for ((run = 1; run <= RUNS; run++)); do
 	done
 done
 run=0
-if [ -n "$LIVE" ]; then
+if [ -n "$LIVE" ] && [ "$ONLY" != burst ]; then
 	measure softcm-scale ba "$SC" bb "$SC" 10.91.0.1 7899 -t cm -S softcm -T veth \
 		-n "" -l 0 -P -w "$WINDOW" -r "$RUNS" -L "${LIVE// /,}" -D "$tmp"
 	# Where the kernel memory of the idle connections went (both sides).

@@ -6,10 +6,19 @@
  * libsoftcm (-DCMBENCH_SOFTCM) and with rdma-core's librdmacm, so both CMs
  * are measured by one method and one clock (CLOCK_MONOTONIC).
  *
- *   cmbench server -t cm|tcp -b ADDR -p PORT -s SHM
+ *   cmbench server -t cm|tcp -b ADDR -p PORT -s SHM [-B BACKLOG] [-y|-e]
  *   cmbench client -t cm|tcp -a ADDR -p PORT -s SHM -S SYSTEM -T TOPO
  *                  [-n N,N...] [-w WINDOW] [-r RUNS] [-l LAT_N]
- *                  [-L LIVE,LIVE...] [-c] [-m] [-g]
+ *                  [-L LIVE,LIVE...] [-U BURST_N] [-c] [-m] [-g]
+ *
+ * The server listens with BACKLOG (default 65535); -y makes it a
+ * synchronous server (rdma_get_request() and a blocking rdma_accept(), or
+ * a blocking accept(2) loop), -e an epoll loop over the event channel (TCP's
+ * default server is an epoll loop already).  -U runs the burst case: BURST_N
+ * clients connect at once (all in flight), typically to a listener whose
+ * backlog is much smaller, and the time until both sides of every one
+ * are established is reported (the client takes -B and -y/-e too, for
+ * the case's name).
  *
  * The server and the client are separate processes (they may be in
  * different network namespaces, or linked against different libraries);
@@ -64,7 +73,8 @@ struct conn {
 };
 
 static struct shared *shm;
-static int tcp_mode;
+static int tcp_mode, o_backlog = 65535;
+static char o_server = 'b';	/* b: blocking event loop, y: sync, e: epoll */
 static const char *o_addr, *o_port = "7900", *o_sys = "?", *o_topo = "?";
 static struct sockaddr_storage dst;
 static socklen_t dst_len;
@@ -146,70 +156,171 @@ static void cm_param(struct rdma_conn_param *p, uint32_t *idx, uint32_t qpn)
 	p->qp_num = qpn & 0xffffff;
 }
 
-static int cm_server(void)
+static int cm_listen(struct rdma_event_channel *ch, struct rdma_cm_id **listen)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_conn_param param;
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *listen, *id;
-	uint32_t idx;
-
-	if (!ch)
-		die("rdma_create_event_channel");
-	if (rdma_create_id(ch, &listen, NULL, RDMA_PS_TCP))
+	if (rdma_create_id(ch, listen, NULL, RDMA_PS_TCP))
 		die("rdma_create_id");
-	if (rdma_bind_addr(listen, (struct sockaddr *)&dst))
+	if (rdma_bind_addr(*listen, (struct sockaddr *)&dst))
 		die("rdma_bind_addr");
-	if (rdma_listen(listen, 65535) && rdma_listen(listen, 1024))
+	if (rdma_listen(*listen, o_backlog) && rdma_listen(*listen, 1024))
 		die("rdma_listen");
 	printf("listening\n");
 	fflush(stdout);
-	while (!rdma_get_cm_event(ch, &ev)) {
-		id = ev->id;
-		switch (ev->event) {
-		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			idx = 0;
-			if (ev->param.conn.private_data_len >= sizeof(idx))
-				memcpy(&idx, ev->param.conn.private_data, sizeof(idx));
-			idx %= SLOTS;
-			id->context = (void *)(uintptr_t)(idx + 1);
-			cm_param(&param, NULL, 0x800000 | idx);
-			rdma_ack_cm_event(ev);
-			if (rdma_accept(id, &param)) {
-				fprintf(stderr, "cmbench server: rdma_accept: %s\n",
-					strerror(errno));
-				rdma_reject(id, NULL, 0);
-				rdma_destroy_id(id);
-			}
-			continue;
-		case RDMA_CM_EVENT_ESTABLISHED:
-			if (id->context)
-				stamp(&shm->srv_est[(uintptr_t)id->context - 1]);
-			break;
-		case RDMA_CM_EVENT_DISCONNECTED:
-			if (id->context)
-				stamp(&shm->srv_disc[(uintptr_t)id->context - 1]);
-			/* Our DREP: the client's disconnect completes. */
-			rdma_disconnect(id);
+	return 0;
+}
+
+static uint32_t req_index(const struct rdma_cm_event *ev)
+{
+	uint32_t idx = 0;
+
+	if (ev->param.conn.private_data_len >= sizeof(idx))
+		memcpy(&idx, ev->param.conn.private_data, sizeof(idx));
+	return idx % SLOTS;
+}
+
+/* One event of the asynchronous servers; acks it. */
+static void cm_server_event(struct rdma_cm_id *listen, struct rdma_cm_event *ev)
+{
+	struct rdma_conn_param param;
+	struct rdma_cm_id *id = ev->id;
+	uint32_t idx;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		idx = req_index(ev);
+		id->context = (void *)(uintptr_t)(idx + 1);
+		cm_param(&param, NULL, 0x800000 | idx);
+		rdma_ack_cm_event(ev);
+		if (rdma_accept(id, &param)) {
+			fprintf(stderr, "cmbench server: rdma_accept: %s\n", strerror(errno));
+			rdma_reject(id, NULL, 0);
+			rdma_destroy_id(id);
+		}
+		return;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (id->context)
+			stamp(&shm->srv_est[(uintptr_t)id->context - 1]);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (id->context)
+			stamp(&shm->srv_disc[(uintptr_t)id->context - 1]);
+		/* Our DREP: the client's disconnect completes. */
+		rdma_disconnect(id);
+		rdma_ack_cm_event(ev);
+		rdma_destroy_id(id);
+		return;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		break;
+	default:
+		fprintf(stderr, "cmbench server: %s status %d\n",
+			rdma_event_str(ev->event), ev->status);
+		if (id != listen && (ev->event == RDMA_CM_EVENT_CONNECT_ERROR ||
+				     ev->event == RDMA_CM_EVENT_UNREACHABLE ||
+				     ev->event == RDMA_CM_EVENT_REJECTED)) {
 			rdma_ack_cm_event(ev);
 			rdma_destroy_id(id);
-			continue;
-		case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-			break;
-		default:
-			fprintf(stderr, "cmbench server: %s status %d\n",
-				rdma_event_str(ev->event), ev->status);
-			if (id != listen && (ev->event == RDMA_CM_EVENT_CONNECT_ERROR ||
-					     ev->event == RDMA_CM_EVENT_UNREACHABLE ||
-					     ev->event == RDMA_CM_EVENT_REJECTED)) {
-				rdma_ack_cm_event(ev);
-				rdma_destroy_id(id);
-				continue;
-			}
+			return;
 		}
-		rdma_ack_cm_event(ev);
 	}
+	rdma_ack_cm_event(ev);
+}
+
+/*
+ * The synchronous server of rdma_get_request(3): one request at a time,
+ * rdma_accept() returning once the connection is established.  Its ids
+ * stay as they are until the process ends (the burst case only sets up).
+ */
+static int cm_sync_server(void)
+{
+	struct rdma_conn_param param;
+	struct rdma_cm_id *listen, *id;
+	uint32_t idx;
+
+	cm_listen(NULL, &listen);
+	while (!rdma_get_request(listen, &id)) {
+		idx = req_index(id->event);
+		cm_param(&param, NULL, 0x800000 | idx);
+		if (rdma_accept(id, &param)) {
+			fprintf(stderr, "cmbench server: rdma_accept: %s\n", strerror(errno));
+			rdma_destroy_id(id);
+			continue;
+		}
+		stamp(&shm->srv_est[idx]);
+	}
+	die("rdma_get_request");
+	return 2;
+}
+
+/* The event channel in an epoll loop, as an event-driven server has it. */
+static int cm_epoll_server(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct epoll_event e = { .events = EPOLLIN };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *listen;
+	int ep;
+
+	if (!ch)
+		die("rdma_create_event_channel");
+	if (fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK))
+		die("fcntl");
+	ep = epoll_create1(0);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &e))
+		die("epoll");
+	cm_listen(ch, &listen);
+	for (;;) {
+		if (epoll_wait(ep, &e, 1, -1) < 0 && errno != EINTR)
+			die("epoll_wait");
+		while (!rdma_get_cm_event(ch, &ev))
+			cm_server_event(listen, ev);
+		if (errno != EAGAIN)
+			die("rdma_get_cm_event");
+	}
+	return 2;
+}
+
+static int cm_server(void)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *listen;
+
+	if (o_server == 'y')
+		return cm_sync_server();
+	if (o_server == 'e')
+		return cm_epoll_server();
+	ch = rdma_create_event_channel();
+	if (!ch)
+		die("rdma_create_event_channel");
+	cm_listen(ch, &listen);
+	while (!rdma_get_cm_event(ch, &ev))
+		cm_server_event(listen, ev);
 	die("rdma_get_cm_event");
+	return 2;
+}
+
+/* A blocking accept(2) loop: TCP's synchronous server. */
+static int tcp_sync_server(int lfd)
+{
+	struct sockaddr_storage peer;
+	socklen_t len;
+	int fd;
+
+	if (fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) & ~O_NONBLOCK))
+		die("fcntl");
+	printf("listening\n");
+	fflush(stdout);
+	for (;;) {
+		len = sizeof(peer);
+		fd = accept(lfd, (struct sockaddr *)&peer, &len);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			die("accept");
+		}
+		stamp(&shm->srv_est[ntohs(((struct sockaddr_in *)&peer)->sin_port)]);
+		/* kept open, as the CM server keeps its ids */
+	}
 	return 2;
 }
 
@@ -226,8 +337,10 @@ static int tcp_server(void)
 	if (lfd < 0)
 		die("socket");
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&dst, dst_len) || listen(lfd, 65535))
+	if (bind(lfd, (struct sockaddr *)&dst, dst_len) || listen(lfd, o_backlog))
 		die("bind/listen");
+	if (o_server == 'y')
+		return tcp_sync_server(lfd);
 	ep = epoll_create1(0);
 	e.events = EPOLLIN;
 	e.data.u64 = (uint64_t)lfd << 32;
@@ -269,6 +382,13 @@ static int tcp_server(void)
 
 static struct rdma_event_channel *cli_ch;
 static int cli_ep = -1;
+/*
+ * TCP clients of the burst case send a byte once connected, as a client
+ * sends its request: a connection whose handshake ended in a SYN cookie
+ * while the accept queue was full is only taken by the server when data
+ * comes (the lone ACK was dropped), as with any real client.
+ */
+static int tcp_hello;
 static unsigned int o_runs = 3, o_window = 256, o_lat = 200, o_cold, o_mem = 1, o_peer = 1;
 static int failed;
 
@@ -361,6 +481,11 @@ static int batch(struct conn *c, unsigned int n, unsigned int window, uint32_t b
 				len = sizeof(peer);
 				getpeername(c[i].fd, (struct sockaddr *)&peer, &len);
 				c[i].t_est = now_ns();
+				if (tcp_hello && write(c[i].fd, "?", 1) != 1) {
+					fprintf(stderr, "cmbench: tcp write: %s\n", strerror(errno));
+					failed = 1;
+					return -1;
+				}
 				epoll_ctl(cli_ep, EPOLL_CTL_DEL, c[i].fd, NULL);
 				done++;
 			}
@@ -652,6 +777,54 @@ out:
 	free(rl);
 }
 
+/*
+ * The burst case: @n clients connect at once to a listener whose backlog
+ * may be much smaller; the time from the first connect to the last
+ * connection established on both sides.  Each run's ids (sockets) are
+ * destroyed after it without waiting for the server: the synchronous
+ * servers never look at their connections again.
+ */
+static void burst_case(unsigned int n)
+{
+	double total[MAX_RUNS], p50[MAX_RUNS], p99[MAX_RUNS];
+	struct conn *c = calloc(n, sizeof(*c));
+	uint64_t *lat = calloc(n, sizeof(*lat));
+	uint64_t start, end, e;
+	unsigned int run, i;
+	char cas[64];
+	uint32_t base;
+
+	if (!c || !lat)
+		die("calloc");
+	/* the server's kind and backlog, as the client was told them */
+	snprintf(cas, sizeof(cas), "burst-%s-b%d", o_server == 'y' ? "sync" : "epoll",
+		 o_backlog);
+	tcp_hello = 1;
+	for (run = 0; run < o_runs; run++) {
+		base = (run + 1) * n;
+		if (batch(c, n, n, base))
+			goto out;
+		start = c[0].t_start;
+		end = 0;
+		for (i = 0; i < n; i++) {
+			e = both_est(&c[i], base + i);
+			end = e > end ? e : end;
+			lat[i] = e - c[i].t_start;
+		}
+		total[run] = (end - start) / 1e6;
+		p50[run] = pct(lat, n, 50) / 1e3;
+		p99[run] = pct(lat, n, 99) / 1e3;
+		destroy(c, n);
+	}
+	report(cas, n, n, "time", "ms", total, o_runs);
+	report(cas, n, n, "lat_p50", "us", p50, o_runs);
+	report(cas, n, n, "lat_p99", "us", p99, o_runs);
+out:
+	tcp_hello = 0;
+	free(c);
+	free(lat);
+}
+
 static volatile uintptr_t sink;
 #ifdef CMBENCH_SOFTCM
 static const int softcm_build = 1;
@@ -854,6 +1027,8 @@ out:
 	free(c);
 }
 
+static unsigned int o_burst;
+
 static int client(const char *ns, const char *lives)
 {
 	char *list, *tok, *save;
@@ -877,6 +1052,8 @@ static int client(const char *ns, const char *lives)
 		peer_case();
 	if (o_cold && !tcp_mode)
 		cold_case();
+	if (o_burst)
+		burst_case(o_burst);
 	if (lives) {
 		list = strdup(lives);
 		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
@@ -897,7 +1074,7 @@ int main(int argc, char **argv)
 	}
 	server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:a:b:p:s:S:T:n:w:r:l:L:cMPD:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:a:b:p:s:S:T:n:w:r:l:L:cMPD:B:yeU:")) != -1) {
 		switch (opt) {
 		case 't': tcp_mode = !strcmp(optarg, "tcp"); break;
 		case 'a': o_addr = optarg; break;
@@ -915,6 +1092,10 @@ int main(int argc, char **argv)
 		case 'M': o_mem = 0; break;
 		case 'P': o_peer = 0; break;
 		case 'D': o_slabdir = optarg; break;
+		case 'B': o_backlog = atoi(optarg); break;
+		case 'y': o_server = 'y'; break;
+		case 'e': o_server = 'e'; break;
+		case 'U': o_burst = atoi(optarg); break;
 		default: return 2;
 		}
 	}

@@ -75,7 +75,7 @@ static inline bool snap_is_gauge(const char *name)
 {
 	static const char *const g[] = {
 		"connections", "ids", "files", "socket_v4", "socket_v6", "udp_port",
-		"neigh_updates", "neigh_wakeups",
+		"neigh_updates", "neigh_wakeups", "held_requests",
 	};
 
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)

@@ -6,6 +6,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/limits.h>
 
 #include "cmtime.h"
 
@@ -46,10 +47,65 @@ static void req_timeout_and_timewait_as_reference(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 2048u, softcm_cm_ms(softcm_cm_ack_timeout(SOFTCM_CA_ACK_DELAY, 18)));
 }
 
+/* The wait after each transmission: linear, then doubling, then capped. */
+static const struct {
+	unsigned int base_ms;
+	unsigned int n;
+	unsigned int want_ms;
+} backoff_table[] = {
+	/* the default REQ: 2 * 1024 ms of life time + 1024 ms response */
+	{ 3072, 0, 3072 }, { 3072, 3, 3072 }, { 3072, 4, 6144 },
+	{ 3072, 5, 12288 }, { 3072, 7, 49152 }, { 3072, 8, 60000 },
+	{ 3072, 15, 60000 }, { 3072, 255, 60000 },
+	/* the tests' fast timers: 64 ms, doubling from the fifth */
+	{ 64, 0, 64 }, { 64, 1, 64 }, { 64, 4, 128 }, { 64, 10, 8192 },
+	{ 64, 20, 60000 },
+	/* a base above the cap is never shortened */
+	{ 100000, 0, 100000 }, { 100000, 9, 100000 },
+	/* the shift is bounded: no overflow for any n */
+	{ 1, 10, 128 }, { 1, 200, 60000 }, { 0, 9, 0 },
+};
+
+static void backoff_doubles_after_linear_timeouts(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(backoff_table); i++)
+		KUNIT_EXPECT_EQ_MSG(test, backoff_table[i].want_ms,
+				    softcm_cm_backoff_ms(backoff_table[i].base_ms,
+							 backoff_table[i].n),
+				    "base %u n %u", backoff_table[i].base_ms,
+				    backoff_table[i].n);
+}
+
+/* Twice the linear total: the defaults' 6.1 total, and room for 5 retries. */
+static void retry_budget_is_twice_linear_total(struct kunit *test)
+{
+	unsigned int base = 72, sum = 0, n;
+
+	KUNIT_EXPECT_EQ(test, 16u * 6144, softcm_cm_retry_budget_ms(3072, 15));
+	KUNIT_EXPECT_EQ(test, 144u, softcm_cm_retry_budget_ms(72, 0));
+	KUNIT_EXPECT_EQ(test, UINT_MAX, softcm_cm_retry_budget_ms(UINT_MAX, 15));
+	/* five retransmissions and the last wait fit in the budget for 5 */
+	for (n = 0; n <= 5; n++)
+		sum += softcm_cm_backoff_ms(base, n);
+	KUNIT_EXPECT_LE(test, sum, softcm_cm_retry_budget_ms(base, 5));
+}
+
+/* 18 is "roughly 1s", as the Linux CM now advertises. */
+static void default_req_timeout_with_short_response(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, 1024u, softcm_cm_ms(18));
+	KUNIT_EXPECT_EQ(test, 3072u, softcm_cm_req_timeout_ms(18, 18));
+}
+
 static struct kunit_case cmtime_cases[] = {
 	KUNIT_CASE(ms_is_a_power_of_two_of_4us_rounded),
 	KUNIT_CASE(ack_timeout_rounds_as_linux),
 	KUNIT_CASE(req_timeout_and_timewait_as_reference),
+	KUNIT_CASE(backoff_doubles_after_linear_timeouts),
+	KUNIT_CASE(retry_budget_is_twice_linear_total),
+	KUNIT_CASE(default_req_timeout_with_short_response),
 	{}
 };
 

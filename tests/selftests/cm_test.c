@@ -633,7 +633,10 @@ TEST_F(cm, silent_peer_is_unreachable)
 	EXPECT_EQ(before + 3, stat_of("sc-k1", "retransmits"));
 }
 
-/* Requests beyond the backlog are dropped without a REJ until one is read. */
+/*
+ * Requests beyond the backlog, with nothing to be held (max_held_requests
+ * 0), are dropped without a REJ until one is read.
+ */
 TEST_F(cm, backlog_drops_and_peer_retries)
 {
 	struct pollfd pfd = { .fd = self->p, .events = POLLIN };
@@ -643,6 +646,8 @@ TEST_F(cm, backlog_drops_and_peer_retries)
 
 	/* Enough retransmissions for the second request to outlast the first. */
 	ASSERT_EQ(0, system("ip netns exec sc-k1 sh -c 'echo 15 >/proc/sys/net/softcm/cm_retries'"));
+	ASSERT_EQ(0, system("ip netns exec sc-k2 sh -c "
+			    "'echo 0 >/proc/sys/net/softcm/max_held_requests'"));
 	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7007, 1, &l));
 	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7007, &a1));
 	ASSERT_EQ(0, resolved(self->a, SOFTCM_PS_TCP, "10.81.0.2", 7007, &a2));
@@ -660,6 +665,8 @@ TEST_F(cm, backlog_drops_and_peer_retries)
 	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
 	EXPECT_EQ(2, ev.param.qp_num);
 	EXPECT_EQ(0, system("ip netns exec sc-k1 sh -c 'echo 3 >/proc/sys/net/softcm/cm_retries'"));
+	EXPECT_EQ(0, system("ip netns exec sc-k2 sh -c "
+			    "'echo 1024 >/proc/sys/net/softcm/max_held_requests'"));
 }
 
 /* A request never read dies with its listener, and the requester hears so. */

@@ -30,7 +30,8 @@
  * until the sender has retransmitted); duplicated packets; crossing DREQs;
  * destruction of either id in every state; a process killed
  * mid-handshake; loopback and own address; IPv6; SIDR; synchronous ids on
- * either side; private data of every length; 1000 connections.  Every
+ * either side; private data of every length; 1000 connections; a burst
+ * beyond a listener's backlog (held with MRAs) and the hold's bound.  Every
  * test ends with the namespaces' `connections` gauges back at 0.
  *
  * The lost-message tests need sch_prio and cls_u32 (besides sch_netem)
@@ -550,9 +551,10 @@ static void drop_attr(struct __test_metadata *_metadata, const char *ns, const c
 
 /* ---- ids ---- */
 
-static struct rdma_cm_id *listener(struct __test_metadata *_metadata,
-				   struct rdma_event_channel *ch, enum rdma_port_space ps,
-				   const char *ip, int port)
+static struct rdma_cm_id *listener_backlog(struct __test_metadata *_metadata,
+					   struct rdma_event_channel *ch,
+					   enum rdma_port_space ps, const char *ip, int port,
+					   int backlog)
 {
 	struct sockaddr_storage ss = sa(ip, port);
 	struct rdma_cm_id *id = NULL;
@@ -560,8 +562,15 @@ static struct rdma_cm_id *listener(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, rdma_create_id(ch, &id, NULL, ps));
 	ASSERT_EQ(0, rdma_bind_addr(id, SA(ss)))
 		TH_LOG("bind %s port %d: %s", ip, port, strerror(errno));
-	ASSERT_EQ(0, rdma_listen(id, 0)) TH_LOG("listen: %s", strerror(errno));
+	ASSERT_EQ(0, rdma_listen(id, backlog)) TH_LOG("listen: %s", strerror(errno));
 	return id;
+}
+
+static struct rdma_cm_id *listener(struct __test_metadata *_metadata,
+				   struct rdma_event_channel *ch, enum rdma_port_space ps,
+				   const char *ip, int port)
+{
+	return listener_backlog(_metadata, ch, ps, ip, port, 0);
 }
 
 /* An id of @ch with its address and route resolved to @ip, @port. */
@@ -1871,6 +1880,7 @@ struct batch {
 	struct rdma_cm_id *listen;
 	struct sockaddr_storage dst;
 	int accepting, rejecting;
+	int connects;		/* rdma_connect() calls */
 	int count[NR_MARKS];
 	struct conn *by_port[65536];
 };
@@ -1903,6 +1913,7 @@ static void on_client(struct __test_metadata *_metadata, struct batch *b, struct
 		p = conn_param(want, c->req_len, 0);
 		ASSERT_EQ(0, rdma_connect(c->cid, &p))
 			TH_LOG("connection %d: rdma_connect: %s", c->seed, strerror(errno));
+		b->connects++;
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		ASSERT_GT(0, c->rej_len) TH_LOG("connection %d established", c->seed);
@@ -2033,12 +2044,12 @@ static void pump(struct __test_metadata *_metadata, struct batch *b, bool connec
 	}
 }
 
-static void run_batch(struct __test_metadata *_metadata, struct batch *b,
-		      struct conn *c, int n)
+static void start_batch(struct __test_metadata *_metadata, struct batch *b,
+			struct conn *c, int n)
 {
 	int i;
 
-	b->accepting = b->rejecting = 0;
+	b->accepting = b->rejecting = b->connects = 0;
 	memset(b->count, 0, sizeof(b->count));
 	for (i = 0; i < n; i++) {
 		if (c[i].rej_len >= 0)
@@ -2049,6 +2060,26 @@ static void run_batch(struct __test_metadata *_metadata, struct batch *b,
 		ASSERT_EQ(0, rdma_resolve_addr(c[i].cid, NULL, SA(b->dst), 5000))
 			TH_LOG("connection %d: rdma_resolve_addr: %s", c[i].seed, strerror(errno));
 	}
+}
+
+/* Drive the clients alone until each has sent its REQ: nobody reads requests. */
+static void connect_clients(struct __test_metadata *_metadata, struct batch *b, int n)
+{
+	struct ev ev;
+
+	while (b->connects < n) {
+		ASSERT_EQ(0, next_event(b->cch, LONG_MS, &ev))
+			TH_LOG("%d of %d clients connecting", b->connects, n);
+		on_client(_metadata, b, &ev);
+	}
+}
+
+static void run_batch(struct __test_metadata *_metadata, struct batch *b,
+		      struct conn *c, int n)
+{
+	int i;
+
+	start_batch(_metadata, b, c, n);
 	pump(_metadata, b, true);
 	for (i = 0; i < n; i++)
 		if (c[i].rej_len < 0)
@@ -2085,6 +2116,133 @@ static struct batch *new_batch(struct __test_metadata *_metadata, FIXTURE_DATA(c
 	ASSERT_EQ(0, netns_softcm_sysctl(self->ns1, self->home, "mra_timeout",
 					 20 + softcm_slow_shift()));
 	return b;
+}
+
+/*
+ * A listener with backlog 2 and 16 clients connecting before it reads a
+ * single request: the 14 beyond the backlog are held (each told to wait
+ * with an MRA), none dropped, and each is reported as a slot frees, so
+ * that all 16 connect without a retransmission's delay.
+ */
+TEST_F_TIMEOUT(cm, burst_beyond_backlog_is_held, 300)
+{
+	enum { N = 16, BACKLOG = 2 };
+	struct conn *c = calloc(N, sizeof(*c));
+	long long held, drops, mras, promoted;
+	struct batch *b;
+	int i;
+
+	ASSERT_NE(NULL, c);
+	b = new_batch(_metadata, self, PORT(50));
+	ASSERT_EQ(0, rdma_destroy_id(b->listen));
+	b->listen = listener_backlog(_metadata, self->ch1, RDMA_PS_TCP, IP1, PORT(50),
+				     BACKLOG);
+	for (i = 0; i < N; i++) {
+		c[i].seed = i;
+		c[i].req_len = i;
+		c[i].rep_len = i;
+		c[i].rej_len = -1;
+	}
+	held = stat_of(self->st1, "req_held");
+	promoted = stat_of(self->st1, "req_promoted");
+	drops = stat_of(self->st1, "drop_backlog");
+	mras = stat_of(self->st1, "tx_mra");
+	ASSERT_NE(STATS_MISSING, held);
+	start_batch(_metadata, b, c, N);
+	connect_clients(_metadata, b, N);
+	ASSERT_EQ(0, stats_wait_eq(self->st1, "held_requests", N - BACKLOG, LONG_MS))
+		TH_LOG("held_requests %lld, drop_backlog %lld", stat_of(self->st1, "held_requests"),
+		       stat_of(self->st1, "drop_backlog") - drops);
+	/* Retransmitted REQs (if any) are recognised, never held twice. */
+	EXPECT_EQ(held + N - BACKLOG, stat_of(self->st1, "req_held"));
+	EXPECT_LE(mras + N - BACKLOG, stat_of(self->st1, "tx_mra"));
+	EXPECT_EQ(drops, stat_of(self->st1, "drop_backlog"));
+
+	pump(_metadata, b, true);
+	EXPECT_EQ(N, b->count[M_C_EST]);
+	EXPECT_EQ(N, b->count[M_S_EST]);
+	EXPECT_EQ(promoted + N - BACKLOG, stat_of(self->st1, "req_promoted"));
+	EXPECT_EQ(0, stat_of(self->st1, "held_requests"));
+	EXPECT_EQ(drops, stat_of(self->st1, "drop_backlog"));
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, rdma_disconnect(c[i].cid));
+	pump(_metadata, b, false);
+	for (i = 0; i < N; i++) {
+		b->by_port[ntohs(rdma_get_src_port(c[i].cid))] = NULL;
+		ASSERT_EQ(0, rdma_destroy_id(c[i].sid));
+		ASSERT_EQ(0, rdma_destroy_id(c[i].cid));
+	}
+	EXPECT_EQ(0, rdma_destroy_id(b->listen));
+	free(b);
+	free(c);
+	wait_idle();
+}
+
+/*
+ * net.softcm.max_held_requests bounds what a listener holds: beyond it
+ * requests are dropped and counted as before; a listener destroyed with
+ * requests held rejects them and frees them (held_requests and the ids
+ * back to 0; kmemleak on the debug kernel).
+ */
+TEST_F_TIMEOUT(cm, hold_bound_drops_and_destroy_frees, 300)
+{
+	enum { N = 16, BACKLOG = 2, HOLD = 4 };
+	struct conn *c = calloc(N, sizeof(*c));
+	long long held, drops, ids;
+	int i, rejected = 0, ended = 0;
+	struct batch *b;
+	struct ev ev;
+
+	ASSERT_NE(NULL, c);
+	b = new_batch(_metadata, self, PORT(51));
+	ASSERT_EQ(0, rdma_destroy_id(b->listen));
+	ASSERT_EQ(0, netns_softcm_sysctl(self->ns1, self->home, "max_held_requests", HOLD));
+	b->listen = listener_backlog(_metadata, self->ch1, RDMA_PS_TCP, IP1, PORT(51),
+				     BACKLOG);
+	for (i = 0; i < N; i++) {
+		c[i].seed = i;
+		c[i].rej_len = -1;
+	}
+	ids = stat_of(self->st1, "ids");
+	held = stat_of(self->st1, "req_held");
+	drops = stat_of(self->st1, "drop_backlog");
+	ASSERT_NE(STATS_MISSING, held);
+	start_batch(_metadata, b, c, N);
+	connect_clients(_metadata, b, N);
+	ASSERT_EQ(0, stats_wait_eq(self->st1, "held_requests", HOLD, LONG_MS));
+	WAIT_ABOVE(self->st1, "drop_backlog", drops + N - BACKLOG - HOLD - 1, LONG_MS);
+	EXPECT_EQ(held + HOLD, stat_of(self->st1, "req_held"));
+	/* the listener, its 2 unread requests and the 4 held */
+	EXPECT_EQ(ids + BACKLOG + HOLD, stat_of(self->st1, "ids"));
+
+	ASSERT_EQ(0, rdma_destroy_id(b->listen));
+	b->listen = NULL;
+	EXPECT_EQ(0, stat_of(self->st1, "held_requests"));
+	EXPECT_EQ(0, netns_softcm_sysctl(self->ns1, self->home, "max_held_requests", 1024));
+	/* Every client hears the end: REJ 28 for those held or queued, 8 (or
+	 * UNREACHABLE) for the dropped ones once nothing listens. */
+	while (ended < N) {
+		ASSERT_EQ(0, next_event(b->cch, LONG_MS, &ev))
+			TH_LOG("%d of %d clients ended", ended, N);
+		ASSERT_TRUE(ev.event == RDMA_CM_EVENT_REJECTED ||
+			    ev.event == RDMA_CM_EVENT_UNREACHABLE)
+			TH_LOG("client got %s", rdma_event_str(ev.event));
+		if (ev.event == RDMA_CM_EVENT_REJECTED &&
+		    ev.status == SOFTCM_REJ_CONSUMER_DEFINED)
+			rejected++;
+		ended++;
+	}
+	EXPECT_LE(BACKLOG + HOLD, rejected);
+	expect_none(self->ch1, 0);
+	for (i = 0; i < N; i++) {
+		b->by_port[ntohs(rdma_get_src_port(c[i].cid))] = NULL;
+		ASSERT_EQ(0, rdma_destroy_id(c[i].cid));
+	}
+	EXPECT_EQ(0, stats_wait_eq(self->st1, "ids", ids - 1, IDLE_MS))
+		TH_LOG("ids %lld", stat_of(self->st1, "ids"));
+	free(b);
+	free(c);
+	wait_idle();
 }
 
 /* Connections in flight at once: fewer on the debug kernel, as many in all. */
