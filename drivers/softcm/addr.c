@@ -44,6 +44,7 @@
 
 #include "addr.h"
 #include "bind.h"
+#include "core.h"
 #include "event.h"
 #include "id.h"
 #include "netns.h"
@@ -69,8 +70,6 @@ struct softcm_addr_req {
 	u8 mac[ETH_ALEN];
 	u8 new_mac[ETH_ALEN];
 };
-
-static struct workqueue_struct *softcm_wq;
 
 /* Requests by next hop, of every namespace: the key includes the net. */
 #define INDEX_BITS	10
@@ -377,7 +376,7 @@ static void resolve_work(struct work_struct *work)
 		if (req->ifindex != res.dev.ifindex ||
 		    !ipv6_addr_equal(&req->nexthop, &res.dev.nexthop))
 			index_add(req, res.dev.ifindex, &res.dev.nexthop);
-		mod_delayed_work(softcm_wq, &req->work, req->deadline - jiffies);
+		mod_delayed_work(softcm_workqueue(), &req->work, req->deadline - jiffies);
 		mutex_unlock(&id->mutex);
 		return;
 	}
@@ -545,7 +544,7 @@ int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 	if (ret == -ENODATA && !resolve(id, &res))
 		ret = 0;
 	/* Resolved now or not, the answer comes from the work, as an event. */
-	queue_delayed_work(softcm_wq, &req->work, ret ? req->deadline - jiffies : 0);
+	queue_delayed_work(softcm_workqueue(), &req->work, ret ? req->deadline - jiffies : 0);
 	return 0;
 
 err_restore:
@@ -573,7 +572,7 @@ void softcm_addr_cancel(struct softcm_id *id)
 		return;
 	id->addr_req = NULL;
 	index_del(req);
-	mod_delayed_work(softcm_wq, &req->work, 0);
+	mod_delayed_work(softcm_workqueue(), &req->work, 0);
 }
 
 /* The neighbour's key in the index: its address, IPv4 as v4-mapped. */
@@ -631,7 +630,7 @@ static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
 			req->mac_changed = true;
 		}
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_NEIGH_WAKEUPS);
-		mod_delayed_work(softcm_wq, &req->work, 0);
+		mod_delayed_work(softcm_workqueue(), &req->work, 0);
 	}
 	spin_unlock_bh(&index_lock);
 	return NOTIFY_DONE;
@@ -644,14 +643,12 @@ static struct notifier_block netevent_nb = {
 int softcm_addr_init(void)
 {
 	index_seed = get_random_u32();
-	softcm_wq = alloc_workqueue("softcm", WQ_MEM_RECLAIM, 0);
-	return softcm_wq ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* Every id is gone by now, and every request with it. */
 void softcm_addr_uninit(void)
 {
-	destroy_workqueue(softcm_wq);
 	WARN_ON(!hash_empty(by_nexthop));
 }
 
@@ -667,9 +664,4 @@ int softcm_addr_start(void)
 void softcm_addr_stop(void)
 {
 	unregister_netevent_notifier(&netevent_nb);
-}
-
-struct workqueue_struct *softcm_workqueue(void)
-{
-	return softcm_wq;
 }

@@ -5,13 +5,10 @@
 #include <linux/types.h>
 
 struct softcm_id;
-struct workqueue_struct;
 
 int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 			   const void *dst, u32 dst_len, u32 timeout_ms);
 void softcm_addr_cancel(struct softcm_id *id);
-
-struct workqueue_struct *softcm_workqueue(void);
 
 int softcm_addr_init(void);
 void softcm_addr_uninit(void);

@@ -28,7 +28,7 @@
 #include <linux/udp.h>
 #include <asm/unaligned.h>
 
-#include "addr.h"
+#include "core.h"
 #include "cm.h"
 #include "cmproto.h"
 #include "cmtime.h"

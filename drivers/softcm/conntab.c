@@ -18,7 +18,7 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
-#include "addr.h"
+#include "core.h"
 #include "conntab.h"
 #include "id.h"
 #include "netns.h"

@@ -10,6 +10,7 @@
 
 #include "addr.h"
 #include "chardev.h"
+#include "core.h"
 #include "id.h"
 #include "netns.h"
 #include "notify.h"
@@ -23,9 +24,13 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		return ret;
 
-	ret = softcm_addr_init();
+	ret = softcm_core_init();
 	if (ret)
 		goto err_uninit_id;
+
+	ret = softcm_addr_init();
+	if (ret)
+		goto err_uninit_core;
 
 	ret = softcm_netns_init();
 	if (ret)
@@ -56,6 +61,8 @@ err_uninit_netns:
 	softcm_netns_uninit();
 err_uninit_addr:
 	softcm_addr_uninit();
+err_uninit_core:
+	softcm_core_uninit();
 err_uninit_id:
 	softcm_id_uninit();
 	return ret;
@@ -76,6 +83,7 @@ static void __exit softcm_mod_exit(void)
 	softcm_notify_uninit();		/* flushes the workqueue */
 	softcm_netns_uninit();
 	softcm_addr_uninit();
+	softcm_core_uninit();
 	softcm_id_uninit();
 	pr_debug("softcm unloaded\n");
 }

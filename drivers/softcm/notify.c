@@ -21,6 +21,7 @@
 #include <net/addrconf.h>
 
 #include "addr.h"
+#include "core.h"
 #include "event.h"
 #include "id.h"
 #include "netns.h"

@@ -27,7 +27,7 @@
 #include <net/udp_tunnel.h>
 #include <softcm/wire.h>
 
-#include "addr.h"
+#include "core.h"
 #include "cm.h"
 #include "netns.h"
 #include "params.h"
