@@ -66,7 +66,6 @@ struct softcm_net {
 };
 
 struct softcm_net *softcm_net(const struct net *net);
-u16 softcm_net_port(const struct softcm_net *sn);
 
 struct softcm_id;
 void softcm_netns_add_id(struct softcm_id *id);

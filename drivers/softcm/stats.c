@@ -9,6 +9,7 @@
 #include <net/net_namespace.h>
 
 #include "netns.h"
+#include "params.h"
 #include "stats.h"
 
 static const char *const names[SOFTCM_STAT_COUNT] = {
@@ -63,7 +64,7 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "files %d\n", atomic_read(&sn->nr_files));
 	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->sock_state[0]));
 	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->sock_state[1]));
-	seq_printf(m, "udp_port %u\n", softcm_net_port(sn));
+	seq_printf(m, "udp_port %u\n", softcm_udp_port);
 	return 0;
 }
 

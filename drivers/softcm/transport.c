@@ -40,11 +40,6 @@
 /* Beyond this many packets waiting for the CM, a flood is dropped. */
 #define RXQ_MAX		4096
 
-u16 softcm_net_port(const struct softcm_net *sn)
-{
-	return softcm_udp_port;
-}
-
 static enum softcm_stat drop_reason(int err)
 {
 	switch (err) {
@@ -157,7 +152,7 @@ static struct socket *open_sock(struct softcm_net *sn, bool ipv6)
 		.encap_rcv = encap_rcv,
 	};
 	struct udp_port_cfg cfg = {
-		.local_udp_port = htons(softcm_net_port(sn)),
+		.local_udp_port = htons(softcm_udp_port),
 	};
 	struct socket *sock;
 	int ret;
@@ -207,7 +202,7 @@ int softcm_transport_get(struct softcm_net *sn)
 	mutex_unlock(&sn->sock_lock);
 	if (ret)
 		pr_warn_ratelimited("UDP port %u is not available in network namespace %u (%d); connections there fail with EADDRINUSE\n",
-				    softcm_net_port(sn), sn->net->ns.inum, ret);
+				    softcm_udp_port, sn->net->ns.inum, ret);
 	return ret;
 }
 
@@ -250,7 +245,7 @@ static struct udphdr *push_udp(struct sk_buff *skb, struct softcm_net *sn)
 
 	skb_reset_transport_header(skb);
 	udph->source = htons(ROCE_QP1_SPORT);
-	udph->dest = htons(softcm_net_port(sn));
+	udph->dest = htons(softcm_udp_port);
 	udph->len = htons(sizeof(*udph) + SOFTCM_ROCE_PAYLOAD);
 	udph->check = 0;
 	return udph;
