@@ -39,7 +39,6 @@
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/neighbour.h>
-#include <net/netevent.h>
 #include <net/route.h>
 
 #include "addr.h"
@@ -590,30 +589,23 @@ static bool neigh_key(const struct neighbour *n, struct in6_addr *a)
 }
 
 /*
- * A neighbour was updated and is valid: run the requests waiting for it,
- * and tell the ids resolved through it if its MAC changed.  One bucket of
- * the index is all we look at; each request's work is queued at most
- * once however many updates come before it runs.
+ * A neighbour of @sn's namespace was updated and is valid (notify.c's
+ * netevent notifier, any context up to softirq): run the requests waiting
+ * for it, and tell the ids resolved through it if its MAC changed.  One
+ * bucket of the index is all we look at; each request's work is queued
+ * at most once however many updates come before it runs.
  */
-static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
+void softcm_addr_neigh_valid(struct softcm_net *sn, struct neighbour *n)
 {
-	struct neighbour *n = ctx;
 	struct softcm_addr_req *req;
-	struct softcm_net *sn;
+	struct net *net = sn->net;
 	struct in6_addr key;
-	struct net *net;
 	u8 mac[ETH_ALEN];
 	int ifindex;
 	u32 hash;
 
-	if (event != NETEVENT_NEIGH_UPDATE || !(READ_ONCE(n->nud_state) & NUD_VALID))
-		return NOTIFY_DONE;
-	net = dev_net(n->dev);
-	sn = softcm_net(net);
-	if (!READ_ONCE(sn->ready))
-		return NOTIFY_DONE;
 	if (!neigh_key(n, &key) || snapshot_mac(n, mac))
-		return NOTIFY_DONE;
+		return;
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_NEIGH_UPDATES);
 
 	ifindex = n->dev->ifindex;
@@ -633,12 +625,7 @@ static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
 		mod_delayed_work(softcm_workqueue(), &req->work, 0);
 	}
 	spin_unlock_bh(&index_lock);
-	return NOTIFY_DONE;
 }
-
-static struct notifier_block netevent_nb = {
-	.notifier_call = netevent,
-};
 
 int softcm_addr_init(void)
 {
@@ -650,18 +637,4 @@ int softcm_addr_init(void)
 void softcm_addr_uninit(void)
 {
 	WARN_ON(!hash_empty(by_nexthop));
-}
-
-/*
- * Neighbour updates are looked at in the namespace's state: only once
- * every namespace has it (after the pernet registration) may they come.
- */
-int softcm_addr_start(void)
-{
-	return register_netevent_notifier(&netevent_nb);
-}
-
-void softcm_addr_stop(void)
-{
-	unregister_netevent_notifier(&netevent_nb);
 }

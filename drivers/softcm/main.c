@@ -40,21 +40,14 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		goto err_uninit_netns;
 
-	/* Neighbour updates wake requests and ids: last of the notifiers. */
-	ret = softcm_addr_start();
-	if (ret)
-		goto err_uninit_notify;
-
 	/* Last: once the device exists userspace can open it. */
 	ret = softcm_chardev_init();
 	if (ret)
-		goto err_stop_addr;
+		goto err_uninit_notify;
 
 	pr_info("softcm " SOFTCM_VERSION " loaded\n");
 	return 0;
 
-err_stop_addr:
-	softcm_addr_stop();
 err_uninit_notify:
 	softcm_notify_uninit();
 err_uninit_netns:
@@ -79,7 +72,6 @@ err_uninit_id:
 static void __exit softcm_mod_exit(void)
 {
 	softcm_chardev_uninit();
-	softcm_addr_stop();
 	softcm_notify_uninit();		/* flushes the workqueue */
 	softcm_netns_uninit();
 	softcm_addr_uninit();
