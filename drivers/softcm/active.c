@@ -40,7 +40,7 @@ static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 	const struct softcm_path *path = &id->path;
 
 	req->service_id = softcm_service_id(id->ps, softcm_addr_port(&id->dst));
-	req->ca_guid = softcm_net(id->net)->guid;
+	req->ca_guid = softcm_net(id->net)->conntab.guid;
 	req->qpn = id->cm.qpn;
 	req->responder_resources = p->responder_resources;
 	req->initiator_depth = p->initiator_depth;

@@ -2,10 +2,22 @@
 #ifndef _SOFTCM_CONNTAB_H
 #define _SOFTCM_CONNTAB_H
 
+#include <linux/atomic.h>
+#include <linux/rhashtable-types.h>
 #include <linux/types.h>
 
 struct softcm_id;
 struct softcm_net;
+
+/* A namespace's connections: our CA GUID here, transaction IDs, comm IDs. */
+struct softcm_conntab {
+	u64 guid;
+	u32 tid_hi;
+	atomic_t tid_lo;
+	struct rhashtable local_ids;	/* our comm ID -> id */
+	struct rhashtable remote_ids;	/* peer's (GUID, comm ID) -> id */
+	atomic_t nr_conns;		/* ids in local_ids */
+};
 
 int softcm_conntab_init(struct softcm_net *sn);
 void softcm_conntab_uninit(struct softcm_net *sn);

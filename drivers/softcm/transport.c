@@ -116,13 +116,13 @@ static int encap_rcv(struct sock *sk, struct sk_buff *skb)
 		goto drop;
 
 	why = SOFTCM_STAT_DROP_QUEUE;
-	if (skb_queue_len(&sn->rxq) >= RXQ_MAX)
+	if (skb_queue_len(&sn->transport.rxq) >= RXQ_MAX)
 		goto drop;
 	/* The input route is only valid under this RCU section. */
 	skb_dst_drop(skb);
 	softcm_rx_cb(skb)->ifindex = skb->skb_iif;
-	skb_queue_tail(&sn->rxq, skb);
-	queue_work(softcm_workqueue(), &sn->rx_work);
+	skb_queue_tail(&sn->transport.rxq, skb);
+	queue_work(softcm_workqueue(), &sn->transport.rx_work);
 	return 0;
 
 drop:
@@ -134,10 +134,10 @@ free:
 
 static void rx_work(struct work_struct *work)
 {
-	struct softcm_net *sn = container_of(work, struct softcm_net, rx_work);
+	struct softcm_net *sn = container_of(work, struct softcm_net, transport.rx_work);
 	struct sk_buff *skb;
 
-	while ((skb = skb_dequeue(&sn->rxq))) {
+	while ((skb = skb_dequeue(&sn->transport.rxq))) {
 		softcm_cm_rcv(sn, skb);
 		consume_skb(skb);
 		cond_resched();
@@ -180,26 +180,27 @@ static struct socket *open_sock(struct softcm_net *sn, bool ipv6)
  */
 int softcm_transport_get(struct softcm_net *sn)
 {
+	struct softcm_transport *t = &sn->transport;
 	struct socket *sock;
 	int i, ret;
 
-	if (READ_ONCE(sn->sock_state[0]) == 1)
+	if (READ_ONCE(t->sock_state[0]) == 1)
 		return 0;
 
-	mutex_lock(&sn->sock_lock);
+	mutex_lock(&t->sock_lock);
 	for (i = 0; i < 2; i++) {
-		if (sn->sock[i])
+		if (t->sock[i])
 			continue;
 		sock = open_sock(sn, i);
 		if (IS_ERR(sock)) {
-			WRITE_ONCE(sn->sock_state[i], PTR_ERR(sock));
+			WRITE_ONCE(t->sock_state[i], PTR_ERR(sock));
 			continue;
 		}
-		sn->sock[i] = sock;
-		WRITE_ONCE(sn->sock_state[i], 1);
+		t->sock[i] = sock;
+		WRITE_ONCE(t->sock_state[i], 1);
 	}
-	ret = sn->sock_state[0] == 1 ? 0 : sn->sock_state[0];
-	mutex_unlock(&sn->sock_lock);
+	ret = t->sock_state[0] == 1 ? 0 : t->sock_state[0];
+	mutex_unlock(&t->sock_lock);
 	if (ret)
 		pr_warn_ratelimited("UDP port %u is not available in network namespace %u (%d); connections there fail with EADDRINUSE\n",
 				    softcm_udp_port, sn->net->ns.inum, ret);
@@ -208,31 +209,34 @@ int softcm_transport_get(struct softcm_net *sn)
 
 void softcm_transport_net_init(struct softcm_net *sn)
 {
-	mutex_init(&sn->sock_lock);
-	skb_queue_head_init(&sn->rxq);
-	INIT_WORK(&sn->rx_work, rx_work);
+	struct softcm_transport *t = &sn->transport;
+
+	mutex_init(&t->sock_lock);
+	skb_queue_head_init(&t->rxq);
+	INIT_WORK(&t->rx_work, rx_work);
 }
 
 void softcm_transport_net_uninit(struct softcm_net *sn)
 {
+	struct softcm_transport *t = &sn->transport;
 	int i;
 
 	/* After this no encap_rcv runs: it clears sk_user_data and waits. */
 	for (i = 0; i < 2; i++) {
-		if (sn->sock[i])
-			udp_tunnel_sock_release(sn->sock[i]);
-		sn->sock[i] = NULL;
+		if (t->sock[i])
+			udp_tunnel_sock_release(t->sock[i]);
+		t->sock[i] = NULL;
 	}
-	cancel_work_sync(&sn->rx_work);
-	skb_queue_purge(&sn->rxq);
-	mutex_destroy(&sn->sock_lock);
+	cancel_work_sync(&t->rx_work);
+	skb_queue_purge(&t->rxq);
+	mutex_destroy(&t->sock_lock);
 }
 
 /* BTH, DETH and the MAD, with room for the ICRC, at the end of @skb. */
 static u8 *put_payload(struct sk_buff *skb, struct softcm_net *sn, const u8 *mad)
 {
 	u8 *bth = skb_put(skb, SOFTCM_ROCE_PAYLOAD);
-	u32 psn = atomic_fetch_inc(&sn->gsi_psn) & SOFTCM_BTH_PSN_MASK;
+	u32 psn = atomic_fetch_inc(&sn->transport.gsi_psn) & SOFTCM_BTH_PSN_MASK;
 
 	softcm_roce_put_headers(bth, psn);
 	memcpy(bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE, mad, SOFTCM_MAD_SIZE);

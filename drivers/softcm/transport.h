@@ -2,11 +2,29 @@
 #ifndef _SOFTCM_TRANSPORT_H
 #define _SOFTCM_TRANSPORT_H
 
+#include <linux/atomic.h>
+#include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
+struct socket;
 struct softcm_net;
+
+/*
+ * A namespace's RoCEv2 transport: UDP sockets opened on first use, index
+ * 0 for IPv4 and 1 for IPv6, and the packets they received, processed in
+ * order by @rx_work.
+ */
+struct softcm_transport {
+	struct mutex sock_lock;		/* opening the sockets */
+	atomic_t gsi_psn;		/* the next BTH PSN, as rxe's QP1 */
+	struct socket *sock[2];
+	int sock_state[2];		/* 1 open, 0 not yet, -errno */
+	struct sk_buff_head rxq;
+	struct work_struct rx_work;
+};
 
 /* Where a received CM MAD came from, saved before the skb is queued. */
 struct softcm_rx_cb {
