@@ -16,9 +16,7 @@
 #include <linux/random.h>
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
 
-#include "core.h"
 #include "conntab.h"
 #include "id.h"
 #include "netns.h"
@@ -63,73 +61,44 @@ err_destroy_local:
 	return ret;
 }
 
-/* Up to @max referenced ids of the table, in one walk. */
-static unsigned int get_conns(struct softcm_net *sn, struct softcm_id **ids,
-			      unsigned int max)
+/*
+ * A walk over the namespace's connections whose caller may sleep between
+ * steps (the walk is stopped, and out of RCU, while the caller holds the
+ * id it took): each softcm_conn_take_one() gives the next connection,
+ * referenced, or NULL at the end.  A walk restarted from the beginning
+ * for each connection would be quadratic; this one goes on from where it
+ * was.  Connections removed meanwhile (the one taken included) may make
+ * it miss others, and a resize may show some twice: a caller that must
+ * see them all walks again until a walk finds none.
+ */
+void softcm_conn_iter_enter(struct softcm_net *sn, struct softcm_conn_iter *iter)
 {
-	struct rhashtable_iter iter;
-	struct softcm_id *id;
-	unsigned int n = 0;
+	rhashtable_walk_enter(&sn->conntab.local_ids, &iter->walk);
+}
 
-	rhashtable_walk_enter(&sn->conntab.local_ids, &iter);
-	rhashtable_walk_start(&iter);
-	while (n < max && (id = rhashtable_walk_next(&iter))) {
+struct softcm_id *softcm_conn_take_one(struct softcm_conn_iter *iter)
+{
+	struct softcm_id *id;
+
+	rhashtable_walk_start(&iter->walk);
+	while ((id = rhashtable_walk_next(&iter->walk))) {
 		if (IS_ERR(id))
 			continue;	/* -EAGAIN: a resize; the walk goes on */
 		if (kref_get_unless_zero(&id->ref))
-			ids[n++] = id;
+			break;
 	}
-	rhashtable_walk_stop(&iter);
-	rhashtable_walk_exit(&iter);
-	return n;
+	rhashtable_walk_stop(&iter->walk);
+	return id;
 }
 
-static void drop_conn(struct softcm_id *id)
+void softcm_conn_iter_exit(struct softcm_conn_iter *iter)
 {
-	mutex_lock(&id->mutex);
-	id->cm.timer = SOFTCM_CM_TIMER_NONE;
-	mutex_unlock(&id->mutex);
-	if (cancel_delayed_work_sync(&id->cm.work))
-		softcm_id_put(id);
-	mutex_lock(&id->mutex);
-	softcm_conn_remove(id);
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
+	rhashtable_walk_exit(&iter->walk);
 }
 
-/*
- * Only connections in timewait whose ids userspace destroyed can remain:
- * every other id pins the namespace.  When the module goes away they go
- * now rather than at the end of their timewait.  Nothing adds to the
- * table any more, so one walk takes them all (in batches on the stack if
- * memory is short: a walk restarted for each one would be quadratic).
- */
+/* After the CM ended every connection (softcm_cm_net_uninit()). */
 void softcm_conntab_uninit(struct softcm_net *sn)
 {
-	struct softcm_id *batch[16], **ids;
-	unsigned int i, n, max;
-
-	do {
-		max = atomic_read(&sn->conntab.nr_conns);
-		ids = max > ARRAY_SIZE(batch) ?
-		      kvmalloc_array(max, sizeof(*ids), GFP_KERNEL) : NULL;
-		if (!ids) {
-			ids = batch;
-			max = ARRAY_SIZE(batch);
-		}
-		n = get_conns(sn, ids, max);
-		for (i = 0; i < n; i++)
-			drop_conn(ids[i]);
-		if (ids != batch)
-			kvfree(ids);
-	} while (n);
-	/*
-	 * A work that lost a race with the cancellations above (or was
-	 * queued by a packet before the transport closed) may still hold
-	 * an id whose release counts it in this namespace: let it finish
-	 * before the namespace's state goes.
-	 */
-	flush_workqueue(softcm_workqueue());
 	rhashtable_destroy(&sn->conntab.remote_ids);
 	rhashtable_destroy(&sn->conntab.local_ids);
 }

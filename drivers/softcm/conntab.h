@@ -19,8 +19,16 @@ struct softcm_conntab {
 	atomic_t nr_conns;		/* ids in local_ids */
 };
 
+/* A walk over the connections that may sleep between steps. */
+struct softcm_conn_iter {
+	struct rhashtable_iter walk;
+};
+
 int softcm_conntab_init(struct softcm_net *sn);
 void softcm_conntab_uninit(struct softcm_net *sn);
+void softcm_conn_iter_enter(struct softcm_net *sn, struct softcm_conn_iter *iter);
+struct softcm_id *softcm_conn_take_one(struct softcm_conn_iter *iter);
+void softcm_conn_iter_exit(struct softcm_conn_iter *iter);
 
 int softcm_conn_insert(struct softcm_id *id);
 int softcm_conn_insert_remote(struct softcm_id *id, u64 guid, u32 comm_id);
