@@ -7,6 +7,7 @@
  */
 
 #include <linux/workqueue.h>
+#include <kunit/visibility.h>
 
 #include "core.h"
 
@@ -16,6 +17,7 @@ struct workqueue_struct *softcm_workqueue(void)
 {
 	return softcm_wq;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_workqueue);
 
 int softcm_core_init(void)
 {

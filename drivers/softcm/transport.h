@@ -36,11 +36,29 @@ static inline struct softcm_rx_cb *softcm_rx_cb(struct sk_buff *skb)
 	return (struct softcm_rx_cb *)skb->cb;
 }
 
+/*
+ * The receiver of the packets sent to a QP other than QP1 (QP1's go to
+ * the CM, softcm_cm_rcv()).  @rcv runs where the sockets receive
+ * (softirq) under RCU, with @skb linear, its transport header the UDP
+ * header and the BTH after it, at least a BTH long.  It owns @skb, and
+ * checks all but the destination QP (the ICRC included) itself.
+ */
+struct softcm_qp_rcv {
+	void (*rcv)(struct softcm_net *sn, u32 qpn, struct sk_buff *skb);
+};
+
+int softcm_transport_register_qp_rcv(const struct softcm_qp_rcv *r);
+void softcm_transport_unregister_qp_rcv(const struct softcm_qp_rcv *r);
+
 void softcm_transport_net_init(struct softcm_net *sn);
 void softcm_transport_net_uninit(struct softcm_net *sn);
 
 int softcm_transport_get(struct softcm_net *sn);
 int softcm_xmit(struct softcm_net *sn, const struct sockaddr *src,
 		const struct sockaddr *dst, int oif, u8 tos, const u8 *mad);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+void softcm_transport_rcv(struct softcm_net *sn, struct sk_buff *skb);
+#endif
 
 #endif /* _SOFTCM_TRANSPORT_H */
