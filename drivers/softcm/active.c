@@ -24,7 +24,7 @@ static void fill_req(struct softcm_id *id, struct softcm_cm_msg *req,
 {
 	const struct softcm_path *path = &id->path;
 
-	req->ca_guid = softcm_net(id->net)->guid;
+	req->ca_guid = softcm_net(id->net)->conntab.guid;
 	req->qpn = id->cm.qpn;
 	req->responder_resources = p->responder_resources;
 	req->initiator_depth = p->initiator_depth;

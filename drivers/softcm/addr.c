@@ -39,11 +39,11 @@
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/neighbour.h>
-#include <net/netevent.h>
 #include <net/route.h>
 
 #include "addr.h"
 #include "bind.h"
+#include "core.h"
 #include "event.h"
 #include "id.h"
 #include "netns.h"
@@ -68,8 +68,6 @@ struct softcm_addr_req {
 	u8 mac[ETH_ALEN];
 	u8 new_mac[ETH_ALEN];
 };
-
-static struct workqueue_struct *softcm_wq;
 
 /* Requests by next hop, of every namespace: the key includes the net. */
 #define INDEX_BITS	10
@@ -376,7 +374,7 @@ static void resolve_work(struct work_struct *work)
 		if (req->ifindex != res.dev.ifindex ||
 		    !ipv6_addr_equal(&req->nexthop, &res.dev.nexthop))
 			index_add(req, res.dev.ifindex, &res.dev.nexthop);
-		mod_delayed_work(softcm_wq, &req->work, req->deadline - jiffies);
+		mod_delayed_work(softcm_workqueue(), &req->work, req->deadline - jiffies);
 		mutex_unlock(&id->mutex);
 		return;
 	}
@@ -518,7 +516,7 @@ int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 	if (ret == -ENODATA && !resolve(id, &res))
 		ret = 0;
 	/* Resolved now or not, the answer comes from the work, as an event. */
-	queue_delayed_work(softcm_wq, &req->work, ret ? req->deadline - jiffies : 0);
+	queue_delayed_work(softcm_workqueue(), &req->work, ret ? req->deadline - jiffies : 0);
 	return 0;
 
 err_restore:
@@ -546,7 +544,7 @@ void softcm_addr_cancel(struct softcm_id *id)
 		return;
 	id->addr_req = NULL;
 	index_del(req);
-	mod_delayed_work(softcm_wq, &req->work, 0);
+	mod_delayed_work(softcm_workqueue(), &req->work, 0);
 }
 
 /* The neighbour's key in the index: its address, IPv4 as v4-mapped. */
@@ -564,30 +562,23 @@ static bool neigh_key(const struct neighbour *n, struct in6_addr *a)
 }
 
 /*
- * A neighbour was updated and is valid: run the requests waiting for it,
- * and tell the ids resolved through it if its MAC changed.  One bucket of
- * the index is all we look at; each request's work is queued at most
- * once however many updates come before it runs.
+ * A neighbour of @sn's namespace was updated and is valid (notify.c's
+ * netevent notifier, any context up to softirq): run the requests waiting
+ * for it, and tell the ids resolved through it if its MAC changed.  One
+ * bucket of the index is all we look at; each request's work is queued
+ * at most once however many updates come before it runs.
  */
-static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
+void softcm_addr_neigh_valid(struct softcm_net *sn, struct neighbour *n)
 {
-	struct neighbour *n = ctx;
 	struct softcm_addr_req *req;
-	struct softcm_net *sn;
+	struct net *net = sn->net;
 	struct in6_addr key;
-	struct net *net;
 	u8 mac[ETH_ALEN];
 	int ifindex;
 	u32 hash;
 
-	if (event != NETEVENT_NEIGH_UPDATE || !(READ_ONCE(n->nud_state) & NUD_VALID))
-		return NOTIFY_DONE;
-	net = dev_net(n->dev);
-	sn = softcm_net(net);
-	if (!READ_ONCE(sn->ready))
-		return NOTIFY_DONE;
 	if (!neigh_key(n, &key) || snapshot_mac(n, mac))
-		return NOTIFY_DONE;
+		return;
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_NEIGH_UPDATES);
 
 	ifindex = n->dev->ifindex;
@@ -604,45 +595,19 @@ static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
 			req->mac_changed = true;
 		}
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_NEIGH_WAKEUPS);
-		mod_delayed_work(softcm_wq, &req->work, 0);
+		mod_delayed_work(softcm_workqueue(), &req->work, 0);
 	}
 	spin_unlock_bh(&index_lock);
-	return NOTIFY_DONE;
 }
-
-static struct notifier_block netevent_nb = {
-	.notifier_call = netevent,
-};
 
 int softcm_addr_init(void)
 {
 	index_seed = get_random_u32();
-	softcm_wq = alloc_workqueue("softcm", WQ_MEM_RECLAIM, 0);
-	return softcm_wq ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* Every id is gone by now, and every request with it. */
 void softcm_addr_uninit(void)
 {
-	destroy_workqueue(softcm_wq);
 	WARN_ON(!hash_empty(by_nexthop));
-}
-
-/*
- * Neighbour updates are looked at in the namespace's state: only once
- * every namespace has it (after the pernet registration) may they come.
- */
-int softcm_addr_start(void)
-{
-	return register_netevent_notifier(&netevent_nb);
-}
-
-void softcm_addr_stop(void)
-{
-	unregister_netevent_notifier(&netevent_nb);
-}
-
-struct workqueue_struct *softcm_workqueue(void)
-{
-	return softcm_wq;
 }

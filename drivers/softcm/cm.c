@@ -23,6 +23,7 @@
 #include "cmproto.h"
 #include "cmtime.h"
 #include "conntab.h"
+#include "core.h"
 #include "id.h"
 #include "netns.h"
 #include "stats.h"
@@ -483,6 +484,51 @@ void softcm_cm_destroy(struct softcm_id *id)
 		break;
 	}
 	softcm_cm_end(id);
+}
+
+/* A connection of a destroyed id (in timewait, say) that must end now. */
+static void drop_conn(struct softcm_id *id)
+{
+	mutex_lock(&id->mutex);
+	id->cm.timer = SOFTCM_CM_TIMER_NONE;
+	mutex_unlock(&id->mutex);
+	if (cancel_delayed_work_sync(&id->cm.work))
+		softcm_id_put(id);
+	mutex_lock(&id->mutex);
+	softcm_conn_remove(id);
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}
+
+/*
+ * The namespace goes, its transport closed already.  Only connections in
+ * timewait whose ids userspace destroyed can remain: every other id pins
+ * the namespace.  When the module goes away they go now rather than at
+ * the end of their timewait.  Nothing adds to the table any more, so
+ * walks until one finds nothing take them all.
+ */
+void softcm_cm_net_uninit(struct softcm_net *sn)
+{
+	struct softcm_conn_iter iter;
+	struct softcm_id *id;
+	bool found;
+
+	do {
+		found = false;
+		softcm_conn_iter_enter(sn, &iter);
+		while ((id = softcm_conn_take_one(&iter))) {
+			drop_conn(id);
+			found = true;
+		}
+		softcm_conn_iter_exit(&iter);
+	} while (found);
+	/*
+	 * A work that lost a race with the cancellations above (or was
+	 * queued by a packet before the transport closed) may still hold
+	 * an id whose release counts it in this namespace: let it finish
+	 * before the namespace's state goes.
+	 */
+	flush_workqueue(softcm_workqueue());
 }
 
 /* Where a queued packet came from, from its IP header. */

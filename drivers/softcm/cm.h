@@ -11,6 +11,7 @@ struct softcm_net;
 void softcm_cm_id_init(struct softcm_id *id);
 void softcm_cm_destroy(struct softcm_id *id);
 void softcm_cm_rcv(struct softcm_net *sn, struct sk_buff *skb);
+void softcm_cm_net_uninit(struct softcm_net *sn);
 
 int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c);
 int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c);

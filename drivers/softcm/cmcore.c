@@ -33,11 +33,11 @@
 #include <net/route.h>
 #include <asm/unaligned.h>
 
-#include "addr.h"
 #include "cmahdr.h"
 #include "cmproto.h"
 #include "cmtime.h"
 #include "conntab.h"
+#include "core.h"
 #include "event.h"
 #include "id.h"
 #include "netns.h"
@@ -291,7 +291,7 @@ int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
 	msg->reason = reason;
 	if (reason == SOFTCM_REJ_TIMEOUT) {
 		/* The peer finds us by our CA GUID before it knows our id. */
-		put_unaligned_be64(sn_of(id)->guid, msg->info);
+		put_unaligned_be64(sn_of(id)->conntab.guid, msg->info);
 		msg->info_len = sizeof(u64);
 	}
 	if (len)

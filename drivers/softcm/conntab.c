@@ -16,9 +16,7 @@
 #include <linux/random.h>
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
 
-#include "addr.h"
 #include "conntab.h"
 #include "id.h"
 #include "netns.h"
@@ -39,98 +37,70 @@ static const struct rhashtable_params remote_params = {
 
 int softcm_conntab_init(struct softcm_net *sn)
 {
+	struct softcm_conntab *ct = &sn->conntab;
 	int ret;
 
-	ret = rhashtable_init(&sn->local_ids, &local_params);
+	ret = rhashtable_init(&ct->local_ids, &local_params);
 	if (ret)
 		return ret;
-	ret = rhashtable_init(&sn->remote_ids, &remote_params);
+	ret = rhashtable_init(&ct->remote_ids, &remote_params);
 	if (ret)
 		goto err_destroy_local;
 	/*
 	 * A CA GUID of our own per namespace, as each rxe device derives one
 	 * from its MAC: peers key duplicate detection on it.
 	 */
-	sn->guid = get_random_u64();
-	sn->tid_hi = get_random_u32();
-	atomic_set(&sn->tid_lo, 0);
-	atomic_set(&sn->nr_conns, 0);
+	ct->guid = get_random_u64();
+	ct->tid_hi = get_random_u32();
+	atomic_set(&ct->tid_lo, 0);
+	atomic_set(&ct->nr_conns, 0);
 	return 0;
 
 err_destroy_local:
-	rhashtable_destroy(&sn->local_ids);
+	rhashtable_destroy(&ct->local_ids);
 	return ret;
 }
 
-/* Up to @max referenced ids of the table, in one walk. */
-static unsigned int get_conns(struct softcm_net *sn, struct softcm_id **ids,
-			      unsigned int max)
+/*
+ * A walk over the namespace's connections whose caller may sleep between
+ * steps (the walk is stopped, and out of RCU, while the caller holds the
+ * id it took): each softcm_conn_take_one() gives the next connection,
+ * referenced, or NULL at the end.  A walk restarted from the beginning
+ * for each connection would be quadratic; this one goes on from where it
+ * was.  Connections removed meanwhile (the one taken included) may make
+ * it miss others, and a resize may show some twice: a caller that must
+ * see them all walks again until a walk finds none.
+ */
+void softcm_conn_iter_enter(struct softcm_net *sn, struct softcm_conn_iter *iter)
 {
-	struct rhashtable_iter iter;
-	struct softcm_id *id;
-	unsigned int n = 0;
+	rhashtable_walk_enter(&sn->conntab.local_ids, &iter->walk);
+}
 
-	rhashtable_walk_enter(&sn->local_ids, &iter);
-	rhashtable_walk_start(&iter);
-	while (n < max && (id = rhashtable_walk_next(&iter))) {
+struct softcm_id *softcm_conn_take_one(struct softcm_conn_iter *iter)
+{
+	struct softcm_id *id;
+
+	rhashtable_walk_start(&iter->walk);
+	while ((id = rhashtable_walk_next(&iter->walk))) {
 		if (IS_ERR(id))
 			continue;	/* -EAGAIN: a resize; the walk goes on */
 		if (kref_get_unless_zero(&id->ref))
-			ids[n++] = id;
+			break;
 	}
-	rhashtable_walk_stop(&iter);
-	rhashtable_walk_exit(&iter);
-	return n;
+	rhashtable_walk_stop(&iter->walk);
+	return id;
 }
 
-static void drop_conn(struct softcm_id *id)
+void softcm_conn_iter_exit(struct softcm_conn_iter *iter)
 {
-	mutex_lock(&id->mutex);
-	id->cm.timer = SOFTCM_CM_TIMER_NONE;
-	mutex_unlock(&id->mutex);
-	if (cancel_delayed_work_sync(&id->cm.work))
-		softcm_id_put(id);
-	mutex_lock(&id->mutex);
-	softcm_conn_remove(id);
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
+	rhashtable_walk_exit(&iter->walk);
 }
 
-/*
- * Only connections in timewait whose ids userspace destroyed can remain:
- * every other id pins the namespace.  When the module goes away they go
- * now rather than at the end of their timewait.  Nothing adds to the
- * table any more, so one walk takes them all (in batches on the stack if
- * memory is short: a walk restarted for each one would be quadratic).
- */
+/* After the CM ended every connection (softcm_cm_net_uninit()). */
 void softcm_conntab_uninit(struct softcm_net *sn)
 {
-	struct softcm_id *batch[16], **ids;
-	unsigned int i, n, max;
-
-	do {
-		max = atomic_read(&sn->nr_conns);
-		ids = max > ARRAY_SIZE(batch) ?
-		      kvmalloc_array(max, sizeof(*ids), GFP_KERNEL) : NULL;
-		if (!ids) {
-			ids = batch;
-			max = ARRAY_SIZE(batch);
-		}
-		n = get_conns(sn, ids, max);
-		for (i = 0; i < n; i++)
-			drop_conn(ids[i]);
-		if (ids != batch)
-			kvfree(ids);
-	} while (n);
-	/*
-	 * A work that lost a race with the cancellations above (or was
-	 * queued by a packet before the transport closed) may still hold
-	 * an id whose release counts it in this namespace: let it finish
-	 * before the namespace's state goes.
-	 */
-	flush_workqueue(softcm_workqueue());
-	rhashtable_destroy(&sn->remote_ids);
-	rhashtable_destroy(&sn->local_ids);
+	rhashtable_destroy(&sn->conntab.remote_ids);
+	rhashtable_destroy(&sn->conntab.local_ids);
 }
 
 /*
@@ -147,7 +117,7 @@ unsigned int softcm_conn_get_orphans(struct softcm_net *sn, unsigned int skip,
 	struct softcm_id *id;
 	unsigned int n = 0;
 
-	rhashtable_walk_enter(&sn->local_ids, &iter);
+	rhashtable_walk_enter(&sn->conntab.local_ids, &iter);
 	rhashtable_walk_start(&iter);
 	while (n < max && (id = rhashtable_walk_next(&iter))) {
 		if (IS_ERR(id))
@@ -175,7 +145,7 @@ int softcm_conn_insert(struct softcm_id *id)
 	/* Collisions are rare; a few tries make a failure vanishingly so. */
 	for (tries = 0; tries < 8 && ret == -EBUSY; tries++) {
 		id->cm.local_id = get_random_u32() ?: 1;
-		ret = rhashtable_lookup_insert_fast(&sn->local_ids, &id->cm.local_node,
+		ret = rhashtable_lookup_insert_fast(&sn->conntab.local_ids, &id->cm.local_node,
 						    local_params);
 		if (ret == -EEXIST)
 			ret = -EBUSY;
@@ -185,7 +155,7 @@ int softcm_conn_insert(struct softcm_id *id)
 		return ret;
 	}
 	softcm_id_get(id);
-	atomic_inc(&sn->nr_conns);
+	atomic_inc(&sn->conntab.nr_conns);
 	return 0;
 }
 
@@ -202,7 +172,7 @@ int softcm_conn_insert_remote(struct softcm_id *id, u64 guid, u32 comm_id)
 	id->cm.remote.guid = guid;
 	id->cm.remote.comm_id = comm_id;
 	id->cm.remote.zero = 0;
-	ret = rhashtable_lookup_insert_fast(&sn->remote_ids, &id->cm.remote_node,
+	ret = rhashtable_lookup_insert_fast(&sn->conntab.remote_ids, &id->cm.remote_node,
 					    remote_params);
 	if (!ret)
 		id->cm.in_remote = true;
@@ -217,15 +187,15 @@ void softcm_conn_remove(struct softcm_id *id)
 	lockdep_assert_held(&id->mutex);
 
 	if (id->cm.in_remote) {
-		rhashtable_remove_fast(&sn->remote_ids, &id->cm.remote_node,
+		rhashtable_remove_fast(&sn->conntab.remote_ids, &id->cm.remote_node,
 				       remote_params);
 		id->cm.in_remote = false;
 	}
 	if (!id->cm.local_id)
 		return;
-	rhashtable_remove_fast(&sn->local_ids, &id->cm.local_node, local_params);
+	rhashtable_remove_fast(&sn->conntab.local_ids, &id->cm.local_node, local_params);
 	id->cm.local_id = 0;
-	atomic_dec(&sn->nr_conns);
+	atomic_dec(&sn->conntab.nr_conns);
 	softcm_id_put(id);
 }
 
@@ -241,7 +211,7 @@ struct softcm_id *softcm_conn_find(struct softcm_net *sn, u32 local_id)
 	if (!local_id)
 		return NULL;
 	rcu_read_lock();
-	id = get_rcu(rhashtable_lookup(&sn->local_ids, &local_id, local_params));
+	id = get_rcu(rhashtable_lookup(&sn->conntab.local_ids, &local_id, local_params));
 	rcu_read_unlock();
 	return id;
 }
@@ -252,7 +222,7 @@ struct softcm_id *softcm_conn_find_remote(struct softcm_net *sn, u64 guid, u32 c
 	struct softcm_id *id;
 
 	rcu_read_lock();
-	id = get_rcu(rhashtable_lookup(&sn->remote_ids, &key, remote_params));
+	id = get_rcu(rhashtable_lookup(&sn->conntab.remote_ids, &key, remote_params));
 	rcu_read_unlock();
 	return id;
 }
@@ -260,5 +230,5 @@ struct softcm_id *softcm_conn_find_remote(struct softcm_net *sn, u64 guid, u32 c
 /* Transaction IDs as the Linux MAD layer makes them: agent's high half. */
 u64 softcm_conn_new_tid(struct softcm_net *sn)
 {
-	return (u64)sn->tid_hi << 32 | (u32)atomic_inc_return(&sn->tid_lo);
+	return (u64)sn->conntab.tid_hi << 32 | (u32)atomic_inc_return(&sn->conntab.tid_lo);
 }

@@ -2,13 +2,33 @@
 #ifndef _SOFTCM_CONNTAB_H
 #define _SOFTCM_CONNTAB_H
 
+#include <linux/atomic.h>
+#include <linux/rhashtable-types.h>
 #include <linux/types.h>
 
 struct softcm_id;
 struct softcm_net;
 
+/* A namespace's connections: our CA GUID here, transaction IDs, comm IDs. */
+struct softcm_conntab {
+	u64 guid;
+	u32 tid_hi;
+	atomic_t tid_lo;
+	struct rhashtable local_ids;	/* our comm ID -> id */
+	struct rhashtable remote_ids;	/* peer's (GUID, comm ID) -> id */
+	atomic_t nr_conns;		/* ids in local_ids */
+};
+
+/* A walk over the connections that may sleep between steps. */
+struct softcm_conn_iter {
+	struct rhashtable_iter walk;
+};
+
 int softcm_conntab_init(struct softcm_net *sn);
 void softcm_conntab_uninit(struct softcm_net *sn);
+void softcm_conn_iter_enter(struct softcm_net *sn, struct softcm_conn_iter *iter);
+struct softcm_id *softcm_conn_take_one(struct softcm_conn_iter *iter);
+void softcm_conn_iter_exit(struct softcm_conn_iter *iter);
 
 int softcm_conn_insert(struct softcm_id *id);
 int softcm_conn_insert_remote(struct softcm_id *id, u64 guid, u32 comm_id);

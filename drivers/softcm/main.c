@@ -10,6 +10,7 @@
 
 #include "addr.h"
 #include "chardev.h"
+#include "core.h"
 #include "id.h"
 #include "netns.h"
 #include "notify.h"
@@ -23,9 +24,13 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		return ret;
 
-	ret = softcm_addr_init();
+	ret = softcm_core_init();
 	if (ret)
 		goto err_uninit_id;
+
+	ret = softcm_addr_init();
+	if (ret)
+		goto err_uninit_core;
 
 	ret = softcm_netns_init();
 	if (ret)
@@ -35,27 +40,22 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		goto err_uninit_netns;
 
-	/* Neighbour updates wake requests and ids: last of the notifiers. */
-	ret = softcm_addr_start();
-	if (ret)
-		goto err_uninit_notify;
-
 	/* Last: once the device exists userspace can open it. */
 	ret = softcm_chardev_init();
 	if (ret)
-		goto err_stop_addr;
+		goto err_uninit_notify;
 
 	pr_info("softcm " SOFTCM_VERSION " loaded\n");
 	return 0;
 
-err_stop_addr:
-	softcm_addr_stop();
 err_uninit_notify:
 	softcm_notify_uninit();
 err_uninit_netns:
 	softcm_netns_uninit();
 err_uninit_addr:
 	softcm_addr_uninit();
+err_uninit_core:
+	softcm_core_uninit();
 err_uninit_id:
 	softcm_id_uninit();
 	return ret;
@@ -72,10 +72,10 @@ err_uninit_id:
 static void __exit softcm_mod_exit(void)
 {
 	softcm_chardev_uninit();
-	softcm_addr_stop();
 	softcm_notify_uninit();		/* flushes the workqueue */
 	softcm_netns_uninit();
 	softcm_addr_uninit();
+	softcm_core_uninit();
 	softcm_id_uninit();
 	pr_debug("softcm unloaded\n");
 }

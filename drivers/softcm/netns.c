@@ -13,6 +13,7 @@
 #include <net/netns/generic.h>
 #include <uapi/linux/softcm.h>
 
+#include "cm.h"
 #include "conntab.h"
 #include "id.h"
 #include "listing.h"
@@ -255,6 +256,7 @@ static void __net_exit softcm_net_exit(struct net *net)
 	softcm_stats_proc_uninit(net);
 	/* Nothing arrives after this; then the connections in timewait go. */
 	softcm_transport_net_uninit(sn);
+	softcm_cm_net_uninit(sn);
 	softcm_conntab_uninit(sn);
 	/* Ids pin their namespace: none can exist or be resolving now. */
 	WARN_ON(!list_empty(&sn->ids));

@@ -10,10 +10,10 @@
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
 
+#include "conntab.h"
 #include "port.h"
 #include "stats.h"
-
-struct socket;
+#include "transport.h"
 
 struct ctl_table_header;
 
@@ -41,34 +41,16 @@ struct softcm_net {
 	int max_timewait;
 	int max_held_requests;		/* per listener, beyond its backlog */
 
-	/* The CM (conntab.c): our CA GUID here, transaction IDs, comm IDs. */
-	u64 guid;
-	u32 tid_hi;
-	atomic_t tid_lo;
-	struct rhashtable local_ids;	/* our comm ID -> id */
-	struct rhashtable remote_ids;	/* peer's (GUID, comm ID) -> id */
-	atomic_t nr_conns;		/* ids in local_ids */
+	struct softcm_conntab conntab;
 	/* live objects, for leak accounting: created and not yet freed */
 	atomic_t nr_ids;
 	atomic_t nr_files;
 	atomic_t nr_held;		/* REQs listeners hold (backlog.c) */
 	struct softcm_stats stats;
-
-	/*
-	 * The transport (transport.c): UDP sockets opened on first use,
-	 * index 0 for IPv4 and 1 for IPv6, and the packets they received,
-	 * processed in order by @rx_work.
-	 */
-	struct mutex sock_lock;
-	atomic_t gsi_psn;		/* the next BTH PSN, as rxe's QP1 */
-	struct socket *sock[2];
-	int sock_state[2];		/* 1 open, 0 not yet, -errno */
-	struct sk_buff_head rxq;
-	struct work_struct rx_work;
+	struct softcm_transport transport;
 };
 
 struct softcm_net *softcm_net(const struct net *net);
-u16 softcm_net_port(const struct softcm_net *sn);
 
 struct softcm_id;
 void softcm_netns_add_id(struct softcm_id *id);

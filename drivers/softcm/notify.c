@@ -5,13 +5,18 @@
  *   device unregistered   ids bound to it or resolved over it go to
  *                         DEVICE_REMOVAL, with that event;
  *   device down           ids resolved over it get ADDR_CHANGE;
- *   address removed       ids whose source address it was get ADDR_CHANGE.
+ *   address removed       ids whose source address it was get ADDR_CHANGE;
+ *   neighbour valid       the resolutions waiting for it run, and the ids
+ *                         resolved through it learn its new MAC.
  *
- * (A neighbour's new MAC reaches only the ids resolved through it, from
- * addr.c's index of next hops.)  The notifiers run with RTNL held, in
- * which we cannot take an id's mutex, so each posts a notice, handled by
- * a work that visits a snapshot of the namespace's ids.  These events are
- * made by the namespace's administrator, not by the network.
+ * The device and address notifiers run with RTNL held, in which we cannot
+ * take an id's mutex, so each posts a notice, handled by a work that
+ * visits a snapshot of the namespace's ids.  These events are made by the
+ * namespace's administrator, not by the network.  A neighbour update is
+ * made by the network (one ARP request from a fresh sender address makes
+ * one) and may come in softirq: it goes to addr.c's index of next hops,
+ * which finds the few requests that use that neighbour without a walk
+ * over the ids or an allocation.
  */
 
 #include <linux/inetdevice.h>
@@ -19,8 +24,11 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/addrconf.h>
+#include <net/neighbour.h>
+#include <net/netevent.h>
 
 #include "addr.h"
+#include "core.h"
 #include "event.h"
 #include "id.h"
 #include "netns.h"
@@ -181,9 +189,24 @@ static int inet6addr_event(struct notifier_block *nb, unsigned long event, void 
 	return NOTIFY_DONE;
 }
 
+/* Neighbour updates are looked at in the namespace's state, once it is ready. */
+static int netevent(struct notifier_block *nb, unsigned long event, void *ctx)
+{
+	struct neighbour *n = ctx;
+	struct softcm_net *sn;
+
+	if (event != NETEVENT_NEIGH_UPDATE || !(READ_ONCE(n->nud_state) & NUD_VALID))
+		return NOTIFY_DONE;
+	sn = softcm_net(dev_net(n->dev));
+	if (READ_ONCE(sn->ready))
+		softcm_addr_neigh_valid(sn, n);
+	return NOTIFY_DONE;
+}
+
 static struct notifier_block netdev_nb = { .notifier_call = netdev_event };
 static struct notifier_block inetaddr_nb = { .notifier_call = inetaddr_event };
 static struct notifier_block inet6addr_nb = { .notifier_call = inet6addr_event };
+static struct notifier_block netevent_nb = { .notifier_call = netevent };
 
 int softcm_notify_init(void)
 {
@@ -198,8 +221,14 @@ int softcm_notify_init(void)
 	ret = register_netdevice_notifier(&netdev_nb);
 	if (ret)
 		goto err_unregister_inet6addr;
+	/* Neighbour updates wake requests and ids: last of the notifiers. */
+	ret = register_netevent_notifier(&netevent_nb);
+	if (ret)
+		goto err_unregister_netdev;
 	return 0;
 
+err_unregister_netdev:
+	unregister_netdevice_notifier(&netdev_nb);
 err_unregister_inet6addr:
 	unregister_inet6addr_notifier(&inet6addr_nb);
 err_unregister_inetaddr:
@@ -209,11 +238,13 @@ err_unregister_inetaddr:
 
 /*
  * No notice may outlive us: the namespace state they use goes next.  The
- * flush also runs every other work queued so far (the netevent notifier
- * is gone already), such as the requests cancelled when files closed.
+ * netevent notifier goes first, so that from then on the network cannot
+ * queue work on ids; the flush then also runs every other work queued so
+ * far, such as the requests cancelled when files closed.
  */
 void softcm_notify_uninit(void)
 {
+	unregister_netevent_notifier(&netevent_nb);
 	unregister_netdevice_notifier(&netdev_nb);
 	unregister_inet6addr_notifier(&inet6addr_nb);
 	unregister_inetaddr_notifier(&inetaddr_nb);

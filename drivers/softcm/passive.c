@@ -197,7 +197,7 @@ int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c
 	rep->flow_control = p->flow_control & 1;
 	rep->rnr_retry_count = min_t(u8, 7, p->rnr_retry_count);
 	rep->srq = p->srq ? 1 : 0;
-	rep->ca_guid = softcm_net(id->net)->guid;
+	rep->ca_guid = softcm_net(id->net)->conntab.guid;
 	memcpy(rep->pdata, p->private_data, p->private_data_len);
 	rep->pdata_len = p->private_data_len;
 

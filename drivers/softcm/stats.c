@@ -9,6 +9,7 @@
 #include <net/net_namespace.h>
 
 #include "netns.h"
+#include "params.h"
 #include "stats.h"
 
 static const char *const names[SOFTCM_STAT_COUNT] = {
@@ -60,13 +61,13 @@ static int stats_show(struct seq_file *m, void *v)
 				seq_printf(m, "%s_rej_reason_%u %ld\n", tx ? "tx" : "rx", i, n);
 		}
 	}
-	seq_printf(m, "connections %d\n", atomic_read(&sn->nr_conns));
+	seq_printf(m, "connections %d\n", atomic_read(&sn->conntab.nr_conns));
 	seq_printf(m, "ids %d\n", atomic_read(&sn->nr_ids));
 	seq_printf(m, "files %d\n", atomic_read(&sn->nr_files));
 	seq_printf(m, "held_requests %d\n", atomic_read(&sn->nr_held));
-	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->sock_state[0]));
-	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->sock_state[1]));
-	seq_printf(m, "udp_port %u\n", softcm_net_port(sn));
+	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->transport.sock_state[0]));
+	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->transport.sock_state[1]));
+	seq_printf(m, "udp_port %u\n", softcm_udp_port);
 	return 0;
 }
 

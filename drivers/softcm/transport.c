@@ -9,16 +9,23 @@
  * not when it is created: the port may belong to rdma_rxe in the initial
  * namespace, and softcm must not take it from rxe loaded later.
  *
- * Receiving runs in softirq and only checks what rxe checks before a MAD
- * reaches its CM (headers, Q_Key, P_Key, ICRC), then queues the packet
- * for the namespace's receive work, where the CM runs in process context
- * and may sleep on ids' mutexes.
+ * Receiving runs in softirq and dispatches by the BTH's destination QP.
+ * For QP1 it only checks what rxe checks before a MAD reaches its CM
+ * (headers, Q_Key, P_Key, ICRC), then queues the packet for the
+ * namespace's receive work, where the CM runs in process context and may
+ * sleep on ids' mutexes.  Any other QP's packets go to the one receiver
+ * registered for them (the data path's); while there is none they are
+ * dropped and counted.
  */
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/lockdep.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/udp.h>
 #include <asm/unaligned.h>
+#include <kunit/visibility.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -27,7 +34,7 @@
 #include <net/udp_tunnel.h>
 #include <softcm/wire.h>
 
-#include "addr.h"
+#include "core.h"
 #include "cm.h"
 #include "netns.h"
 #include "params.h"
@@ -40,10 +47,13 @@
 /* Beyond this many packets waiting for the CM, a flood is dropped. */
 #define RXQ_MAX		4096
 
-u16 softcm_net_port(const struct softcm_net *sn)
-{
-	return softcm_udp_port;
-}
+/*
+ * The receiver of packets for QPs other than QP1 (the data path's, once
+ * there is one): one for the module, published under the mutex, used
+ * under RCU.
+ */
+static const struct softcm_qp_rcv __rcu *qp_receiver;
+static DEFINE_MUTEX(qp_receiver_lock);
 
 static enum softcm_stat drop_reason(int err)
 {
@@ -73,25 +83,35 @@ static bool unicast_to_us(struct sk_buff *skb, bool ipv6)
 	       !(rt && rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST));
 }
 
-static int encap_rcv(struct sock *sk, struct sk_buff *skb)
+static void count_drop(struct softcm_net *sn, struct sk_buff *skb, enum softcm_stat why)
 {
-	struct softcm_net *sn = rcu_dereference_sk_user_data(sk);
+	softcm_stat_inc(&sn->stats, why);
+	kfree_skb(skb);
+}
+
+/* The UDP payload's length; 0 if the UDP header and the data disagree. */
+static unsigned int payload_len(struct sk_buff *skb)
+{
+	const struct udphdr *udph = udp_hdr(skb);
+	unsigned int len = ntohs(udph->len);
+
+	if (len < sizeof(*udph) || skb_tail_pointer(skb) < (u8 *)udph + len)
+		return 0;
+	return len - sizeof(*udph);
+}
+
+/* A packet for QP1, @len bytes of BTH through ICRC: queued for the CM. */
+static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len)
+{
+	struct udphdr *udph = udp_hdr(skb);
+	u8 *bth = (u8 *)(udph + 1), *iph;
 	enum softcm_stat why;
-	struct udphdr *udph;
-	u8 *bth, *iph;
 	bool ipv6;
 	int ret;
 
-	if (!sn)
-		goto free;
 	why = SOFTCM_STAT_DROP_LENGTH;
-	if (skb_linearize(skb))
+	if (len != SOFTCM_ROCE_PAYLOAD)
 		goto drop;
-	udph = udp_hdr(skb);
-	if (ntohs(udph->len) != sizeof(*udph) + SOFTCM_ROCE_PAYLOAD ||
-	    skb_tail_pointer(skb) < (u8 *)udph + sizeof(*udph) + SOFTCM_ROCE_PAYLOAD)
-		goto drop;
-	bth = (u8 *)(udph + 1);
 	ret = softcm_roce_check_headers(bth, SOFTCM_ROCE_PAYLOAD);
 	if (ret) {
 		why = drop_reason(ret);
@@ -121,28 +141,111 @@ static int encap_rcv(struct sock *sk, struct sk_buff *skb)
 		goto drop;
 
 	why = SOFTCM_STAT_DROP_QUEUE;
-	if (skb_queue_len(&sn->rxq) >= RXQ_MAX)
+	if (skb_queue_len(&sn->transport.rxq) >= RXQ_MAX)
 		goto drop;
 	/* The input route is only valid under this RCU section. */
 	skb_dst_drop(skb);
 	softcm_rx_cb(skb)->ifindex = skb->skb_iif;
-	skb_queue_tail(&sn->rxq, skb);
-	queue_work(softcm_workqueue(), &sn->rx_work);
-	return 0;
+	skb_queue_tail(&sn->transport.rxq, skb);
+	queue_work(softcm_workqueue(), &sn->transport.rx_work);
+	return;
 
 drop:
-	softcm_stat_inc(&sn->stats, why);
-free:
-	kfree_skb(skb);
+	count_drop(sn, skb, why);
+}
+
+/*
+ * A packet for any other QP goes to the registered receiver.  With none
+ * it is dropped, and counted as the CM's checks have always counted it
+ * (the size of a CM packet first, then the BTH), so that the counters do
+ * not tell whether the module could have a data path.
+ */
+static void rcv_other_qp(struct softcm_net *sn, u32 qpn, struct sk_buff *skb,
+			 unsigned int len)
+{
+	const struct softcm_qp_rcv *r;
+
+	rcu_read_lock();
+	r = rcu_dereference(qp_receiver);
+	if (r)
+		r->rcv(sn, qpn, skb);
+	rcu_read_unlock();
+	if (!r)
+		count_drop(sn, skb, len == SOFTCM_ROCE_PAYLOAD ?
+				    SOFTCM_STAT_DROP_HEADER : SOFTCM_STAT_DROP_LENGTH);
+}
+
+/*
+ * Every packet the namespace's sockets receive, in softirq: dispatched by
+ * the BTH's destination QP, QP1 to the CM and any other to its receiver.
+ */
+VISIBLE_IF_KUNIT void softcm_transport_rcv(struct softcm_net *sn, struct sk_buff *skb)
+{
+	unsigned int len;
+	u32 qpn;
+
+	len = skb_linearize(skb) ? 0 : payload_len(skb);
+	if (len < SOFTCM_BTH_SIZE) {
+		count_drop(sn, skb, SOFTCM_STAT_DROP_LENGTH);
+		return;
+	}
+	/* The destination QP: the BTH's bytes 5 to 7. */
+	qpn = get_unaligned_be32(skb_transport_header(skb) + sizeof(struct udphdr) + 4) &
+	      0xffffff;
+	if (qpn == SOFTCM_GSI_QPN)
+		rcv_gsi(sn, skb, len);
+	else
+		rcv_other_qp(sn, qpn, skb, len);
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_transport_rcv);
+
+static int encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct softcm_net *sn = rcu_dereference_sk_user_data(sk);
+
+	if (sn)
+		softcm_transport_rcv(sn, skb);
+	else
+		kfree_skb(skb);
 	return 0;
 }
 
+/*
+ * Register @r as the receiver of every namespace's packets for QPs other
+ * than QP1; -EBUSY if there is one already.
+ */
+int softcm_transport_register_qp_rcv(const struct softcm_qp_rcv *r)
+{
+	int ret = 0;
+
+	mutex_lock(&qp_receiver_lock);
+	if (rcu_dereference_protected(qp_receiver, lockdep_is_held(&qp_receiver_lock)))
+		ret = -EBUSY;
+	else
+		rcu_assign_pointer(qp_receiver, r);
+	mutex_unlock(&qp_receiver_lock);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_transport_register_qp_rcv);
+
+/* Once this returns, no receive runs @r any more. */
+void softcm_transport_unregister_qp_rcv(const struct softcm_qp_rcv *r)
+{
+	mutex_lock(&qp_receiver_lock);
+	if (!WARN_ON(rcu_dereference_protected(qp_receiver,
+					       lockdep_is_held(&qp_receiver_lock)) != r))
+		RCU_INIT_POINTER(qp_receiver, NULL);
+	mutex_unlock(&qp_receiver_lock);
+	synchronize_net();
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_transport_unregister_qp_rcv);
+
 static void rx_work(struct work_struct *work)
 {
-	struct softcm_net *sn = container_of(work, struct softcm_net, rx_work);
+	struct softcm_net *sn = container_of(work, struct softcm_net, transport.rx_work);
 	struct sk_buff *skb;
 
-	while ((skb = skb_dequeue(&sn->rxq))) {
+	while ((skb = skb_dequeue(&sn->transport.rxq))) {
 		softcm_cm_rcv(sn, skb);
 		consume_skb(skb);
 		cond_resched();
@@ -157,7 +260,7 @@ static struct socket *open_sock(struct softcm_net *sn, bool ipv6)
 		.encap_rcv = encap_rcv,
 	};
 	struct udp_port_cfg cfg = {
-		.local_udp_port = htons(softcm_net_port(sn)),
+		.local_udp_port = htons(softcm_udp_port),
 	};
 	struct socket *sock;
 	int ret;
@@ -185,59 +288,65 @@ static struct socket *open_sock(struct softcm_net *sn, bool ipv6)
  */
 int softcm_transport_get(struct softcm_net *sn)
 {
+	struct softcm_transport *t = &sn->transport;
 	struct socket *sock;
 	int i, ret;
 
-	if (READ_ONCE(sn->sock_state[0]) == 1)
+	if (READ_ONCE(t->sock_state[0]) == 1)
 		return 0;
 
-	mutex_lock(&sn->sock_lock);
+	mutex_lock(&t->sock_lock);
 	for (i = 0; i < 2; i++) {
-		if (sn->sock[i])
+		if (t->sock[i])
 			continue;
 		sock = open_sock(sn, i);
 		if (IS_ERR(sock)) {
-			WRITE_ONCE(sn->sock_state[i], PTR_ERR(sock));
+			WRITE_ONCE(t->sock_state[i], PTR_ERR(sock));
 			continue;
 		}
-		sn->sock[i] = sock;
-		WRITE_ONCE(sn->sock_state[i], 1);
+		t->sock[i] = sock;
+		WRITE_ONCE(t->sock_state[i], 1);
 	}
-	ret = sn->sock_state[0] == 1 ? 0 : sn->sock_state[0];
-	mutex_unlock(&sn->sock_lock);
+	ret = t->sock_state[0] == 1 ? 0 : t->sock_state[0];
+	mutex_unlock(&t->sock_lock);
 	if (ret)
 		pr_warn_ratelimited("UDP port %u is not available in network namespace %u (%d); connections there fail with EADDRINUSE\n",
-				    softcm_net_port(sn), sn->net->ns.inum, ret);
+				    softcm_udp_port, sn->net->ns.inum, ret);
 	return ret;
 }
 
 void softcm_transport_net_init(struct softcm_net *sn)
 {
-	mutex_init(&sn->sock_lock);
-	skb_queue_head_init(&sn->rxq);
-	INIT_WORK(&sn->rx_work, rx_work);
+	struct softcm_transport *t = &sn->transport;
+
+	mutex_init(&t->sock_lock);
+	skb_queue_head_init(&t->rxq);
+	INIT_WORK(&t->rx_work, rx_work);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_transport_net_init);
 
 void softcm_transport_net_uninit(struct softcm_net *sn)
 {
+	struct softcm_transport *t = &sn->transport;
 	int i;
 
 	/* After this no encap_rcv runs: it clears sk_user_data and waits. */
 	for (i = 0; i < 2; i++) {
-		if (sn->sock[i])
-			udp_tunnel_sock_release(sn->sock[i]);
-		sn->sock[i] = NULL;
+		if (t->sock[i])
+			udp_tunnel_sock_release(t->sock[i]);
+		t->sock[i] = NULL;
 	}
-	cancel_work_sync(&sn->rx_work);
-	skb_queue_purge(&sn->rxq);
-	mutex_destroy(&sn->sock_lock);
+	cancel_work_sync(&t->rx_work);
+	skb_queue_purge(&t->rxq);
+	mutex_destroy(&t->sock_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_transport_net_uninit);
 
 /* BTH, DETH and the MAD, with room for the ICRC, at the end of @skb. */
 static u8 *put_payload(struct sk_buff *skb, struct softcm_net *sn, const u8 *mad)
 {
 	u8 *bth = skb_put(skb, SOFTCM_ROCE_PAYLOAD);
-	u32 psn = atomic_fetch_inc(&sn->gsi_psn) & SOFTCM_BTH_PSN_MASK;
+	u32 psn = atomic_fetch_inc(&sn->transport.gsi_psn) & SOFTCM_BTH_PSN_MASK;
 
 	softcm_roce_put_headers(bth, psn);
 	memcpy(bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE, mad, SOFTCM_MAD_SIZE);
@@ -250,7 +359,7 @@ static struct udphdr *push_udp(struct sk_buff *skb, struct softcm_net *sn)
 
 	skb_reset_transport_header(skb);
 	udph->source = htons(ROCE_QP1_SPORT);
-	udph->dest = htons(softcm_net_port(sn));
+	udph->dest = htons(softcm_udp_port);
 	udph->len = htons(sizeof(*udph) + SOFTCM_ROCE_PAYLOAD);
 	udph->check = 0;
 	return udph;

@@ -2,11 +2,29 @@
 #ifndef _SOFTCM_TRANSPORT_H
 #define _SOFTCM_TRANSPORT_H
 
+#include <linux/atomic.h>
+#include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
+struct socket;
 struct softcm_net;
+
+/*
+ * A namespace's RoCEv2 transport: UDP sockets opened on first use, index
+ * 0 for IPv4 and 1 for IPv6, and the packets they received, processed in
+ * order by @rx_work.
+ */
+struct softcm_transport {
+	struct mutex sock_lock;		/* opening the sockets */
+	atomic_t gsi_psn;		/* the next BTH PSN, as rxe's QP1 */
+	struct socket *sock[2];
+	int sock_state[2];		/* 1 open, 0 not yet, -errno */
+	struct sk_buff_head rxq;
+	struct work_struct rx_work;
+};
 
 /* Where a received CM MAD came from, saved before the skb is queued. */
 struct softcm_rx_cb {
@@ -18,11 +36,29 @@ static inline struct softcm_rx_cb *softcm_rx_cb(struct sk_buff *skb)
 	return (struct softcm_rx_cb *)skb->cb;
 }
 
+/*
+ * The receiver of the packets sent to a QP other than QP1 (QP1's go to
+ * the CM, softcm_cm_rcv()).  @rcv runs where the sockets receive
+ * (softirq) under RCU, with @skb linear, its transport header the UDP
+ * header and the BTH after it, at least a BTH long.  It owns @skb, and
+ * checks all but the destination QP (the ICRC included) itself.
+ */
+struct softcm_qp_rcv {
+	void (*rcv)(struct softcm_net *sn, u32 qpn, struct sk_buff *skb);
+};
+
+int softcm_transport_register_qp_rcv(const struct softcm_qp_rcv *r);
+void softcm_transport_unregister_qp_rcv(const struct softcm_qp_rcv *r);
+
 void softcm_transport_net_init(struct softcm_net *sn);
 void softcm_transport_net_uninit(struct softcm_net *sn);
 
 int softcm_transport_get(struct softcm_net *sn);
 int softcm_xmit(struct softcm_net *sn, const struct sockaddr *src,
 		const struct sockaddr *dst, int oif, u8 tos, const u8 *mad);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+void softcm_transport_rcv(struct softcm_net *sn, struct sk_buff *skb);
+#endif
 
 #endif /* _SOFTCM_TRANSPORT_H */
