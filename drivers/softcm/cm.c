@@ -350,17 +350,10 @@ struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
 	if (!softcm_cm_matches(id, local_id, remote_id, pkt)) {
 		softcm_stat_inc(&sn->stats, id->cm.local_id == local_id ?
 				SOFTCM_STAT_DROP_PEER : SOFTCM_STAT_DROP_UNKNOWN);
-		mutex_unlock(&id->mutex);
-		softcm_id_put(id);
+		softcm_id_unlock_put(id);
 		return NULL;
 	}
 	return id;
-}
-
-static void unlock_put(struct softcm_id *id)
-{
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
 }
 
 static void stale(struct softcm_net *sn)
@@ -393,7 +386,7 @@ static void rcv_rej(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		mutex_lock(&id->mutex);
 		if (!softcm_cm_matches(id, id->cm.local_id, msg->local_comm_id, pkt)) {
 			softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_PEER);
-			unlock_put(id);
+			softcm_id_unlock_put(id);
 			return;
 		}
 	} else {
@@ -427,7 +420,7 @@ static void rcv_rej(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	softcm_cm_report(id, SOFTCM_EVENT_REJECTED, msg->reason, p);
 out:
 	kfree(p);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 /*
@@ -475,7 +468,7 @@ static void rcv_mra(struct softcm_net *sn, const struct softcm_pkt *pkt,
 						     READ_ONCE(sn->max_peer_timeout))) +
 			      softcm_cm_ms(id->cm.av_timeout));
 out:
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 static struct softcm_cm_msg *dreq_msg(struct softcm_id *id)
@@ -553,7 +546,7 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		stale(sn);
 	}
 out:
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 static void rcv_drep(struct softcm_net *sn, const struct softcm_pkt *pkt,
@@ -570,7 +563,7 @@ static void rcv_drep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	} else {
 		stale(sn);
 	}
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 /*

@@ -187,6 +187,13 @@ static inline void softcm_id_get(struct softcm_id *id)
 
 void softcm_id_put(struct softcm_id *id);
 
+/* Release an id its user holds both locked and referenced. */
+static inline void softcm_id_unlock_put(struct softcm_id *id)
+{
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}
+
 bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
 			 enum softcm_state to);
 

@@ -222,6 +222,5 @@ void softcm_cm_rcv_sidr_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, p);
 	kfree(p);
 out:
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
+	softcm_id_unlock_put(id);
 }

@@ -48,7 +48,7 @@ union ucmd_args {
 
 /*
  * The id @handle of @sf, referenced and locked, unless it is being
- * destroyed.  Release with unlock_put().
+ * destroyed.  Release with softcm_id_unlock_put().
  */
 static struct softcm_id *get_locked(struct softcm_file *sf, u32 handle)
 {
@@ -58,17 +58,10 @@ static struct softcm_id *get_locked(struct softcm_file *sf, u32 handle)
 		return id;
 	mutex_lock(&id->mutex);
 	if (id->state == SOFTCM_STATE_DESTROYING || id->file != sf) {
-		mutex_unlock(&id->mutex);
-		softcm_id_put(id);
+		softcm_id_unlock_put(id);
 		return ERR_PTR(-ENOENT);
 	}
 	return id;
-}
-
-static void unlock_put(struct softcm_id *id)
-{
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
 }
 
 static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
@@ -138,7 +131,7 @@ static int ucmd_bind(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_bind(id, c->addr, c->addr_len);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -151,7 +144,7 @@ static int ucmd_listen(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_listen(id, a->listen.backlog);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -176,7 +169,7 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 	if (c->which != SOFTCM_QUERY_LOCAL &&
 	    (id->conn_over || (c->which == SOFTCM_QUERY_CONNECTED_PEER && !id->conn_up)))
 		ss.ss_family = AF_UNSPEC;
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 
 	if (c->which != SOFTCM_QUERY_LOCAL && ss.ss_family == AF_UNSPEC)
 		return -ENOTCONN;
@@ -201,7 +194,7 @@ static int ucmd_query_id(struct softcm_file *sf, union ucmd_args *a)
 	c->ps = id->ps;
 	c->bound_ifindex = id->bound_ifindex;
 	c->backlog = id->state == SOFTCM_STATE_LISTEN ? id->backlog : 0;
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return 0;
 }
 
@@ -215,7 +208,7 @@ static int ucmd_set_option(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_set_option(id, c->level, c->optname, c->value);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -261,7 +254,7 @@ static int migrate(struct softcm_file *to, struct softcm_file *from,
 out:
 	if (!ret)
 		c->events_reported = atomic_read(&id->events_reported);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -299,7 +292,7 @@ static int ucmd_resolve_addr(struct softcm_file *sf, union ucmd_args *a)
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_addr(id, c->src, c->src_len, c->dst, c->dst_len,
 				     c->timeout_ms);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -312,7 +305,7 @@ static int ucmd_resolve_route(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_route(id, a->resolve_route.timeout_ms);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -328,7 +321,7 @@ static int ucmd_query_route(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_query_route(id, c);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -341,7 +334,7 @@ static int ucmd_connect(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_connect(id, &a->connect);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -354,7 +347,7 @@ static int ucmd_accept(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_accept(id, &a->accept);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -367,7 +360,7 @@ static int ucmd_reject(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_reject(id, &a->reject);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -382,7 +375,7 @@ static int ucmd_disconnect(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_disconnect(id);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
