@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Id objects: creation, lifetime and state transitions.
+ * Id objects: creation, lifetime, state transitions, and the namespace's
+ * list of its ids.
  *
  * An id is published in its file's handle table by file.c and unpublished
  * exactly once, by whoever wins the xarray compare-and-exchange (destroy,
@@ -15,6 +16,7 @@
 
 #include <linux/lockdep.h>
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
@@ -47,7 +49,7 @@ void softcm_id_uninit(void)
 
 /*
  * A new id in @net, in no handle table and not yet in the namespace's id
- * list: its creator adds it there (softcm_netns_add_id()) just before it
+ * list: its creator adds it there (softcm_id_register()) just before it
  * can be found, and publishes it, or gives it up with softcm_id_abort().
  */
 struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid)
@@ -111,8 +113,64 @@ void softcm_id_put(struct softcm_id *id)
 /* Undo softcm_id_create() for an id that was never published. */
 void softcm_id_abort(struct softcm_id *id)
 {
-	softcm_netns_del_id(id);
+	softcm_id_unregister(id);
 	softcm_id_put(id);
+}
+
+/*
+ * The namespace's list of its ids (softcm_net.ids, under ids_lock): what
+ * device notifications and the listing visit.  ids_lock is a leaf, taken
+ * inside an id's mutex and never held while taking another lock.
+ */
+void softcm_id_register(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	mutex_lock(&sn->ids_lock);
+	list_add_tail(&id->net_node, &sn->ids);
+	mutex_unlock(&sn->ids_lock);
+}
+
+void softcm_id_unregister(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	mutex_lock(&sn->ids_lock);
+	list_del_init(&id->net_node);
+	mutex_unlock(&sn->ids_lock);
+}
+
+/*
+ * A referenced snapshot of the namespace's ids, for a notification to
+ * visit each under its own mutex (which ranks above ids_lock, so we cannot
+ * take it while walking the list).  Release with softcm_id_put_snapshot().
+ */
+struct softcm_id **softcm_id_snapshot(struct net *net, unsigned int *count)
+{
+	struct softcm_net *sn = softcm_net(net);
+	struct softcm_id **ids, *id;
+	unsigned int n = 0, max = 0;
+
+	mutex_lock(&sn->ids_lock);
+	list_for_each_entry(id, &sn->ids, net_node)
+		max++;
+	ids = kvmalloc_array(max ?: 1, sizeof(*ids), GFP_KERNEL);
+	if (ids) {
+		list_for_each_entry(id, &sn->ids, net_node) {
+			softcm_id_get(id);
+			ids[n++] = id;
+		}
+	}
+	mutex_unlock(&sn->ids_lock);
+	*count = n;
+	return ids;
+}
+
+void softcm_id_put_snapshot(struct softcm_id **ids, unsigned int count)
+{
+	while (count)
+		softcm_id_put(ids[--count]);
+	kvfree(ids);
 }
 
 /*
@@ -159,7 +217,7 @@ void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
 	softcm_cm_destroy(id);
 	softcm_port_release(id);
 	softcm_event_purge(id, &dead);
-	softcm_netns_del_id(id);
+	softcm_id_unregister(id);
 	if (events_reported)
 		*events_reported = atomic_read(&id->events_reported);
 	if (id->file)

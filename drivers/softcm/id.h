@@ -112,7 +112,7 @@ struct softcm_id {
 	struct kref ref;
 	struct mutex mutex;		/* commands and handlers on this id */
 
-	/* In the namespace's id list (netns.c), for device notifications. */
+	/* In the namespace's id list (softcm_id_register()). */
 	struct list_head net_node;
 
 	/*
@@ -178,6 +178,10 @@ int softcm_id_init(void);
 void softcm_id_uninit(void);
 struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid);
 void softcm_id_abort(struct softcm_id *id);
+void softcm_id_register(struct softcm_id *id);
+void softcm_id_unregister(struct softcm_id *id);
+struct softcm_id **softcm_id_snapshot(struct net *net, unsigned int *count);
+void softcm_id_put_snapshot(struct softcm_id **ids, unsigned int count);
 void softcm_id_destroy(struct softcm_id *id, u32 *events_reported);
 
 static inline void softcm_id_get(struct softcm_id *id)

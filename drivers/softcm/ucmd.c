@@ -84,7 +84,7 @@ static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 	/* Nothing fails from here: only now may the namespace list it. */
 	WRITE_ONCE(id->handle, c->handle);
 	WRITE_ONCE(id->file, sf);
-	softcm_netns_add_id(id);
+	softcm_id_register(id);
 	/* From here on, @id may be gone: only its handle is ours. */
 	softcm_file_commit(sf, id, c->handle);
 	return 0;
