@@ -45,7 +45,7 @@ struct softcm_event_entry *softcm_event_alloc(enum softcm_event_type type,
 /*
  * Free an entry that will not be read (or was); returns the new id of an
  * unread CONNECT_REQUEST, whose reference the caller now owns and must
- * dispose of with softcm_id_destroy() once it holds no id's mutex.
+ * dispose of with softcm_file_destroy_id() once it holds no id's mutex.
  */
 struct softcm_id *softcm_event_free(struct softcm_event_entry *e)
 {
@@ -227,7 +227,7 @@ static void requeue(struct softcm_file *sf, struct softcm_event_entry *e)
 			atomic_dec(&id->requests_pending);
 		child = softcm_event_free(e);
 		if (child)
-			softcm_id_destroy(child, NULL);
+			softcm_file_destroy_id(child, NULL);
 	}
 }
 

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-open contexts and their handle tables.
+ * Per-open contexts, their handle tables, and the lives of ids there.
  *
  * Handles are allocated per file (xa_alloc, from 1), so a file can only
  * ever name its own ids.  The table holds a reference on each id it
  * publishes; unpublishing is a compare-and-exchange, so that exactly one
  * of destroy, close and migration takes an id out and owns that reference.
+ *
+ * This is the layer that knows every part of an id, so it creates ids for
+ * CREATE_ID and destroys every id, in one sequence
+ * (softcm_file_destroy_id()); the layers below only set up and tear down
+ * their own part.
  */
 
 #include <linux/cred.h>
@@ -14,10 +19,13 @@
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 
+#include "addr.h"
+#include "cm.h"
 #include "event.h"
 #include "file.h"
 #include "id.h"
 #include "netns.h"
+#include "port.h"
 
 struct softcm_file *softcm_file_create(struct net *net)
 {
@@ -57,7 +65,7 @@ void softcm_file_release(struct softcm_file *sf)
 	do {
 		xa_for_each(&sf->ids, handle, id) {
 			if (softcm_file_unpublish(sf, handle, id) == id)
-				softcm_id_destroy(id, NULL);
+				softcm_file_destroy_id(id, NULL);
 		}
 	} while (!xa_empty(&sf->ids));
 	WARN_ON(!list_empty(&sf->events));
@@ -127,4 +135,85 @@ struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle)
 		softcm_id_get(id);
 	xa_unlock(&sf->ids);
 	return id ?: ERR_PTR(-ENOENT);
+}
+
+/*
+ * CREATE_ID: a new id of @sf, published under *@handle.  From the commit
+ * on, another thread may guess the handle and destroy the id: only the
+ * handle is the caller's.
+ */
+int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle)
+{
+	struct softcm_id *id;
+	int ret;
+
+	id = softcm_id_create(sf->net, ps, uid);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	softcm_cm_id_init(id);
+
+	ret = softcm_file_reserve(sf, handle);
+	if (ret) {
+		softcm_id_abort(id);
+		return ret;
+	}
+	/* Nothing fails from here: only now may the namespace list it. */
+	WRITE_ONCE(id->handle, *handle);
+	WRITE_ONCE(id->file, sf);
+	softcm_id_register(id);
+	softcm_file_commit(sf, id, *handle);
+	return 0;
+}
+
+/*
+ * Free the entries a destroy unlinked from its id's queue.  An unread
+ * CONNECT_REQUEST takes its new id with it: that id was in no handle
+ * table, and the entry's reference was its last owner.
+ */
+static void free_dead(struct softcm_id *id, struct list_head *dead)
+{
+	struct softcm_event_entry *e, *tmp;
+	struct softcm_id *child;
+
+	list_for_each_entry_safe(e, tmp, dead, node) {
+		if (e->child)
+			atomic_dec(&id->requests_pending);
+		child = softcm_event_free(e);
+		if (child)
+			softcm_file_destroy_id(child, NULL);
+	}
+}
+
+/*
+ * Called once, by the context that owns the id's last handle: the one that
+ * unpublished it, or, for a request's new id never read, whoever freed its
+ * CONNECT_REQUEST.  Returns through @events_reported how many of the id's
+ * events userspace has read, for the library's wait for their
+ * acknowledgment.
+ *
+ * Each layer lets go of the id under its mutex, in this order: state
+ * DESTROYING (a command that found the id earlier fails with ENOENT), its
+ * resolution, its connection, its port, its queued events, the
+ * namespace's list.  The unread requests of a listener die with it after
+ * its mutex is released; their new ids have no events of their own (they
+ * are quiet and unpublished), so this recurses exactly one level.
+ */
+void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported)
+{
+	LIST_HEAD(dead);
+
+	mutex_lock(&id->mutex);
+	softcm_id_set_state(id, id->state, SOFTCM_STATE_DESTROYING);
+	softcm_addr_cancel(id);
+	softcm_cm_destroy(id);
+	softcm_port_release(id);
+	softcm_event_purge(id, &dead);
+	softcm_id_unregister(id);
+	if (events_reported)
+		*events_reported = atomic_read(&id->events_reported);
+	if (id->file)
+		atomic_dec(&id->file->nr_ids);
+	mutex_unlock(&id->mutex);
+	free_dead(id, &dead);
+	softcm_id_put(id);
 }

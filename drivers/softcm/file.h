@@ -38,6 +38,9 @@ struct softcm_file {
 struct softcm_file *softcm_file_create(struct net *net);
 void softcm_file_release(struct softcm_file *sf);
 
+int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle);
+void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported);
+
 int softcm_file_reserve(struct softcm_file *sf, u32 *handle);
 void softcm_file_cancel(struct softcm_file *sf, u32 handle);
 void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle);

@@ -182,7 +182,6 @@ void softcm_id_register(struct softcm_id *id);
 void softcm_id_unregister(struct softcm_id *id);
 struct softcm_id **softcm_id_snapshot(struct net *net, unsigned int *count);
 void softcm_id_put_snapshot(struct softcm_id **ids, unsigned int count);
-void softcm_id_destroy(struct softcm_id *id, u32 *events_reported);
 
 static inline void softcm_id_get(struct softcm_id *id)
 {

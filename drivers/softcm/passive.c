@@ -155,6 +155,7 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 		goto err_nomem;
 	if (IS_ERR(id))
 		goto err_free_event;
+	softcm_cm_id_init(id);
 	softcm_id_register(id);	/* listed, and told of its device's changes */
 	mutex_lock_nested(&id->mutex, SINGLE_DEPTH_NESTING);
 	/* rdma_cm creates the id of a request directly in CONNECT. */

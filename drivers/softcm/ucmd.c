@@ -67,27 +67,10 @@ static struct softcm_id *get_locked(struct softcm_file *sf, u32 handle)
 static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 {
 	struct softcm_create_id *c = &a->create_id;
-	struct softcm_id *id;
-	int ret;
 
 	if (c->reserved0)
 		return -EINVAL;
-	id = softcm_id_create(sf->net, c->ps, c->uid);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-
-	ret = softcm_file_reserve(sf, &c->handle);
-	if (ret) {
-		softcm_id_abort(id);
-		return ret;
-	}
-	/* Nothing fails from here: only now may the namespace list it. */
-	WRITE_ONCE(id->handle, c->handle);
-	WRITE_ONCE(id->file, sf);
-	softcm_id_register(id);
-	/* From here on, @id may be gone: only its handle is ours. */
-	softcm_file_commit(sf, id, c->handle);
-	return 0;
+	return softcm_file_create_id(sf, c->ps, c->uid, &c->handle);
 }
 
 /* The copy-out of a new handle failed: nobody knows the id, so undo it. */
@@ -98,7 +81,7 @@ static void undo_create_id(struct softcm_file *sf, union ucmd_args *a)
 	if (IS_ERR(id))
 		return;
 	if (softcm_file_unpublish(sf, a->create_id.handle, id) == id)
-		softcm_id_destroy(id, NULL);
+		softcm_file_destroy_id(id, NULL);
 	softcm_id_put(id);
 }
 
@@ -114,7 +97,7 @@ static int ucmd_destroy_id(struct softcm_file *sf, union ucmd_args *a)
 		softcm_id_put(id);
 		return -ENOENT;
 	}
-	softcm_id_destroy(id, &c->events_reported);
+	softcm_file_destroy_id(id, &c->events_reported);
 	softcm_id_put(id);
 	return 0;
 }
