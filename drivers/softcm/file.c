@@ -17,6 +17,7 @@
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <net/net_namespace.h>
 
 #include "addr.h"
@@ -40,10 +41,7 @@ struct softcm_file *softcm_file_create(struct net *net)
 	sf->uid = current_euid();
 	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&sf->nr_ids, 0);
-	mutex_init(&sf->read_mutex);
-	spin_lock_init(&sf->events_lock);
-	INIT_LIST_HEAD(&sf->events);
-	init_waitqueue_head(&sf->wait);
+	softcm_evq_init(&sf->evq);
 	pr_debug("file %p created in netns %u\n", sf, net->ns.inum);
 	return sf;
 }
@@ -68,13 +66,12 @@ void softcm_file_release(struct softcm_file *sf)
 				softcm_file_destroy_id(id, NULL);
 		}
 	} while (!xa_empty(&sf->ids));
-	WARN_ON(!list_empty(&sf->events));
+	softcm_evq_uninit(&sf->evq);
 	xa_destroy(&sf->ids);
 	pr_debug("file %p destroyed\n", sf);
 	atomic_dec(&softcm_net(sf->net)->nr_files);
 	put_pid(sf->owner);
 	put_net(sf->net);
-	mutex_destroy(&sf->read_mutex);
 	kfree(sf);
 }
 
@@ -137,6 +134,13 @@ struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle)
 	return id ?: ERR_PTR(-ENOENT);
 }
 
+/* @id belongs to @sf from now on: under its mutex, or before it is found. */
+static void set_owner(struct softcm_id *id, struct softcm_file *sf)
+{
+	WRITE_ONCE(id->file, sf);
+	WRITE_ONCE(id->evq, &sf->evq);
+}
+
 /*
  * CREATE_ID: a new id of @sf, published under *@handle.  From the commit
  * on, another thread may guess the handle and destroy the id: only the
@@ -159,7 +163,7 @@ int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle)
 	}
 	/* Nothing fails from here: only now may the namespace list it. */
 	WRITE_ONCE(id->handle, *handle);
-	WRITE_ONCE(id->file, sf);
+	set_owner(id, sf);
 	softcm_id_register(id);
 	softcm_file_commit(sf, id, *handle);
 	return 0;
@@ -216,4 +220,97 @@ void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported)
 	mutex_unlock(&id->mutex);
 	free_dead(id, &dead);
 	softcm_id_put(id);
+}
+
+/*
+ * Deliver @e, which @sf's reader took, to @ubuf.  A CONNECT_REQUEST's new
+ * id is published in @sf under the handle the record names: reserved
+ * before the copy, committed only once the record is out.  On failure, or
+ * when a destroy or a migration of its id revoked it meanwhile (-EAGAIN),
+ * @e is given back; on success it is consumed.
+ */
+static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
+		   char __user *ubuf)
+{
+	struct softcm_id *child = e->child;
+	bool reserved = false;
+	u32 handle = 0;
+	int ret = 0;
+
+	if (child) {
+		/* A full file refuses the request as accept(2) does: EMFILE, queued. */
+		ret = softcm_file_reserve(sf, &handle);
+		reserved = !ret;
+		e->ev.handle = handle;
+	}
+	if (!ret && copy_to_user(ubuf, &e->ev, sizeof(e->ev)))
+		ret = -EFAULT;
+	ret = softcm_event_end_read(&sf->evq, e, ret);
+	if (ret) {
+		if (reserved)
+			softcm_file_cancel(sf, handle);
+		/* Its listener is gone: the request's new id goes with it. */
+		child = softcm_event_requeue(&sf->evq, e);
+		if (child)
+			softcm_file_destroy_id(child, NULL);
+		return ret;
+	}
+	if (child) {
+		e->child = NULL;
+		mutex_lock(&child->mutex);
+		set_owner(child, sf);
+		WRITE_ONCE(child->handle, handle);
+		mutex_unlock(&child->mutex);
+		/* The table takes over the entry's reference. */
+		softcm_file_commit(sf, child, handle);
+		atomic_dec(&e->id->requests_pending);
+	}
+	softcm_event_free(e);
+	return 0;
+}
+
+/*
+ * read(): whole records, as many as fit; waits for the first unless
+ * @nonblock.  Readers of one file go one at a time (the queue's
+ * read_mutex), and copy with no lock that anyone else takes.
+ */
+ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
+			 size_t count, bool nonblock)
+{
+	struct softcm_evq *q = &sf->evq;
+	struct softcm_event_entry *e;
+	size_t done = 0;
+	int ret = 0;
+
+	if (count < sizeof(e->ev))
+		return -EINVAL;
+
+	if (mutex_lock_interruptible(&q->read_mutex))
+		return -ERESTARTSYS;
+	while (count - done >= sizeof(e->ev)) {
+		e = softcm_event_take(q);
+		if (!e) {
+			if (done)
+				break;
+			if (nonblock) {
+				ret = -EAGAIN;
+				break;
+			}
+			mutex_unlock(&q->read_mutex);
+			ret = softcm_event_wait(q);
+			if (ret)
+				return ret;
+			if (mutex_lock_interruptible(&q->read_mutex))
+				return -ERESTARTSYS;
+			continue;
+		}
+		ret = deliver(sf, e, buf + done);
+		if (ret == -EAGAIN)
+			continue;	/* revoked: as if it had never been queued */
+		if (ret)
+			break;
+		done += sizeof(e->ev);
+	}
+	mutex_unlock(&q->read_mutex);
+	return done ? done : ret;
 }

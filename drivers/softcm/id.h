@@ -18,6 +18,7 @@
 
 struct mem_cgroup;
 struct net;
+struct softcm_evq;
 struct softcm_file;
 struct softcm_bind_list;
 struct softcm_addr_req;
@@ -116,13 +117,15 @@ struct softcm_id {
 	struct list_head net_node;
 
 	/*
-	 * Owner and handle there: NULL and 0 until the id is published (a
-	 * request's new id: until its CONNECT_REQUEST is read); written under
-	 * @mutex, and change only on migration after that.  Under @mutex, an
-	 * id with a file that is not DESTROYING keeps that file alive: the
-	 * file's release destroys its ids before it is freed.
+	 * Owner, its event queue (&file->evq) and the handle there: NULL and
+	 * 0 until the id is published (a request's new id: until its
+	 * CONNECT_REQUEST is read); written under @mutex, and change only on
+	 * migration after that.  Under @mutex, an id with a file that is not
+	 * DESTROYING keeps that file alive: the file's release destroys its
+	 * ids before it is freed.
 	 */
 	struct softcm_file *file;
+	struct softcm_evq *evq;
 	u32 handle;
 	u64 uid;
 

@@ -231,8 +231,9 @@ static int migrate(struct softcm_file *to, struct softcm_file *from,
 	}
 	atomic_dec(&from->nr_ids);
 	WRITE_ONCE(id->file, to);
+	WRITE_ONCE(id->evq, &to->evq);
 	softcm_file_commit(to, id, handle);	/* takes the old table's reference */
-	softcm_event_move(id, from, to);
+	softcm_event_move(id, &from->evq, &to->evq);
 	c->handle = handle;
 out:
 	if (!ret)
