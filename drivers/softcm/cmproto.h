@@ -3,6 +3,12 @@
  * What the CM's message handlers share: cm.c (the machinery, and the
  * messages both sides handle alike), active.c, passive.c and sidr.c.
  * Every function that takes an id expects its mutex held.
+ *
+ * The CM reaches user context in exactly two ways: an id's events go to
+ * its event queue (softcm_event_queue(), through softcm_cm_report()), and
+ * a connection request's new id goes to its listener's file through
+ * softcm_file_publish_request() (file.c).  It never sees a file, a
+ * handle or a handle table.
  */
 #ifndef _SOFTCM_CMPROTO_H
 #define _SOFTCM_CMPROTO_H
@@ -83,8 +89,6 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					const struct sockaddr_storage *dst,
 					u64 guid, u32 comm_id,
 					struct softcm_event_entry **event);
-void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
-			       struct softcm_event_entry *e);
 int softcm_cm_parse_request(struct softcm_net *sn, const struct softcm_pkt *pkt,
 			    u64 service_id, u16 want_ps, const u8 *pdata,
 			    struct sockaddr_storage *src, struct sockaddr_storage *dst,

@@ -14,6 +14,7 @@
  */
 
 #include <linux/cred.h>
+#include <linux/lockdep.h>
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -167,6 +168,24 @@ int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle)
 	softcm_id_register(id);
 	softcm_file_commit(sf, id, *handle);
 	return 0;
+}
+
+/*
+ * The CM's one way into user context (cmproto.h): @child, the new, locked
+ * id of a connection request to @listener, announced by @e, the
+ * CONNECT_REQUEST the CM filled in.  The entry owns the child until it is
+ * read, when it gets a handle in the reader's file (deliver()); until
+ * then it is in no handle table, so it can be neither guessed nor
+ * migrated.  Unlocks @child; the caller's reference on it is consumed.
+ */
+void softcm_file_publish_request(struct softcm_id *listener, struct softcm_id *child,
+				 struct softcm_event_entry *e)
+{
+	lockdep_assert_held(&listener->mutex);
+	lockdep_assert_held(&child->mutex);
+
+	mutex_unlock(&child->mutex);
+	softcm_event_queue_request(listener, child, e);
 }
 
 /*

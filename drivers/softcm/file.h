@@ -32,6 +32,8 @@ ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 
 int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle);
 void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported);
+void softcm_file_publish_request(struct softcm_id *listener, struct softcm_id *child,
+				 struct softcm_event_entry *e);
 
 int softcm_file_reserve(struct softcm_file *sf, u32 *handle);
 void softcm_file_cancel(struct softcm_file *sf, u32 handle);

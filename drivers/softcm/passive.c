@@ -185,20 +185,6 @@ err_nomem:
 	return NULL;
 }
 
-/*
- * Report the new id: its CONNECT_REQUEST owns it until it is read, when it
- * gets a handle in the reader's file (event.c); until then it is in no
- * handle table.  Unlocks @id; the caller's reference on it is consumed.
- */
-void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
-			       struct softcm_event_entry *e)
-{
-	lockdep_assert_held(&listener->mutex);
-
-	mutex_unlock(&id->mutex);
-	softcm_event_queue_request(listener, id, e);
-}
-
 static void req_param(struct softcm_conn_param *p, const struct softcm_cm_msg *req)
 {
 	p->qp_num = req->qpn;
@@ -334,7 +320,7 @@ void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		goto out;
 	setup_conn(id, msg);
 	req_param(&e->ev.param, msg);
-	softcm_cm_publish_request(listener, id, e);
+	softcm_file_publish_request(listener, id, e);
 out:
 	mutex_unlock(&listener->mutex);
 	softcm_id_put(listener);

@@ -20,6 +20,7 @@
 #include "cmtime.h"
 #include "conntab.h"
 #include "event.h"
+#include "file.h"
 #include "id.h"
 #include "netns.h"
 #include "sockaddr.h"
@@ -179,7 +180,7 @@ void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	p->private_data_len = SOFTCM_SIDR_REQ_PRIVATE_DATA;
 	memcpy(p->private_data, msg->pdata + SOFTCM_CMA_HDR_SIZE,
 	       SOFTCM_SIDR_REQ_PRIVATE_DATA);
-	softcm_cm_publish_request(listener, id, e);
+	softcm_file_publish_request(listener, id, e);
 out:
 	mutex_unlock(&listener->mutex);
 	softcm_id_put(listener);
