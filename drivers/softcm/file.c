@@ -135,6 +135,24 @@ struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle)
 	return id ?: ERR_PTR(-ENOENT);
 }
 
+/*
+ * The id @handle of @sf, referenced and locked, unless it is being
+ * destroyed or has left @sf.  Release with softcm_id_unlock_put().
+ */
+struct softcm_id *softcm_file_get_locked(struct softcm_file *sf, u32 handle)
+{
+	struct softcm_id *id = softcm_file_get_id(sf, handle);
+
+	if (IS_ERR(id))
+		return id;
+	mutex_lock(&id->mutex);
+	if (id->state == SOFTCM_STATE_DESTROYING || id->file != sf) {
+		softcm_id_unlock_put(id);
+		return ERR_PTR(-ENOENT);
+	}
+	return id;
+}
+
 /* @id belongs to @sf from now on: under its mutex, or before it is found. */
 static void set_owner(struct softcm_id *id, struct softcm_file *sf)
 {
@@ -332,4 +350,54 @@ ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 	}
 	mutex_unlock(&q->read_mutex);
 	return done ? done : ret;
+}
+
+/*
+ * MIGRATE_ID, issued on @to: @from's id @handle moves to @to, under
+ * *@new_handle, with its queued events.  The id keeps its identity and
+ * state; it gets a handle in @to before it leaves @from, so that a
+ * failure leaves it where it was.  *@events_reported is how many of its
+ * events userspace has read, final for @from once they moved.
+ */
+int softcm_file_migrate(struct softcm_file *to, struct softcm_file *from,
+			u32 handle, u32 *new_handle, u32 *events_reported)
+{
+	struct softcm_id *id;
+	u32 new;
+	int ret;
+
+	id = softcm_file_get_locked(from, handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+
+	if (from == to) {
+		new = handle;
+		ret = 0;
+		goto out;
+	}
+	/*
+	 * Reserve here, take the id out of @from, then publish it here: the
+	 * id is in exactly one table at any time, so exactly one context can
+	 * ever own a table's reference and destroy it.
+	 */
+	ret = softcm_file_reserve(to, &new);
+	if (ret)
+		goto out;
+	if (softcm_file_unpublish(from, handle, id) != id) {
+		/* Destroyed or closed under us; the winner waits for us. */
+		softcm_file_cancel(to, new);
+		ret = -ENOENT;
+		goto out;
+	}
+	atomic_dec(&from->nr_ids);
+	set_owner(id, to);
+	softcm_file_commit(to, id, new);	/* takes the old table's reference */
+	softcm_event_move(id, &from->evq, &to->evq);
+out:
+	if (!ret) {
+		*new_handle = new;
+		*events_reported = atomic_read(&id->events_reported);
+	}
+	softcm_id_unlock_put(id);
+	return ret;
 }

@@ -41,5 +41,8 @@ void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle
 struct softcm_id *softcm_file_unpublish(struct softcm_file *sf, u32 handle,
 					struct softcm_id *expected);
 struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle);
+struct softcm_id *softcm_file_get_locked(struct softcm_file *sf, u32 handle);
+int softcm_file_migrate(struct softcm_file *to, struct softcm_file *from,
+			u32 handle, u32 *new_handle, u32 *events_reported);
 
 #endif /* _SOFTCM_FILE_H */

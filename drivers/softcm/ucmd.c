@@ -19,7 +19,6 @@
 #include "bind.h"
 #include "chardev.h"
 #include "cm.h"
-#include "event.h"
 #include "file.h"
 #include "id.h"
 #include "netns.h"
@@ -45,24 +44,6 @@ union ucmd_args {
 	struct softcm_reject reject;
 	struct softcm_disconnect disconnect;
 };
-
-/*
- * The id @handle of @sf, referenced and locked, unless it is being
- * destroyed.  Release with softcm_id_unlock_put().
- */
-static struct softcm_id *get_locked(struct softcm_file *sf, u32 handle)
-{
-	struct softcm_id *id = softcm_file_get_id(sf, handle);
-
-	if (IS_ERR(id))
-		return id;
-	mutex_lock(&id->mutex);
-	if (id->state == SOFTCM_STATE_DESTROYING || id->file != sf) {
-		softcm_id_unlock_put(id);
-		return ERR_PTR(-ENOENT);
-	}
-	return id;
-}
 
 static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 {
@@ -110,7 +91,7 @@ static int ucmd_bind(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->addr_len > sizeof(c->addr))
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_bind(id, c->addr, c->addr_len);
@@ -123,7 +104,7 @@ static int ucmd_listen(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->listen.handle);
+	id = softcm_file_get_locked(sf, a->listen.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_listen(id, a->listen.backlog);
@@ -144,7 +125,7 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->reserved0 || c->which > SOFTCM_QUERY_CONNECTED_PEER)
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ss = c->which == SOFTCM_QUERY_LOCAL ? id->src : id->dst;
@@ -170,7 +151,7 @@ static int ucmd_query_id(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->reserved0 || c->reserved1)
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	c->state = id->state;
@@ -187,57 +168,10 @@ static int ucmd_set_option(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_set_option(id, c->level, c->optname, c->value);
-	softcm_id_unlock_put(id);
-	return ret;
-}
-
-/*
- * Issued on the destination file.  The id keeps its identity and state; it
- * gets a handle here before it leaves the old table, so that a failure
- * leaves it where it was.
- */
-static int migrate(struct softcm_file *to, struct softcm_file *from,
-		   struct softcm_migrate_id *c)
-{
-	struct softcm_id *id;
-	u32 handle;
-	int ret;
-
-	id = get_locked(from, c->handle);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-
-	if (from == to) {
-		ret = 0;
-		goto out;
-	}
-	/*
-	 * Reserve here, take the id out of @from, then publish it here: the
-	 * id is in exactly one table at any time, so exactly one context can
-	 * ever own a table's reference and destroy it.
-	 */
-	ret = softcm_file_reserve(to, &handle);
-	if (ret)
-		goto out;
-	if (softcm_file_unpublish(from, c->handle, id) != id) {
-		/* Destroyed or closed under us; the winner waits for us. */
-		softcm_file_cancel(to, handle);
-		ret = -ENOENT;
-		goto out;
-	}
-	atomic_dec(&from->nr_ids);
-	WRITE_ONCE(id->file, to);
-	WRITE_ONCE(id->evq, &to->evq);
-	softcm_file_commit(to, id, handle);	/* takes the old table's reference */
-	softcm_event_move(id, &from->evq, &to->evq);
-	c->handle = handle;
-out:
-	if (!ret)
-		c->events_reported = atomic_read(&id->events_reported);
 	softcm_id_unlock_put(id);
 	return ret;
 }
@@ -258,7 +192,8 @@ static int ucmd_migrate_id(struct softcm_file *sf, union ucmd_args *a)
 	if (!from || from->net != sf->net)
 		ret = -EINVAL;
 	else
-		ret = migrate(sf, from, c);
+		ret = softcm_file_migrate(sf, from, c->handle, &c->handle,
+					  &c->events_reported);
 	fdput(f);
 	return ret;
 }
@@ -271,7 +206,7 @@ static int ucmd_resolve_addr(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->src_len > sizeof(c->src) || c->dst_len > sizeof(c->dst))
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_addr(id, c->src, c->src_len, c->dst, c->dst_len,
@@ -285,7 +220,7 @@ static int ucmd_resolve_route(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->resolve_route.handle);
+	id = softcm_file_get_locked(sf, a->resolve_route.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_route(id, a->resolve_route.timeout_ms);
@@ -301,7 +236,7 @@ static int ucmd_query_route(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->reserved0 || c->reserved1)
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_query_route(id, c);
@@ -314,7 +249,7 @@ static int ucmd_connect(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->connect.handle);
+	id = softcm_file_get_locked(sf, a->connect.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_connect(id, &a->connect);
@@ -327,7 +262,7 @@ static int ucmd_accept(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->accept.handle);
+	id = softcm_file_get_locked(sf, a->accept.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_accept(id, &a->accept);
@@ -340,7 +275,7 @@ static int ucmd_reject(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->reject.handle);
+	id = softcm_file_get_locked(sf, a->reject.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_reject(id, &a->reject);
@@ -355,7 +290,7 @@ static int ucmd_disconnect(struct softcm_file *sf, union ucmd_args *a)
 
 	if (a->disconnect.reserved0)
 		return -EINVAL;
-	id = get_locked(sf, a->disconnect.handle);
+	id = softcm_file_get_locked(sf, a->disconnect.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_disconnect(id);
