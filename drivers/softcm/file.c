@@ -47,37 +47,8 @@ struct softcm_file *softcm_file_create(struct net *net)
 	return sf;
 }
 
-/*
- * Last close: nobody else can reach this file any more, but a concurrent
- * MIGRATE_ID issued on another file may still be taking an id out of it;
- * the compare-and-exchange decides which of us destroys or keeps it.
- * Only this file's own read() and ioctls publish into it (a request's new
- * id gets its handle when its CONNECT_REQUEST is read), so one sweep
- * empties it; the loop is a guard.  Destroying a listener frees its unread
- * requests, and their new ids with them.
- */
-void softcm_file_release(struct softcm_file *sf)
-{
-	struct softcm_id *id;
-	unsigned long handle;
-
-	do {
-		xa_for_each(&sf->ids, handle, id) {
-			if (softcm_file_unpublish(sf, handle, id) == id)
-				softcm_file_destroy_id(id, NULL);
-		}
-	} while (!xa_empty(&sf->ids));
-	softcm_evq_uninit(&sf->evq);
-	xa_destroy(&sf->ids);
-	pr_debug("file %p destroyed\n", sf);
-	atomic_dec(&softcm_net(sf->net)->nr_files);
-	put_pid(sf->owner);
-	put_net(sf->net);
-	kfree(sf);
-}
-
 /* Reserve a handle in @sf, counted against the namespace's limit. */
-int softcm_file_reserve(struct softcm_file *sf, u32 *handle)
+static int reserve_handle(struct softcm_file *sf, u32 *handle)
 {
 	int max = READ_ONCE(softcm_net(sf->net)->max_ids_per_file);
 	int ret;
@@ -94,7 +65,7 @@ int softcm_file_reserve(struct softcm_file *sf, u32 *handle)
 	return 0;
 }
 
-void softcm_file_cancel(struct softcm_file *sf, u32 handle)
+static void cancel_handle(struct softcm_file *sf, u32 handle)
 {
 	xa_release(&sf->ids, handle);
 	atomic_dec(&sf->nr_ids);
@@ -102,11 +73,11 @@ void softcm_file_cancel(struct softcm_file *sf, u32 handle)
 
 /*
  * Publish @id under its reserved @handle; the table takes over the
- * caller's reference.  The caller has set id->file to @sf; id->handle is
- * set first: from the store on, another thread may find the id by
- * guessing its handle, and even destroy it.
+ * caller's reference.  The caller has made @sf the id's owner
+ * (set_owner()); id->handle is set first: from the store on, another
+ * thread may find the id by guessing its handle, and even destroy it.
  */
-void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle)
+static void commit_handle(struct softcm_file *sf, struct softcm_id *id, u32 handle)
 {
 	WRITE_ONCE(id->handle, handle);
 	xa_store(&sf->ids, handle, id, 0);
@@ -116,14 +87,14 @@ void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle
  * Take @expected out of the table if it is still there under @handle; the
  * caller then owns the table's reference.  Returns what was there.
  */
-struct softcm_id *softcm_file_unpublish(struct softcm_file *sf, u32 handle,
-					struct softcm_id *expected)
+static struct softcm_id *unpublish(struct softcm_file *sf, u32 handle,
+				   struct softcm_id *expected)
 {
 	return xa_cmpxchg(&sf->ids, handle, expected, NULL, 0);
 }
 
 /* A new reference on this file's id @handle, or ERR_PTR(-ENOENT). */
-struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle)
+static struct softcm_id *get_id(struct softcm_file *sf, u32 handle)
 {
 	struct softcm_id *id;
 
@@ -136,12 +107,41 @@ struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle)
 }
 
 /*
+ * Last close: nobody else can reach this file any more, but a concurrent
+ * MIGRATE_ID issued on another file may still be taking an id out of it;
+ * the compare-and-exchange decides which of us destroys or keeps it.
+ * Only this file's own read() and ioctls publish into it (a request's new
+ * id gets its handle when its CONNECT_REQUEST is read), so one sweep
+ * empties it; the loop is a guard.  Destroying a listener frees its unread
+ * requests, and their new ids with them.
+ */
+void softcm_file_release(struct softcm_file *sf)
+{
+	struct softcm_id *id;
+	unsigned long handle;
+
+	do {
+		xa_for_each(&sf->ids, handle, id) {
+			if (unpublish(sf, handle, id) == id)
+				softcm_file_destroy_id(id, NULL);
+		}
+	} while (!xa_empty(&sf->ids));
+	softcm_evq_uninit(&sf->evq);
+	xa_destroy(&sf->ids);
+	pr_debug("file %p destroyed\n", sf);
+	atomic_dec(&softcm_net(sf->net)->nr_files);
+	put_pid(sf->owner);
+	put_net(sf->net);
+	kfree(sf);
+}
+
+/*
  * The id @handle of @sf, referenced and locked, unless it is being
  * destroyed or has left @sf.  Release with softcm_id_unlock_put().
  */
 struct softcm_id *softcm_file_get_locked(struct softcm_file *sf, u32 handle)
 {
-	struct softcm_id *id = softcm_file_get_id(sf, handle);
+	struct softcm_id *id = get_id(sf, handle);
 
 	if (IS_ERR(id))
 		return id;
@@ -175,7 +175,7 @@ int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle)
 		return PTR_ERR(id);
 	softcm_cm_id_init(id);
 
-	ret = softcm_file_reserve(sf, handle);
+	ret = reserve_handle(sf, handle);
 	if (ret) {
 		softcm_id_abort(id);
 		return ret;
@@ -184,7 +184,7 @@ int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle)
 	WRITE_ONCE(id->handle, *handle);
 	set_owner(id, sf);
 	softcm_id_register(id);
-	softcm_file_commit(sf, id, *handle);
+	commit_handle(sf, id, *handle);
 	return 0;
 }
 
@@ -260,6 +260,27 @@ void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported)
 }
 
 /*
+ * DESTROY_ID: take the id @handle out of @sf and destroy it.  -ENOENT if
+ * it is not there, or if a concurrent destroy, close or migration took it
+ * out first: that winner destroys or keeps it.
+ */
+int softcm_file_destroy_handle(struct softcm_file *sf, u32 handle,
+			       u32 *events_reported)
+{
+	struct softcm_id *id = get_id(sf, handle);
+	int ret = 0;
+
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (unpublish(sf, handle, id) == id)
+		softcm_file_destroy_id(id, events_reported);
+	else
+		ret = -ENOENT;
+	softcm_id_put(id);
+	return ret;
+}
+
+/*
  * Deliver @e, which @sf's reader took, to @ubuf.  A CONNECT_REQUEST's new
  * id is published in @sf under the handle the record names: reserved
  * before the copy, committed only once the record is out.  On failure, or
@@ -276,7 +297,7 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 
 	if (child) {
 		/* A full file refuses the request as accept(2) does: EMFILE, queued. */
-		ret = softcm_file_reserve(sf, &handle);
+		ret = reserve_handle(sf, &handle);
 		reserved = !ret;
 		e->ev.handle = handle;
 	}
@@ -285,8 +306,8 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 	ret = softcm_event_end_read(&sf->evq, e, ret);
 	if (ret) {
 		if (reserved)
-			softcm_file_cancel(sf, handle);
-		/* Its listener is gone: the request's new id goes with it. */
+			cancel_handle(sf, handle);
+		/* Its id was destroyed meanwhile: a request's new id goes too. */
 		child = softcm_event_requeue(&sf->evq, e);
 		if (child)
 			softcm_file_destroy_id(child, NULL);
@@ -299,7 +320,7 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 		WRITE_ONCE(child->handle, handle);
 		mutex_unlock(&child->mutex);
 		/* The table takes over the entry's reference. */
-		softcm_file_commit(sf, child, handle);
+		commit_handle(sf, child, handle);
 		atomic_dec(&e->id->requests_pending);
 	}
 	softcm_event_free(e);
@@ -380,18 +401,18 @@ int softcm_file_migrate(struct softcm_file *to, struct softcm_file *from,
 	 * id is in exactly one table at any time, so exactly one context can
 	 * ever own a table's reference and destroy it.
 	 */
-	ret = softcm_file_reserve(to, &new);
+	ret = reserve_handle(to, &new);
 	if (ret)
 		goto out;
-	if (softcm_file_unpublish(from, handle, id) != id) {
+	if (unpublish(from, handle, id) != id) {
 		/* Destroyed or closed under us; the winner waits for us. */
-		softcm_file_cancel(to, new);
+		cancel_handle(to, new);
 		ret = -ENOENT;
 		goto out;
 	}
 	atomic_dec(&from->nr_ids);
 	set_owner(id, to);
-	softcm_file_commit(to, id, new);	/* takes the old table's reference */
+	commit_handle(to, id, new);	/* takes the old table's reference */
 	softcm_event_move(id, &from->evq, &to->evq);
 out:
 	if (!ret) {

@@ -30,19 +30,17 @@ void softcm_file_release(struct softcm_file *sf);
 ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 			 size_t count, bool nonblock);
 
+/* The commands on ids, by handle. */
 int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle);
-void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported);
-void softcm_file_publish_request(struct softcm_id *listener, struct softcm_id *child,
-				 struct softcm_event_entry *e);
-
-int softcm_file_reserve(struct softcm_file *sf, u32 *handle);
-void softcm_file_cancel(struct softcm_file *sf, u32 handle);
-void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle);
-struct softcm_id *softcm_file_unpublish(struct softcm_file *sf, u32 handle,
-					struct softcm_id *expected);
-struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle);
+int softcm_file_destroy_handle(struct softcm_file *sf, u32 handle,
+			       u32 *events_reported);
 struct softcm_id *softcm_file_get_locked(struct softcm_file *sf, u32 handle);
 int softcm_file_migrate(struct softcm_file *to, struct softcm_file *from,
 			u32 handle, u32 *new_handle, u32 *events_reported);
+
+/* For the layers below: a request's new id, and the end of any id. */
+void softcm_file_publish_request(struct softcm_id *listener, struct softcm_id *child,
+				 struct softcm_event_entry *e);
+void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported);
 
 #endif /* _SOFTCM_FILE_H */

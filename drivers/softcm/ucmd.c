@@ -57,30 +57,14 @@ static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 /* The copy-out of a new handle failed: nobody knows the id, so undo it. */
 static void undo_create_id(struct softcm_file *sf, union ucmd_args *a)
 {
-	struct softcm_id *id = softcm_file_get_id(sf, a->create_id.handle);
-
-	if (IS_ERR(id))
-		return;
-	if (softcm_file_unpublish(sf, a->create_id.handle, id) == id)
-		softcm_file_destroy_id(id, NULL);
-	softcm_id_put(id);
+	softcm_file_destroy_handle(sf, a->create_id.handle, NULL);
 }
 
 static int ucmd_destroy_id(struct softcm_file *sf, union ucmd_args *a)
 {
 	struct softcm_destroy_id *c = &a->destroy_id;
-	struct softcm_id *id;
 
-	id = softcm_file_get_id(sf, c->handle);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-	if (softcm_file_unpublish(sf, c->handle, id) != id) {
-		softcm_id_put(id);
-		return -ENOENT;
-	}
-	softcm_file_destroy_id(id, &c->events_reported);
-	softcm_id_put(id);
-	return 0;
+	return softcm_file_destroy_handle(sf, c->handle, &c->events_reported);
 }
 
 static int ucmd_bind(struct softcm_file *sf, union ucmd_args *a)
