@@ -26,7 +26,7 @@ struct softcm_net {
 	struct net *net;
 	struct ctl_table_header *sysctl;
 	struct softcm_ports ports;
-	/* every id of the namespace (id.c), for device changes and the listing */
+	/* every id of the namespace (id.c), for device and neighbour changes */
 	struct mutex ids_lock;
 	struct list_head ids;
 	bool ready;			/* set once .init has run */
