@@ -172,6 +172,36 @@ void softcm_id_put_snapshot(struct softcm_id **ids, unsigned int count)
 }
 
 /*
+ * Up to @max referenced ids of @net that are not being destroyed, after
+ * the first *@skip of them; *@skip keeps what is left to skip.  Returns
+ * how many it stored in @batch.  For the listing, which takes one batch
+ * at a time and pins nothing between reads.
+ */
+unsigned int softcm_id_get_batch(struct net *net, loff_t *skip,
+				 struct softcm_id **batch, unsigned int max)
+{
+	struct softcm_net *sn = softcm_net(net);
+	struct softcm_id *id;
+	unsigned int n = 0;
+
+	mutex_lock(&sn->ids_lock);
+	list_for_each_entry(id, &sn->ids, net_node) {
+		if (READ_ONCE(id->state) == SOFTCM_STATE_DESTROYING)
+			continue;
+		if (*skip) {
+			(*skip)--;
+			continue;
+		}
+		if (n == max)
+			break;
+		softcm_id_get(id);
+		batch[n++] = id;
+	}
+	mutex_unlock(&sn->ids_lock);
+	return n;
+}
+
+/*
  * Compare-and-exchange of the state, as rdma_cm's cma_comp_exch().  A
  * transition the table forbids is a bug in the caller, not bad input:
  * every command checks the state it expects through this same call.

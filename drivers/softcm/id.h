@@ -185,6 +185,8 @@ void softcm_id_register(struct softcm_id *id);
 void softcm_id_unregister(struct softcm_id *id);
 struct softcm_id **softcm_id_snapshot(struct net *net, unsigned int *count);
 void softcm_id_put_snapshot(struct softcm_id **ids, unsigned int count);
+unsigned int softcm_id_get_batch(struct net *net, loff_t *skip,
+				 struct softcm_id **batch, unsigned int max);
 
 static inline void softcm_id_get(struct softcm_id *id)
 {
