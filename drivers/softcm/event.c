@@ -65,7 +65,7 @@ struct softcm_event_entry *softcm_event_alloc(enum softcm_event_type type,
 /*
  * Free an entry that will not be read (or was); returns the new id of an
  * unread CONNECT_REQUEST, whose reference the caller now owns and must
- * dispose of with softcm_file_destroy_id() once it holds no id's mutex.
+ * destroy (file.c does) once it holds no id's mutex.
  */
 struct softcm_id *softcm_event_free(struct softcm_event_entry *e)
 {

@@ -6,7 +6,7 @@
  * This is the object alone: what else an id is part of (a handle table,
  * an event queue, the port tables, a connection, a resolution) sets itself
  * up in its own layer, and file.c composes them: it creates ids for
- * CREATE_ID and tears every id down (softcm_file_destroy_id()).  An id is
+ * CREATE_ID and tears every id down, in one function.  An id is
  * unpublished from its file's handle table exactly once, by whoever wins
  * the xarray compare-and-exchange (destroy, close or migration away); the
  * winner alone destroys it and drops the table's reference.  Commands
@@ -47,7 +47,7 @@ void softcm_id_uninit(void)
 
 /*
  * A new id in @net, in no handle table and not yet in the namespace's id
- * list: its creator sets up its CM side (softcm_cm_id_init()), adds it to
+ * list: its creator sets up its CM side (cm.c's id init), adds it to
  * the list (softcm_id_register()) just before it can be found, and
  * publishes it, or gives it up with softcm_id_abort().
  */
