@@ -146,8 +146,7 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	softcm_cm_report(id, SOFTCM_EVENT_CONNECT_RESPONSE, 0, p);
 	kfree(p);
 out:
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
+	softcm_id_unlock_put(id);
 }
 
 /* rdma_establish() after CONNECT_RESPONSE: the RTU, and nothing to report. */

@@ -38,6 +38,7 @@
 #include "backlog.h"
 #include "cmproto.h"
 #include "event.h"
+#include "file.h"
 #include "id.h"
 #include "netns.h"
 #include "state.h"
@@ -86,7 +87,7 @@ void softcm_backlog_queue(struct softcm_id *listener, struct softcm_id *id,
 	lockdep_assert_held(&id->mutex);
 
 	if (!backlog_full(listener)) {
-		softcm_cm_publish_request(listener, id, e);
+		softcm_file_publish_request(listener, id, e);
 		return;
 	}
 	softcm_cm_set_state(id, SOFTCM_CM_MRA_REQ_SENT);
@@ -124,7 +125,7 @@ static void free_held(struct list_head *list)
 		list_del(&e->node);
 		child = softcm_event_free(e);
 		if (child)
-			softcm_id_destroy(child, NULL);
+			softcm_file_destroy_id(child, NULL);
 	}
 }
 
@@ -156,7 +157,7 @@ void softcm_backlog_promote(struct softcm_id *listener)
 		}
 		e->child = NULL;
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_REQ_PROMOTED);
-		softcm_cm_publish_request(listener, id, e);
+		softcm_file_publish_request(listener, id, e);
 	}
 	mutex_unlock(&listener->mutex);
 	free_held(&dead);

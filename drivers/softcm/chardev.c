@@ -47,13 +47,15 @@ static int softcm_release(struct inode *inode, struct file *filp)
 static ssize_t softcm_read(struct file *filp, char __user *buf, size_t count,
 			   loff_t *pos)
 {
-	return softcm_event_read(filp->private_data, buf, count,
-				 filp->f_flags & O_NONBLOCK);
+	return softcm_file_read(filp->private_data, buf, count,
+				filp->f_flags & O_NONBLOCK);
 }
 
 static __poll_t softcm_poll(struct file *filp, poll_table *wait)
 {
-	return softcm_event_poll(filp->private_data, filp, wait);
+	struct softcm_file *sf = filp->private_data;
+
+	return softcm_event_poll(&sf->evq, filp, wait);
 }
 
 static long softcm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

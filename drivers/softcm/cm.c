@@ -35,24 +35,9 @@ static struct softcm_net *sn_of(struct softcm_id *id)
 	return softcm_net(id->net);
 }
 
-static void unlock_put(struct softcm_id *id)
-{
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
-}
-
 static void stale(struct softcm_net *sn)
 {
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_STALE);
-}
-
-/* DISCONNECTED once per connection: the first DREQ, DREP or timeout. */
-static void disconnected(struct softcm_id *id, int status)
-{
-	if (!softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_DISCONNECT))
-		return;
-	softcm_cm_ended(id);
-	softcm_cm_report(id, SOFTCM_EVENT_DISCONNECTED, status, NULL);
 }
 
 static void rej_param(struct softcm_conn_param *p, const struct softcm_cm_msg *msg)
@@ -80,7 +65,7 @@ static void rcv_rej(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		mutex_lock(&id->mutex);
 		if (!softcm_cm_matches(id, id->cm.local_id, msg->local_comm_id, pkt)) {
 			softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_PEER);
-			unlock_put(id);
+			softcm_id_unlock_put(id);
 			return;
 		}
 	} else {
@@ -114,7 +99,7 @@ static void rcv_rej(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	softcm_cm_report(id, SOFTCM_EVENT_REJECTED, msg->reason, p);
 out:
 	kfree(p);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 /*
@@ -172,7 +157,7 @@ static void rcv_mra(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		softcm_cm_arm(id, ms);
 	}
 out:
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 static struct softcm_cm_msg *dreq_msg(struct softcm_id *id)
@@ -236,7 +221,7 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		 */
 		softcm_cm_set_state(id, SOFTCM_CM_DREQ_RCVD);
 		id->cm.tid = msg->hdr.tid;
-		disconnected(id, 0);
+		softcm_cm_report_disconnected(id, 0);
 		break;
 	case SOFTCM_CM_TIMEWAIT:
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
@@ -250,7 +235,7 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		stale(sn);
 	}
 out:
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 static void rcv_drep(struct softcm_net *sn, const struct softcm_pkt *pkt,
@@ -263,11 +248,11 @@ static void rcv_drep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		return;
 	if (id->cm.state == SOFTCM_CM_DREQ_SENT || id->cm.state == SOFTCM_CM_DREQ_RCVD) {
 		softcm_cm_timewait(id);
-		disconnected(id, 0);
+		softcm_cm_report_disconnected(id, 0);
 	} else {
 		stale(sn);
 	}
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 }
 
 /*
@@ -344,7 +329,7 @@ int softcm_cm_disconnect(struct softcm_id *id)
 		if (ret) {
 			/* Without its retransmissions the DREQ is as if lost. */
 			softcm_cm_timewait(id);
-			disconnected(id, -ETIMEDOUT);
+			softcm_cm_report_disconnected(id, -ETIMEDOUT);
 		}
 		return 0;
 	case SOFTCM_CM_DREQ_RCVD:
@@ -354,79 +339,6 @@ int softcm_cm_disconnect(struct softcm_id *id)
 	default:
 		return 0;
 	}
-}
-
-/* The retransmissions are exhausted. */
-static void timed_out(struct softcm_id *id)
-{
-	lockdep_assert_held(&id->mutex);
-
-	softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_TIMEOUTS);
-	switch (id->cm.state) {
-	case SOFTCM_CM_REQ_SENT:
-	case SOFTCM_CM_MRA_REQ_RCVD:
-	case SOFTCM_CM_REP_SENT:
-	case SOFTCM_CM_MRA_REP_RCVD:
-	case SOFTCM_CM_SIDR_REQ_SENT:
-		softcm_cm_end(id);
-		softcm_cm_ended(id);
-		softcm_cm_report(id, SOFTCM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
-		break;
-	case SOFTCM_CM_DREQ_SENT:
-		softcm_cm_timewait(id);
-		disconnected(id, -ETIMEDOUT);
-		break;
-	default:
-		softcm_cm_stop(id);
-	}
-}
-
-static void timer_expired(struct softcm_id *id)
-{
-	enum softcm_cm_timer timer = id->cm.timer;
-
-	lockdep_assert_held(&id->mutex);
-
-	id->cm.timer = SOFTCM_CM_TIMER_NONE;
-	if (timer == SOFTCM_CM_TIMER_TIMEWAIT) {
-		softcm_cm_end(id);
-		if (id->state == SOFTCM_STATE_DISCONNECT)
-			softcm_cm_report(id, SOFTCM_EVENT_TIMEWAIT_EXIT, 0, NULL);
-		return;
-	}
-	if (id->cm.retries_left && id->cm.mad && time_before(jiffies, id->cm.give_up)) {
-		unsigned int left = jiffies_to_msecs(id->cm.give_up - jiffies);
-
-		id->cm.retries_left--;
-		if (id->cm.resent < U8_MAX)
-			id->cm.resent++;
-		softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_RETRANSMITS);
-		softcm_cm_resend(id);
-		id->cm.timer = SOFTCM_CM_TIMER_RETRY;
-		/* Backing off, within the budget. */
-		softcm_cm_arm(id, min(softcm_cm_backoff_ms(id->cm.timeout_ms,
-							   id->cm.resent), left));
-		return;
-	}
-	timed_out(id);
-}
-
-static void cm_work(struct work_struct *work)
-{
-	struct softcm_id *id = container_of(to_delayed_work(work), struct softcm_id,
-					    cm.work);
-
-	mutex_lock(&id->mutex);
-	if (id->cm.timer != SOFTCM_CM_TIMER_NONE &&
-	    !time_before(jiffies, id->cm.deadline))
-		timer_expired(id);
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
-}
-
-void softcm_cm_id_init(struct softcm_id *id)
-{
-	INIT_DELAYED_WORK(&id->cm.work, cm_work);
 }
 
 /*

@@ -5,6 +5,10 @@
 #include <linux/skbuff.h>
 #include <uapi/linux/softcm.h>
 
+/*
+ * The CM's API to the rest of the module: cm.c's entry points, and the
+ * setup of an id's CM state (cmcore.c), which every new id needs.
+ */
 struct softcm_id;
 struct softcm_net;
 

@@ -14,8 +14,8 @@
  * the peer's) and must come from the id's peer and carry the peer's comm
  * ID once we know it: nobody else can affect the connection.
  *
- * Timers: one delayed work per id (cm.c's), armed here for a
- * retransmission or the end of timewait.  A pending work holds a
+ * Timers: one delayed work per id, armed for a retransmission or the end
+ * of timewait.  A pending work holds a
  * reference on the id; the work acts only if it is still armed (@timer)
  * and due (@deadline), so a cancel that lost the race against a running
  * work is harmless.
@@ -33,6 +33,7 @@
 #include <net/route.h>
 #include <asm/unaligned.h>
 
+#include "cm.h"
 #include "cmahdr.h"
 #include "cmproto.h"
 #include "cmtime.h"
@@ -279,6 +280,17 @@ void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
 	softcm_event_queue(id, e);
 }
 
+/* DISCONNECTED once per connection: the first DREQ, DREP or timeout. */
+void softcm_cm_report_disconnected(struct softcm_id *id, int status)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (!softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_DISCONNECT))
+		return;
+	softcm_cm_ended(id);
+	softcm_cm_report(id, SOFTCM_EVENT_DISCONNECTED, status, NULL);
+}
+
 int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
 		       const u8 *pdata, u8 len)
 {
@@ -350,11 +362,83 @@ struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
 	if (!softcm_cm_matches(id, local_id, remote_id, pkt)) {
 		softcm_stat_inc(&sn->stats, id->cm.local_id == local_id ?
 				SOFTCM_STAT_DROP_PEER : SOFTCM_STAT_DROP_UNKNOWN);
-		mutex_unlock(&id->mutex);
-		softcm_id_put(id);
+		softcm_id_unlock_put(id);
 		return NULL;
 	}
 	return id;
+}
+
+/* The retransmissions are exhausted. */
+static void timed_out(struct softcm_id *id)
+{
+	lockdep_assert_held(&id->mutex);
+
+	softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_TIMEOUTS);
+	switch (id->cm.state) {
+	case SOFTCM_CM_REQ_SENT:
+	case SOFTCM_CM_MRA_REQ_RCVD:
+	case SOFTCM_CM_REP_SENT:
+	case SOFTCM_CM_MRA_REP_RCVD:
+	case SOFTCM_CM_SIDR_REQ_SENT:
+		softcm_cm_end(id);
+		softcm_cm_ended(id);
+		softcm_cm_report(id, SOFTCM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
+		break;
+	case SOFTCM_CM_DREQ_SENT:
+		softcm_cm_timewait(id);
+		softcm_cm_report_disconnected(id, -ETIMEDOUT);
+		break;
+	default:
+		softcm_cm_stop(id);
+	}
+}
+
+static void timer_expired(struct softcm_id *id)
+{
+	enum softcm_cm_timer timer = id->cm.timer;
+
+	lockdep_assert_held(&id->mutex);
+
+	id->cm.timer = SOFTCM_CM_TIMER_NONE;
+	if (timer == SOFTCM_CM_TIMER_TIMEWAIT) {
+		softcm_cm_end(id);
+		if (id->state == SOFTCM_STATE_DISCONNECT)
+			softcm_cm_report(id, SOFTCM_EVENT_TIMEWAIT_EXIT, 0, NULL);
+		return;
+	}
+	if (id->cm.retries_left && id->cm.mad && time_before(jiffies, id->cm.give_up)) {
+		unsigned int left = jiffies_to_msecs(id->cm.give_up - jiffies);
+
+		id->cm.retries_left--;
+		if (id->cm.resent < U8_MAX)
+			id->cm.resent++;
+		softcm_stat_inc(&sn_of(id)->stats, SOFTCM_STAT_RETRANSMITS);
+		softcm_cm_resend(id);
+		id->cm.timer = SOFTCM_CM_TIMER_RETRY;
+		/* Backing off, within the budget. */
+		softcm_cm_arm(id, min(softcm_cm_backoff_ms(id->cm.timeout_ms,
+							   id->cm.resent), left));
+		return;
+	}
+	timed_out(id);
+}
+
+static void cm_work(struct work_struct *work)
+{
+	struct softcm_id *id = container_of(to_delayed_work(work), struct softcm_id,
+					    cm.work);
+
+	mutex_lock(&id->mutex);
+	if (id->cm.timer != SOFTCM_CM_TIMER_NONE &&
+	    !time_before(jiffies, id->cm.deadline))
+		timer_expired(id);
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}
+
+void softcm_cm_id_init(struct softcm_id *id)
+{
+	INIT_DELAYED_WORK(&id->cm.work, cm_work);
 }
 
 /* The connection's packet addresses: the resolved ones. */
@@ -575,7 +659,8 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 		goto err_nomem;
 	if (IS_ERR(id))
 		goto err_free_event;
-	softcm_netns_add_id(id);	/* listed, and told of its device's changes */
+	softcm_cm_id_init(id);
+	softcm_id_register(id);	/* listed, and told of its device's changes */
 	mutex_lock_nested(&id->mutex, SINGLE_DEPTH_NESTING);
 	/* rdma_cm creates the id of a request directly in CONNECT. */
 	id->state = SOFTCM_STATE_CONNECT;
@@ -602,18 +687,4 @@ err_free_event:
 err_nomem:
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_NOMEM);
 	return NULL;
-}
-
-/*
- * Report the new id: its CONNECT_REQUEST owns it until it is read, when it
- * gets a handle in the reader's file (event.c); until then it is in no
- * handle table.  Unlocks @id; the caller's reference on it is consumed.
- */
-void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
-			       struct softcm_event_entry *e)
-{
-	lockdep_assert_held(&listener->mutex);
-
-	mutex_unlock(&id->mutex);
-	softcm_event_queue_request(listener, id, e);
 }

@@ -4,6 +4,13 @@
  * passive.c, sidr.c and cm.c call, and the side files' functions, which
  * only cm.c calls (the side files never call each other).  Every
  * function that takes an id expects its mutex held.
+ *
+ * The CM reaches user context in exactly three ways: an id's events go to
+ * its event queue (softcm_event_queue(), through softcm_cm_report()), a
+ * connection request's new id goes to its listener's file through
+ * softcm_file_publish_request() (file.c), and a held request's id that
+ * was never published is given back to softcm_file_destroy_id().  It
+ * never sees a file, a handle or a handle table.
  */
 #ifndef _SOFTCM_CMPROTO_H
 #define _SOFTCM_CMPROTO_H
@@ -65,6 +72,7 @@ struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
 				   u32 remote_id, const struct softcm_pkt *pkt);
 void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
 		      int status, const struct softcm_conn_param *param);
+void softcm_cm_report_disconnected(struct softcm_id *id, int status);
 struct softcm_cm_msg *softcm_cm_begin_request(struct softcm_id *id,
 					      const struct softcm_connect *c,
 					      u8 attr, u8 max_pdata);
@@ -80,9 +88,6 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 					const struct sockaddr_storage *dst,
 					u64 guid, u32 comm_id,
 					struct softcm_event_entry **event);
-void softcm_cm_publish_request(struct softcm_id *listener, struct softcm_id *id,
-			       struct softcm_event_entry *e);
-
 /* active.c */
 int softcm_cm_active_connect(struct softcm_id *id, const struct softcm_connect *c);
 int softcm_cm_establish(struct softcm_id *id);

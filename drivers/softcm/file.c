@@ -1,23 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Per-open contexts and their handle tables.
+ * Per-open contexts, their handle tables, and the lives of ids there.
  *
  * Handles are allocated per file (xa_alloc, from 1), so a file can only
  * ever name its own ids.  The table holds a reference on each id it
  * publishes; unpublishing is a compare-and-exchange, so that exactly one
  * of destroy, close and migration takes an id out and owns that reference.
+ *
+ * This is the layer that knows every part of an id, so it creates ids for
+ * CREATE_ID and destroys every id, in one sequence
+ * (softcm_file_destroy_id()); the layers below only set up and tear down
+ * their own part.
  */
 
 #include <linux/cred.h>
+#include <linux/lockdep.h>
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <net/net_namespace.h>
 
+#include "addr.h"
+#include "cm.h"
+#include "backlog.h"
 #include "event.h"
 #include "file.h"
 #include "id.h"
 #include "netns.h"
+#include "port.h"
 
 struct softcm_file *softcm_file_create(struct net *net)
 {
@@ -32,12 +43,68 @@ struct softcm_file *softcm_file_create(struct net *net)
 	sf->uid = current_euid();
 	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&sf->nr_ids, 0);
-	mutex_init(&sf->read_mutex);
-	spin_lock_init(&sf->events_lock);
-	INIT_LIST_HEAD(&sf->events);
-	init_waitqueue_head(&sf->wait);
+	softcm_evq_init(&sf->evq);
 	pr_debug("file %p created in netns %u\n", sf, net->ns.inum);
 	return sf;
+}
+
+/* Reserve a handle in @sf, counted against the namespace's limit. */
+static int reserve_handle(struct softcm_file *sf, u32 *handle)
+{
+	int max = READ_ONCE(softcm_net(sf->net)->max_ids_per_file);
+	int ret;
+
+	if (atomic_inc_return(&sf->nr_ids) > max) {
+		atomic_dec(&sf->nr_ids);
+		return -EMFILE;
+	}
+	ret = xa_alloc(&sf->ids, handle, NULL, xa_limit_31b, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		atomic_dec(&sf->nr_ids);
+		return ret == -EBUSY ? -EMFILE : ret;
+	}
+	return 0;
+}
+
+static void cancel_handle(struct softcm_file *sf, u32 handle)
+{
+	xa_release(&sf->ids, handle);
+	atomic_dec(&sf->nr_ids);
+}
+
+/*
+ * Publish @id under its reserved @handle; the table takes over the
+ * caller's reference.  The caller has made @sf the id's owner
+ * (set_owner()); id->handle is set first: from the store on, another
+ * thread may find the id by guessing its handle, and even destroy it.
+ */
+static void commit_handle(struct softcm_file *sf, struct softcm_id *id, u32 handle)
+{
+	WRITE_ONCE(id->handle, handle);
+	xa_store(&sf->ids, handle, id, 0);
+}
+
+/*
+ * Take @expected out of the table if it is still there under @handle; the
+ * caller then owns the table's reference.  Returns what was there.
+ */
+static struct softcm_id *unpublish(struct softcm_file *sf, u32 handle,
+				   struct softcm_id *expected)
+{
+	return xa_cmpxchg(&sf->ids, handle, expected, NULL, 0);
+}
+
+/* A new reference on this file's id @handle, or ERR_PTR(-ENOENT). */
+static struct softcm_id *get_id(struct softcm_file *sf, u32 handle)
+{
+	struct softcm_id *id;
+
+	xa_lock(&sf->ids);
+	id = xa_load(&sf->ids, handle);
+	if (id)
+		softcm_id_get(id);
+	xa_unlock(&sf->ids);
+	return id ?: ERR_PTR(-ENOENT);
 }
 
 /*
@@ -56,75 +123,306 @@ void softcm_file_release(struct softcm_file *sf)
 
 	do {
 		xa_for_each(&sf->ids, handle, id) {
-			if (softcm_file_unpublish(sf, handle, id) == id)
-				softcm_id_destroy(id, NULL);
+			if (unpublish(sf, handle, id) == id)
+				softcm_file_destroy_id(id, NULL);
 		}
 	} while (!xa_empty(&sf->ids));
-	WARN_ON(!list_empty(&sf->events));
+	softcm_evq_uninit(&sf->evq);
 	xa_destroy(&sf->ids);
 	pr_debug("file %p destroyed\n", sf);
 	atomic_dec(&softcm_net(sf->net)->nr_files);
 	put_pid(sf->owner);
 	put_net(sf->net);
-	mutex_destroy(&sf->read_mutex);
 	kfree(sf);
 }
 
-/* Reserve a handle in @sf, counted against the namespace's limit. */
-int softcm_file_reserve(struct softcm_file *sf, u32 *handle)
+/*
+ * The id @handle of @sf, referenced and locked, unless it is being
+ * destroyed or has left @sf.  Release with softcm_id_unlock_put().
+ */
+struct softcm_id *softcm_file_get_locked(struct softcm_file *sf, u32 handle)
 {
-	int max = READ_ONCE(softcm_net(sf->net)->max_ids_per_file);
+	struct softcm_id *id = get_id(sf, handle);
+
+	if (IS_ERR(id))
+		return id;
+	mutex_lock(&id->mutex);
+	if (id->state == SOFTCM_STATE_DESTROYING || id->file != sf) {
+		softcm_id_unlock_put(id);
+		return ERR_PTR(-ENOENT);
+	}
+	return id;
+}
+
+/* @id belongs to @sf from now on: under its mutex, or before it is found. */
+static void set_owner(struct softcm_id *id, struct softcm_file *sf)
+{
+	WRITE_ONCE(id->file, sf);
+	WRITE_ONCE(id->evq, &sf->evq);
+}
+
+/*
+ * CREATE_ID: a new id of @sf, published under *@handle.  From the commit
+ * on, another thread may guess the handle and destroy the id: only the
+ * handle is the caller's.
+ */
+int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle)
+{
+	struct softcm_id *id;
 	int ret;
 
-	if (atomic_inc_return(&sf->nr_ids) > max) {
-		atomic_dec(&sf->nr_ids);
-		return -EMFILE;
-	}
-	ret = xa_alloc(&sf->ids, handle, NULL, xa_limit_31b, GFP_KERNEL_ACCOUNT);
+	id = softcm_id_create(sf->net, ps, uid);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	softcm_cm_id_init(id);
+
+	ret = reserve_handle(sf, handle);
 	if (ret) {
-		atomic_dec(&sf->nr_ids);
-		return ret == -EBUSY ? -EMFILE : ret;
+		softcm_id_abort(id);
+		return ret;
 	}
+	/* Nothing fails from here: only now may the namespace list it. */
+	WRITE_ONCE(id->handle, *handle);
+	set_owner(id, sf);
+	softcm_id_register(id);
+	commit_handle(sf, id, *handle);
 	return 0;
 }
 
-void softcm_file_cancel(struct softcm_file *sf, u32 handle)
+/*
+ * The CM's one way into user context (cmproto.h): @child, the new, locked
+ * id of a connection request to @listener, announced by @e, the
+ * CONNECT_REQUEST the CM filled in.  The entry owns the child until it is
+ * read, when it gets a handle in the reader's file (deliver()); until
+ * then it is in no handle table, so it can be neither guessed nor
+ * migrated.  Unlocks @child; the caller's reference on it is consumed.
+ */
+void softcm_file_publish_request(struct softcm_id *listener, struct softcm_id *child,
+				 struct softcm_event_entry *e)
 {
-	xa_release(&sf->ids, handle);
-	atomic_dec(&sf->nr_ids);
+	lockdep_assert_held(&listener->mutex);
+	lockdep_assert_held(&child->mutex);
+
+	mutex_unlock(&child->mutex);
+	softcm_event_queue_request(listener, child, e);
 }
 
 /*
- * Publish @id under its reserved @handle; the table takes over the
- * caller's reference.  The caller has set id->file to @sf; id->handle is
- * set first: from the store on, another thread may find the id by
- * guessing its handle, and even destroy it.
+ * Free the entries a destroy unlinked from its id's queue.  An unread
+ * CONNECT_REQUEST takes its new id with it: that id was in no handle
+ * table, and the entry's reference was its last owner.
  */
-void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle)
+static void free_dead(struct softcm_id *id, struct list_head *dead)
 {
-	WRITE_ONCE(id->handle, handle);
-	xa_store(&sf->ids, handle, id, 0);
+	struct softcm_event_entry *e, *tmp;
+	struct softcm_id *child;
+
+	list_for_each_entry_safe(e, tmp, dead, node) {
+		if (e->child)
+			atomic_dec(&id->requests_pending);
+		child = softcm_event_free(e);
+		if (child)
+			softcm_file_destroy_id(child, NULL);
+	}
 }
 
 /*
- * Take @expected out of the table if it is still there under @handle; the
- * caller then owns the table's reference.  Returns what was there.
+ * Called once, by the context that owns the id's last handle: the one that
+ * unpublished it, or, for a request's new id never read, whoever freed its
+ * CONNECT_REQUEST.  Returns through @events_reported how many of the id's
+ * events userspace has read, for the library's wait for their
+ * acknowledgment.
+ *
+ * Each layer lets go of the id under its mutex, in this order: state
+ * DESTROYING (a command that found the id earlier fails with ENOENT), its
+ * resolution, its connection, its port, its queued events, the
+ * namespace's list.  The unread requests of a listener die with it after
+ * its mutex is released; their new ids have no events of their own (they
+ * are quiet and unpublished), so this recurses exactly one level.
  */
-struct softcm_id *softcm_file_unpublish(struct softcm_file *sf, u32 handle,
-					struct softcm_id *expected)
+void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported)
 {
-	return xa_cmpxchg(&sf->ids, handle, expected, NULL, 0);
+	LIST_HEAD(dead);
+
+	mutex_lock(&id->mutex);
+	softcm_id_set_state(id, id->state, SOFTCM_STATE_DESTROYING);
+	softcm_addr_cancel(id);
+	softcm_cm_destroy(id);
+	softcm_port_release(id);
+	softcm_event_purge(id, &dead);
+	softcm_id_unregister(id);
+	if (events_reported)
+		*events_reported = atomic_read(&id->events_reported);
+	if (id->file)
+		atomic_dec(&id->file->nr_ids);
+	mutex_unlock(&id->mutex);
+	softcm_backlog_flush(id);
+	free_dead(id, &dead);
+	softcm_id_put(id);
 }
 
-/* A new reference on this file's id @handle, or ERR_PTR(-ENOENT). */
-struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle)
+/*
+ * DESTROY_ID: take the id @handle out of @sf and destroy it.  -ENOENT if
+ * it is not there, or if a concurrent destroy, close or migration took it
+ * out first: that winner destroys or keeps it.
+ */
+int softcm_file_destroy_handle(struct softcm_file *sf, u32 handle,
+			       u32 *events_reported)
+{
+	struct softcm_id *id = get_id(sf, handle);
+	int ret = 0;
+
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (unpublish(sf, handle, id) == id)
+		softcm_file_destroy_id(id, events_reported);
+	else
+		ret = -ENOENT;
+	softcm_id_put(id);
+	return ret;
+}
+
+/*
+ * Deliver @e, which @sf's reader took, to @ubuf.  A CONNECT_REQUEST's new
+ * id is published in @sf under the handle the record names: reserved
+ * before the copy, committed only once the record is out.  On failure, or
+ * when a destroy or a migration of its id revoked it meanwhile (-EAGAIN),
+ * @e is given back; on success it is consumed.
+ */
+static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
+		   char __user *ubuf)
+{
+	struct softcm_id *child = e->child;
+	bool reserved = false;
+	u32 handle = 0;
+	int ret = 0;
+
+	if (child) {
+		/* A full file refuses the request as accept(2) does: EMFILE, queued. */
+		ret = reserve_handle(sf, &handle);
+		reserved = !ret;
+		e->ev.handle = handle;
+	}
+	if (!ret && copy_to_user(ubuf, &e->ev, sizeof(e->ev)))
+		ret = -EFAULT;
+	ret = softcm_event_end_read(&sf->evq, e, ret);
+	if (ret) {
+		if (reserved)
+			cancel_handle(sf, handle);
+		/* Its id was destroyed meanwhile: a request's new id goes too. */
+		child = softcm_event_requeue(&sf->evq, e);
+		if (child)
+			softcm_file_destroy_id(child, NULL);
+		return ret;
+	}
+	if (child) {
+		e->child = NULL;
+		mutex_lock(&child->mutex);
+		set_owner(child, sf);
+		WRITE_ONCE(child->handle, handle);
+		mutex_unlock(&child->mutex);
+		/* The table takes over the entry's reference. */
+		commit_handle(sf, child, handle);
+		atomic_dec(&e->id->requests_pending);
+		/* A backlog slot is free: the oldest held request takes it. */
+		softcm_backlog_promote(e->id);
+	}
+	softcm_event_free(e);
+	return 0;
+}
+
+/*
+ * read(): whole records, as many as fit; waits for the first unless
+ * @nonblock.  Readers of one file go one at a time (the queue's
+ * read_mutex), and copy with no lock that anyone else takes.
+ */
+ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
+			 size_t count, bool nonblock)
+{
+	struct softcm_evq *q = &sf->evq;
+	struct softcm_event_entry *e;
+	size_t done = 0;
+	int ret = 0;
+
+	if (count < sizeof(e->ev))
+		return -EINVAL;
+
+	if (mutex_lock_interruptible(&q->read_mutex))
+		return -ERESTARTSYS;
+	while (count - done >= sizeof(e->ev)) {
+		e = softcm_event_take(q);
+		if (!e) {
+			if (done)
+				break;
+			if (nonblock) {
+				ret = -EAGAIN;
+				break;
+			}
+			mutex_unlock(&q->read_mutex);
+			ret = softcm_event_wait(q);
+			if (ret)
+				return ret;
+			if (mutex_lock_interruptible(&q->read_mutex))
+				return -ERESTARTSYS;
+			continue;
+		}
+		ret = deliver(sf, e, buf + done);
+		if (ret == -EAGAIN)
+			continue;	/* revoked: as if it had never been queued */
+		if (ret)
+			break;
+		done += sizeof(e->ev);
+	}
+	mutex_unlock(&q->read_mutex);
+	return done ? done : ret;
+}
+
+/*
+ * MIGRATE_ID, issued on @to: @from's id @handle moves to @to, under
+ * *@new_handle, with its queued events.  The id keeps its identity and
+ * state; it gets a handle in @to before it leaves @from, so that a
+ * failure leaves it where it was.  *@events_reported is how many of its
+ * events userspace has read, final for @from once they moved.
+ */
+int softcm_file_migrate(struct softcm_file *to, struct softcm_file *from,
+			u32 handle, u32 *new_handle, u32 *events_reported)
 {
 	struct softcm_id *id;
+	u32 new;
+	int ret;
 
-	xa_lock(&sf->ids);
-	id = xa_load(&sf->ids, handle);
-	if (id)
-		softcm_id_get(id);
-	xa_unlock(&sf->ids);
-	return id ?: ERR_PTR(-ENOENT);
+	id = softcm_file_get_locked(from, handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+
+	if (from == to) {
+		new = handle;
+		ret = 0;
+		goto out;
+	}
+	/*
+	 * Reserve here, take the id out of @from, then publish it here: the
+	 * id is in exactly one table at any time, so exactly one context can
+	 * ever own a table's reference and destroy it.
+	 */
+	ret = reserve_handle(to, &new);
+	if (ret)
+		goto out;
+	if (unpublish(from, handle, id) != id) {
+		/* Destroyed or closed under us; the winner waits for us. */
+		cancel_handle(to, new);
+		ret = -ENOENT;
+		goto out;
+	}
+	atomic_dec(&from->nr_ids);
+	set_owner(id, to);
+	commit_handle(to, id, new);	/* takes the old table's reference */
+	softcm_event_move(id, &from->evq, &to->evq);
+out:
+	if (!ret) {
+		*new_handle = new;
+		*events_reported = atomic_read(&id->events_reported);
+	}
+	softcm_id_unlock_put(id);
+	return ret;
 }

@@ -3,16 +3,13 @@
 #define _SOFTCM_FILE_H
 
 #include <linux/atomic.h>
-#include <linux/list.h>
-#include <linux/mutex.h>
-#include <linux/spinlock.h>
 #include <linux/uidgid.h>
-#include <linux/wait.h>
 #include <linux/xarray.h>
+
+#include "event.h"
 
 struct net;
 struct pid;
-struct softcm_event_entry;
 struct softcm_id;
 
 /*
@@ -25,24 +22,25 @@ struct softcm_file {
 	kuid_t uid;			/* the opener's: who may see comm IDs */
 	struct xarray ids;		/* handle -> id, holding a reference */
 	atomic_t nr_ids;
-
-	/* event queue: see event.c */
-	struct mutex read_mutex;	/* readers only, one at a time */
-	spinlock_t events_lock;		/* @events */
-	struct list_head events;
-	struct softcm_event_entry *reading;	/* unlinked, being copied */
-	bool reading_revoked;		/* its id was purged or moved */
-	wait_queue_head_t wait;
+	struct softcm_evq evq;		/* its ids' events, for read() */
 };
 
 struct softcm_file *softcm_file_create(struct net *net);
 void softcm_file_release(struct softcm_file *sf);
+ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
+			 size_t count, bool nonblock);
 
-int softcm_file_reserve(struct softcm_file *sf, u32 *handle);
-void softcm_file_cancel(struct softcm_file *sf, u32 handle);
-void softcm_file_commit(struct softcm_file *sf, struct softcm_id *id, u32 handle);
-struct softcm_id *softcm_file_unpublish(struct softcm_file *sf, u32 handle,
-					struct softcm_id *expected);
-struct softcm_id *softcm_file_get_id(struct softcm_file *sf, u32 handle);
+/* The commands on ids, by handle. */
+int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle);
+int softcm_file_destroy_handle(struct softcm_file *sf, u32 handle,
+			       u32 *events_reported);
+struct softcm_id *softcm_file_get_locked(struct softcm_file *sf, u32 handle);
+int softcm_file_migrate(struct softcm_file *to, struct softcm_file *from,
+			u32 handle, u32 *new_handle, u32 *events_reported);
+
+/* For the layers below: a request's new id, and the end of any id. */
+void softcm_file_publish_request(struct softcm_id *listener, struct softcm_id *child,
+				 struct softcm_event_entry *e);
+void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported);
 
 #endif /* _SOFTCM_FILE_H */

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Id objects: creation, lifetime and state transitions.
+ * Id objects: creation, lifetime, state transitions, and the namespace's
+ * list of its ids.
  *
- * An id is published in its file's handle table by file.c and unpublished
- * exactly once, by whoever wins the xarray compare-and-exchange (destroy,
- * close or migration away); the winner alone calls softcm_id_destroy(),
- * which drops the table's reference.  Commands that found the id before
- * it was unpublished still hold their own reference and see DESTROYING
- * once they take the mutex.
+ * This is the object alone: what else an id is part of (a handle table,
+ * an event queue, the port tables, a connection, a resolution) sets itself
+ * up in its own layer, and file.c composes them: it creates ids for
+ * CREATE_ID and tears every id down, in one function.  An id is
+ * unpublished from its file's handle table exactly once, by whoever wins
+ * the xarray compare-and-exchange (destroy, close or migration away); the
+ * winner alone destroys it and drops the table's reference.  Commands
+ * that found the id before it was unpublished still hold their own
+ * reference and see DESTROYING once they take the mutex.
  *
  * Ids come from a cache of their own: at 800-odd bytes five fit in a page,
  * where kmalloc would round each up to 1 KiB.
@@ -15,18 +19,13 @@
 
 #include <linux/lockdep.h>
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 
-#include "addr.h"
-#include "backlog.h"
-#include "cm.h"
-#include "event.h"
-#include "file.h"
 #include "netns.h"
 #include "id.h"
-#include "port.h"
 #include "state.h"
 #include "trace.h"
 
@@ -48,8 +47,9 @@ void softcm_id_uninit(void)
 
 /*
  * A new id in @net, in no handle table and not yet in the namespace's id
- * list: its creator adds it there (softcm_netns_add_id()) just before it
- * can be found, and publishes it, or gives it up with softcm_id_abort().
+ * list: its creator sets up its CM side (cm.c's id init), adds it to
+ * the list (softcm_id_register()) just before it can be found, and
+ * publishes it, or gives it up with softcm_id_abort().
  */
 struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid)
 {
@@ -78,7 +78,6 @@ struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid)
 	INIT_LIST_HEAD(&id->held);
 	atomic_set(&id->events_reported, 0);
 	INIT_LIST_HEAD(&id->net_node);
-	softcm_cm_id_init(id);
 	INIT_HLIST_NODE(&id->bind_node);
 	pr_debug("id %p created\n", id);
 	return id;
@@ -113,8 +112,94 @@ void softcm_id_put(struct softcm_id *id)
 /* Undo softcm_id_create() for an id that was never published. */
 void softcm_id_abort(struct softcm_id *id)
 {
-	softcm_netns_del_id(id);
+	softcm_id_unregister(id);
 	softcm_id_put(id);
+}
+
+/*
+ * The namespace's list of its ids (softcm_net.ids, under ids_lock): what
+ * device notifications and the listing visit.  ids_lock is a leaf, taken
+ * inside an id's mutex and never held while taking another lock.
+ */
+void softcm_id_register(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	mutex_lock(&sn->ids_lock);
+	list_add_tail(&id->net_node, &sn->ids);
+	mutex_unlock(&sn->ids_lock);
+}
+
+void softcm_id_unregister(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	mutex_lock(&sn->ids_lock);
+	list_del_init(&id->net_node);
+	mutex_unlock(&sn->ids_lock);
+}
+
+/*
+ * A referenced snapshot of the namespace's ids, for a notification to
+ * visit each under its own mutex (which ranks above ids_lock, so we cannot
+ * take it while walking the list).  Release with softcm_id_put_snapshot().
+ */
+struct softcm_id **softcm_id_snapshot(struct net *net, unsigned int *count)
+{
+	struct softcm_net *sn = softcm_net(net);
+	struct softcm_id **ids, *id;
+	unsigned int n = 0, max = 0;
+
+	mutex_lock(&sn->ids_lock);
+	list_for_each_entry(id, &sn->ids, net_node)
+		max++;
+	ids = kvmalloc_array(max ?: 1, sizeof(*ids), GFP_KERNEL);
+	if (ids) {
+		list_for_each_entry(id, &sn->ids, net_node) {
+			softcm_id_get(id);
+			ids[n++] = id;
+		}
+	}
+	mutex_unlock(&sn->ids_lock);
+	*count = n;
+	return ids;
+}
+
+void softcm_id_put_snapshot(struct softcm_id **ids, unsigned int count)
+{
+	while (count)
+		softcm_id_put(ids[--count]);
+	kvfree(ids);
+}
+
+/*
+ * Up to @max referenced ids of @net that are not being destroyed, after
+ * the first *@skip of them; *@skip keeps what is left to skip.  Returns
+ * how many it stored in @batch.  For the listing, which takes one batch
+ * at a time and pins nothing between reads.
+ */
+unsigned int softcm_id_get_batch(struct net *net, loff_t *skip,
+				 struct softcm_id **batch, unsigned int max)
+{
+	struct softcm_net *sn = softcm_net(net);
+	struct softcm_id *id;
+	unsigned int n = 0;
+
+	mutex_lock(&sn->ids_lock);
+	list_for_each_entry(id, &sn->ids, net_node) {
+		if (READ_ONCE(id->state) == SOFTCM_STATE_DESTROYING)
+			continue;
+		if (*skip) {
+			(*skip)--;
+			continue;
+		}
+		if (n == max)
+			break;
+		softcm_id_get(id);
+		batch[n++] = id;
+	}
+	mutex_unlock(&sn->ids_lock);
+	return n;
 }
 
 /*
@@ -136,44 +221,4 @@ bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
 	trace_softcm_state(id->net->ns.inum, id->handle, softcm_state_name(from),
 			   softcm_state_name(to));
 	return true;
-}
-
-/*
- * Called once, by the context that owns the id's last handle: the one that
- * unpublished it, or, for a request's new id never read, whoever freed its
- * CONNECT_REQUEST.  Returns through @events_reported how many of the id's
- * events userspace has read, for the library's wait for their
- * acknowledgment.
- *
- * The unread requests of a listener die with it, after its mutex is
- * released; their new ids have no events of their own (they are quiet and
- * unpublished), so this recurses exactly one level.
- */
-void softcm_id_destroy(struct softcm_id *id, u32 *events_reported)
-{
-	struct softcm_event_entry *e, *tmp;
-	struct softcm_id *child;
-	LIST_HEAD(dead);
-
-	mutex_lock(&id->mutex);
-	softcm_id_set_state(id, id->state, SOFTCM_STATE_DESTROYING);
-	softcm_addr_cancel(id);
-	softcm_cm_destroy(id);
-	softcm_port_release(id);
-	softcm_event_purge(id, &dead);
-	softcm_netns_del_id(id);
-	if (events_reported)
-		*events_reported = atomic_read(&id->events_reported);
-	if (id->file)
-		atomic_dec(&id->file->nr_ids);
-	mutex_unlock(&id->mutex);
-	softcm_backlog_flush(id);
-	list_for_each_entry_safe(e, tmp, &dead, node) {
-		if (e->child)
-			atomic_dec(&id->requests_pending);
-		child = softcm_event_free(e);
-		if (child)
-			softcm_id_destroy(child, NULL);
-	}
-	softcm_id_put(id);
 }

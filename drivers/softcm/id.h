@@ -18,6 +18,7 @@
 
 struct mem_cgroup;
 struct net;
+struct softcm_evq;
 struct softcm_file;
 struct softcm_bind_list;
 struct softcm_addr_req;
@@ -110,17 +111,19 @@ struct softcm_id {
 	struct kref ref;
 	struct mutex mutex;		/* commands and handlers on this id */
 
-	/* In the namespace's id list (netns.c), for device notifications. */
+	/* In the namespace's id list (softcm_id_register()). */
 	struct list_head net_node;
 
 	/*
-	 * Owner and handle there: NULL and 0 until the id is published (a
-	 * request's new id: until its CONNECT_REQUEST is read); written under
-	 * @mutex, and change only on migration after that.  Under @mutex, an
-	 * id with a file that is not DESTROYING keeps that file alive: the
-	 * file's release destroys its ids before it is freed.
+	 * Owner, its event queue (&file->evq) and the handle there: NULL and
+	 * 0 until the id is published (a request's new id: until its
+	 * CONNECT_REQUEST is read); written under @mutex, and change only on
+	 * migration after that.  Under @mutex, an id with a file that is not
+	 * DESTROYING keeps that file alive: the file's release destroys its
+	 * ids before it is freed.
 	 */
 	struct softcm_file *file;
+	struct softcm_evq *evq;
 	u32 handle;
 	u64 uid;
 
@@ -179,7 +182,12 @@ int softcm_id_init(void);
 void softcm_id_uninit(void);
 struct softcm_id *softcm_id_create(struct net *net, u16 ps, u64 uid);
 void softcm_id_abort(struct softcm_id *id);
-void softcm_id_destroy(struct softcm_id *id, u32 *events_reported);
+void softcm_id_register(struct softcm_id *id);
+void softcm_id_unregister(struct softcm_id *id);
+struct softcm_id **softcm_id_snapshot(struct net *net, unsigned int *count);
+void softcm_id_put_snapshot(struct softcm_id **ids, unsigned int count);
+unsigned int softcm_id_get_batch(struct net *net, loff_t *skip,
+				 struct softcm_id **batch, unsigned int max);
 
 static inline void softcm_id_get(struct softcm_id *id)
 {
@@ -187,6 +195,13 @@ static inline void softcm_id_get(struct softcm_id *id)
 }
 
 void softcm_id_put(struct softcm_id *id);
+
+/* Release an id its user holds both locked and referenced. */
+static inline void softcm_id_unlock_put(struct softcm_id *id)
+{
+	mutex_unlock(&id->mutex);
+	softcm_id_put(id);
+}
 
 bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
 			 enum softcm_state to);

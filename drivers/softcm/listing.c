@@ -56,26 +56,12 @@ static void put_batch(struct listing *l)
 static void fill(struct listing *l, loff_t from)
 {
 	struct softcm_net *sn = softcm_net(l->net);
-	struct softcm_id *id;
 	loff_t skip = from;
 
 	put_batch(l);
 	l->first = from;
-	mutex_lock(&sn->ids_lock);
-	list_for_each_entry(id, &sn->ids, net_node) {
-		/* Being destroyed: listed with the orphans if it outlives that. */
-		if (READ_ONCE(id->state) == SOFTCM_STATE_DESTROYING)
-			continue;
-		if (skip) {
-			skip--;
-			continue;
-		}
-		if (l->count == LISTING_BATCH)
-			break;
-		softcm_id_get(id);
-		l->batch[l->count++] = id;
-	}
-	mutex_unlock(&sn->ids_lock);
+	/* One being destroyed is listed with the orphans if it outlives that. */
+	l->count = softcm_id_get_batch(l->net, &skip, l->batch, LISTING_BATCH);
 	if (l->count < LISTING_BATCH && skip <= UINT_MAX)
 		l->count += softcm_conn_get_orphans(sn, skip, l->batch + l->count,
 						    LISTING_BATCH - l->count);

@@ -9,19 +9,16 @@
 
 #include <linux/slab.h>
 #include <linux/sysctl.h>
-#include <linux/mm.h>
-#include <net/netns/generic.h>
 #include <uapi/linux/softcm.h>
 
 #include "cm.h"
 #include "conntab.h"
-#include "id.h"
 #include "listing.h"
 #include "netns.h"
 #include "stats.h"
 #include "transport.h"
 
-static unsigned int softcm_net_id __read_mostly;
+unsigned int softcm_net_id __read_mostly;
 
 static int backlog_max = SOFTCM_MAX_BACKLOG_LIMIT;
 static int ids_max = SOFTCM_MAX_IDS_LIMIT;
@@ -107,62 +104,6 @@ static const struct ctl_table sysctl_template[] = {
 	},
 	{ }
 };
-
-struct softcm_net *softcm_net(const struct net *net)
-{
-	return net_generic(net, softcm_net_id);
-}
-
-void softcm_netns_add_id(struct softcm_id *id)
-{
-	struct softcm_net *sn = softcm_net(id->net);
-
-	mutex_lock(&sn->ids_lock);
-	list_add_tail(&id->net_node, &sn->ids);
-	mutex_unlock(&sn->ids_lock);
-}
-
-void softcm_netns_del_id(struct softcm_id *id)
-{
-	struct softcm_net *sn = softcm_net(id->net);
-
-	mutex_lock(&sn->ids_lock);
-	list_del_init(&id->net_node);
-	mutex_unlock(&sn->ids_lock);
-}
-
-/*
- * A referenced snapshot of the namespace's ids, for a notification to
- * visit each under its own mutex (which ranks above ids_lock, so we cannot
- * take it while walking the list).  Release with softcm_netns_put_ids().
- */
-struct softcm_id **softcm_netns_get_ids(struct net *net, unsigned int *count)
-{
-	struct softcm_net *sn = softcm_net(net);
-	struct softcm_id **ids, *id;
-	unsigned int n = 0, max = 0;
-
-	mutex_lock(&sn->ids_lock);
-	list_for_each_entry(id, &sn->ids, net_node)
-		max++;
-	ids = kvmalloc_array(max ?: 1, sizeof(*ids), GFP_KERNEL);
-	if (ids) {
-		list_for_each_entry(id, &sn->ids, net_node) {
-			softcm_id_get(id);
-			ids[n++] = id;
-		}
-	}
-	mutex_unlock(&sn->ids_lock);
-	*count = n;
-	return ids;
-}
-
-void softcm_netns_put_ids(struct softcm_id **ids, unsigned int count)
-{
-	while (count)
-		softcm_id_put(ids[--count]);
-	kvfree(ids);
-}
 
 static int sysctl_register(struct softcm_net *sn)
 {

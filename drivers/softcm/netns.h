@@ -9,6 +9,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
+#include <net/netns/generic.h>
 
 #include "conntab.h"
 #include "port.h"
@@ -25,7 +26,7 @@ struct softcm_net {
 	struct net *net;
 	struct ctl_table_header *sysctl;
 	struct softcm_ports ports;
-	/* every id of the namespace, for device and neighbour changes */
+	/* every id of the namespace (id.c), for device and neighbour changes */
 	struct mutex ids_lock;
 	struct list_head ids;
 	bool ready;			/* set once .init has run */
@@ -50,13 +51,15 @@ struct softcm_net {
 	struct softcm_transport transport;
 };
 
-struct softcm_net *softcm_net(const struct net *net);
+extern unsigned int softcm_net_id;
 
-struct softcm_id;
-void softcm_netns_add_id(struct softcm_id *id);
-void softcm_netns_del_id(struct softcm_id *id);
-struct softcm_id **softcm_netns_get_ids(struct net *net, unsigned int *count);
-void softcm_netns_put_ids(struct softcm_id **ids, unsigned int count);
+/* Inline: every layer reads this state, and only main.c calls netns.c. */
+static inline struct softcm_net *softcm_net(const struct net *net)
+{
+	return net_generic(net, softcm_net_id);
+}
+
+u16 softcm_net_port(const struct softcm_net *sn);
 
 int softcm_netns_init(void);
 void softcm_netns_uninit(void);

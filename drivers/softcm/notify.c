@@ -118,7 +118,7 @@ static void notice_work(struct work_struct *work)
 	struct softcm_id **ids;
 	unsigned int i, n;
 
-	ids = softcm_netns_get_ids(nt->net, &n);
+	ids = softcm_id_snapshot(nt->net, &n);
 	for (i = 0; ids && i < n; i++) {
 		mutex_lock(&ids[i]->mutex);
 		if (ids[i]->state != SOFTCM_STATE_DESTROYING)
@@ -126,7 +126,7 @@ static void notice_work(struct work_struct *work)
 		mutex_unlock(&ids[i]->mutex);
 	}
 	if (ids)
-		softcm_netns_put_ids(ids, n);
+		softcm_id_put_snapshot(ids, n);
 	put_net(nt->net);
 	kfree(nt);
 }

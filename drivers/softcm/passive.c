@@ -255,6 +255,5 @@ void softcm_cm_rcv_rtu(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		/* The Linux CM counts an RTU in any other state as a duplicate. */
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
 	}
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
+	softcm_id_unlock_put(id);
 }

@@ -19,6 +19,8 @@
 #include "cmtime.h"
 #include "conntab.h"
 #include "event.h"
+#include "file.h"
+#include "file.h"
 #include "id.h"
 #include "netns.h"
 #include "stats.h"
@@ -182,7 +184,7 @@ void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	p->private_data_len = SOFTCM_SIDR_REQ_PRIVATE_DATA;
 	memcpy(p->private_data, msg->pdata + SOFTCM_CMA_HDR_SIZE,
 	       SOFTCM_SIDR_REQ_PRIVATE_DATA);
-	softcm_cm_publish_request(listener, id, e);
+	softcm_file_publish_request(listener, id, e);
 out:
 	mutex_unlock(&listener->mutex);
 	softcm_id_put(listener);
@@ -225,6 +227,5 @@ void softcm_cm_rcv_sidr_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, p);
 	kfree(p);
 out:
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
+	softcm_id_unlock_put(id);
 }

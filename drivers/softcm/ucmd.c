@@ -19,7 +19,6 @@
 #include "bind.h"
 #include "chardev.h"
 #include "cm.h"
-#include "event.h"
 #include "file.h"
 #include "id.h"
 #include "netns.h"
@@ -45,84 +44,26 @@ union ucmd_args {
 	struct softcm_disconnect disconnect;
 };
 
-/*
- * The id @handle of @sf, referenced and locked, unless it is being
- * destroyed.  Release with unlock_put().
- */
-static struct softcm_id *get_locked(struct softcm_file *sf, u32 handle)
-{
-	struct softcm_id *id = softcm_file_get_id(sf, handle);
-
-	if (IS_ERR(id))
-		return id;
-	mutex_lock(&id->mutex);
-	if (id->state == SOFTCM_STATE_DESTROYING || id->file != sf) {
-		mutex_unlock(&id->mutex);
-		softcm_id_put(id);
-		return ERR_PTR(-ENOENT);
-	}
-	return id;
-}
-
-static void unlock_put(struct softcm_id *id)
-{
-	mutex_unlock(&id->mutex);
-	softcm_id_put(id);
-}
-
 static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
 {
 	struct softcm_create_id *c = &a->create_id;
-	struct softcm_id *id;
-	int ret;
 
 	if (c->reserved0)
 		return -EINVAL;
-	id = softcm_id_create(sf->net, c->ps, c->uid);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-
-	ret = softcm_file_reserve(sf, &c->handle);
-	if (ret) {
-		softcm_id_abort(id);
-		return ret;
-	}
-	/* Nothing fails from here: only now may the namespace list it. */
-	WRITE_ONCE(id->handle, c->handle);
-	WRITE_ONCE(id->file, sf);
-	softcm_netns_add_id(id);
-	/* From here on, @id may be gone: only its handle is ours. */
-	softcm_file_commit(sf, id, c->handle);
-	return 0;
+	return softcm_file_create_id(sf, c->ps, c->uid, &c->handle);
 }
 
 /* The copy-out of a new handle failed: nobody knows the id, so undo it. */
 static void undo_create_id(struct softcm_file *sf, union ucmd_args *a)
 {
-	struct softcm_id *id = softcm_file_get_id(sf, a->create_id.handle);
-
-	if (IS_ERR(id))
-		return;
-	if (softcm_file_unpublish(sf, a->create_id.handle, id) == id)
-		softcm_id_destroy(id, NULL);
-	softcm_id_put(id);
+	softcm_file_destroy_handle(sf, a->create_id.handle, NULL);
 }
 
 static int ucmd_destroy_id(struct softcm_file *sf, union ucmd_args *a)
 {
 	struct softcm_destroy_id *c = &a->destroy_id;
-	struct softcm_id *id;
 
-	id = softcm_file_get_id(sf, c->handle);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-	if (softcm_file_unpublish(sf, c->handle, id) != id) {
-		softcm_id_put(id);
-		return -ENOENT;
-	}
-	softcm_id_destroy(id, &c->events_reported);
-	softcm_id_put(id);
-	return 0;
+	return softcm_file_destroy_handle(sf, c->handle, &c->events_reported);
 }
 
 static int ucmd_bind(struct softcm_file *sf, union ucmd_args *a)
@@ -133,11 +74,11 @@ static int ucmd_bind(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->addr_len > sizeof(c->addr))
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_bind(id, c->addr, c->addr_len);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -146,11 +87,11 @@ static int ucmd_listen(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->listen.handle);
+	id = softcm_file_get_locked(sf, a->listen.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_listen(id, a->listen.backlog);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -167,7 +108,7 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->reserved0 || c->which > SOFTCM_QUERY_CONNECTED_PEER)
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ss = c->which == SOFTCM_QUERY_LOCAL ? id->src : id->dst;
@@ -175,7 +116,7 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 	if (c->which != SOFTCM_QUERY_LOCAL &&
 	    (id->conn_over || (c->which == SOFTCM_QUERY_CONNECTED_PEER && !id->conn_up)))
 		ss.ss_family = AF_UNSPEC;
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 
 	if (c->which != SOFTCM_QUERY_LOCAL && ss.ss_family == AF_UNSPEC)
 		return -ENOTCONN;
@@ -193,14 +134,14 @@ static int ucmd_query_id(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->reserved0 || c->reserved1)
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	c->state = id->state;
 	c->ps = id->ps;
 	c->bound_ifindex = id->bound_ifindex;
 	c->backlog = id->state == SOFTCM_STATE_LISTEN ? id->backlog : 0;
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return 0;
 }
 
@@ -210,57 +151,11 @@ static int ucmd_set_option(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_set_option(id, c->level, c->optname, c->value);
-	unlock_put(id);
-	return ret;
-}
-
-/*
- * Issued on the destination file.  The id keeps its identity and state; it
- * gets a handle here before it leaves the old table, so that a failure
- * leaves it where it was.
- */
-static int migrate(struct softcm_file *to, struct softcm_file *from,
-		   struct softcm_migrate_id *c)
-{
-	struct softcm_id *id;
-	u32 handle;
-	int ret;
-
-	id = get_locked(from, c->handle);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-
-	if (from == to) {
-		ret = 0;
-		goto out;
-	}
-	/*
-	 * Reserve here, take the id out of @from, then publish it here: the
-	 * id is in exactly one table at any time, so exactly one context can
-	 * ever own a table's reference and destroy it.
-	 */
-	ret = softcm_file_reserve(to, &handle);
-	if (ret)
-		goto out;
-	if (softcm_file_unpublish(from, c->handle, id) != id) {
-		/* Destroyed or closed under us; the winner waits for us. */
-		softcm_file_cancel(to, handle);
-		ret = -ENOENT;
-		goto out;
-	}
-	atomic_dec(&from->nr_ids);
-	WRITE_ONCE(id->file, to);
-	softcm_file_commit(to, id, handle);	/* takes the old table's reference */
-	softcm_event_move(id, from, to);
-	c->handle = handle;
-out:
-	if (!ret)
-		c->events_reported = atomic_read(&id->events_reported);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -280,7 +175,8 @@ static int ucmd_migrate_id(struct softcm_file *sf, union ucmd_args *a)
 	if (!from || from->net != sf->net)
 		ret = -EINVAL;
 	else
-		ret = migrate(sf, from, c);
+		ret = softcm_file_migrate(sf, from, c->handle, &c->handle,
+					  &c->events_reported);
 	fdput(f);
 	return ret;
 }
@@ -293,12 +189,12 @@ static int ucmd_resolve_addr(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->src_len > sizeof(c->src) || c->dst_len > sizeof(c->dst))
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_addr(id, c->src, c->src_len, c->dst, c->dst_len,
 				     c->timeout_ms);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -307,11 +203,11 @@ static int ucmd_resolve_route(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->resolve_route.handle);
+	id = softcm_file_get_locked(sf, a->resolve_route.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_route(id, a->resolve_route.timeout_ms);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -323,11 +219,11 @@ static int ucmd_query_route(struct softcm_file *sf, union ucmd_args *a)
 
 	if (c->reserved0 || c->reserved1)
 		return -EINVAL;
-	id = get_locked(sf, c->handle);
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_query_route(id, c);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -336,11 +232,11 @@ static int ucmd_connect(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->connect.handle);
+	id = softcm_file_get_locked(sf, a->connect.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_connect(id, &a->connect);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -349,11 +245,11 @@ static int ucmd_accept(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->accept.handle);
+	id = softcm_file_get_locked(sf, a->accept.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_accept(id, &a->accept);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -362,11 +258,11 @@ static int ucmd_reject(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	id = get_locked(sf, a->reject.handle);
+	id = softcm_file_get_locked(sf, a->reject.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_reject(id, &a->reject);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 
@@ -377,11 +273,11 @@ static int ucmd_disconnect(struct softcm_file *sf, union ucmd_args *a)
 
 	if (a->disconnect.reserved0)
 		return -EINVAL;
-	id = get_locked(sf, a->disconnect.handle);
+	id = softcm_file_get_locked(sf, a->disconnect.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_cm_disconnect(id);
-	unlock_put(id);
+	softcm_id_unlock_put(id);
 	return ret;
 }
 

@@ -317,9 +317,9 @@ def main():
             for f in missing:
                 print("%s is on no level of design.rst's list" % f)
             ghosts = sorted(set(lay.level) - set(names))
-            if ghosts:
-                print("# listed, not in the tree (yet): " + " ".join(ghosts))
-            return 1 if missing else 0
+            for f in ghosts:
+                print("%s: listed in design.rst but not in the tree" % f)
+            return 1 if missing or ghosts else 0
         _, edges = graph(args.src, args.obj)
         if args.check == "graph":
             for caller, callee, sym in sorted(edges):
