@@ -136,7 +136,7 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		kfree(p);
 		goto out;
 	}
-	softcm_cm_stop(id);
+	softcm_cm_cancel_retransmit(id);
 	id->cm.remote_qpn = msg->qpn;
 	id->cm.av_timeout = softcm_cm_ack_timeout(msg->target_ack_delay,
 						  id->path.packet_life_time);

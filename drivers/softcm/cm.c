@@ -35,7 +35,7 @@ static struct softcm_net *sn_of(struct softcm_id *id)
 	return softcm_net(id->net);
 }
 
-static void stale(struct softcm_net *sn)
+static void count_stale(struct softcm_net *sn)
 {
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_STALE);
 }
@@ -83,17 +83,17 @@ static void rcv_rej(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	case SOFTCM_CM_MRA_REP_SENT:
 	case SOFTCM_CM_REQ_RCVD:
 	case SOFTCM_CM_MRA_REQ_SENT:
-		softcm_cm_end(id);
+		softcm_cm_release_ids(id);
 		break;
 	case SOFTCM_CM_REP_SENT:
 	case SOFTCM_CM_MRA_REP_RCVD:
 		softcm_cm_timewait(id);
 		break;
 	default:
-		stale(sn);
+		count_stale(sn);
 		goto out;
 	}
-	softcm_cm_ended(id);
+	softcm_cm_mark_peer_gone(id);
 	if (p)
 		rej_param(p, msg);
 	softcm_cm_report(id, SOFTCM_EVENT_REJECTED, msg->reason, p);
@@ -123,7 +123,7 @@ static void rcv_mra(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		sent = SOFTCM_CM_REP_SENT;
 		waiting = SOFTCM_CM_MRA_REP_RCVD;
 	} else {
-		stale(sn);
+		count_stale(sn);
 		goto out;
 	}
 	/*
@@ -138,7 +138,7 @@ static void rcv_mra(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		goto out;
 	}
 	if (id->cm.state != sent) {
-		stale(sn);
+		count_stale(sn);
 		goto out;
 	}
 	softcm_cm_set_state(id, waiting);
@@ -165,7 +165,7 @@ static struct softcm_cm_msg *dreq_msg(struct softcm_id *id)
 	struct softcm_cm_msg *msg;
 
 	id->cm.tid = softcm_conn_new_tid(sn_of(id));
-	msg = softcm_cm_msg(id, SOFTCM_CM_DREQ);
+	msg = softcm_cm_alloc_msg(id, SOFTCM_CM_DREQ);
 	if (msg)
 		msg->qpn = id->cm.remote_qpn;
 	return msg;
@@ -211,7 +211,7 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	case SOFTCM_CM_MRA_REP_RCVD:
 	case SOFTCM_CM_DREQ_SENT:
 		/* our REP or DREQ is answered, by a crossing DREQ */
-		softcm_cm_stop(id);
+		softcm_cm_cancel_retransmit(id);
 		fallthrough;
 	case SOFTCM_CM_ESTABLISHED:
 		/*
@@ -232,7 +232,7 @@ static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
 		break;
 	default:
-		stale(sn);
+		count_stale(sn);
 	}
 out:
 	softcm_id_unlock_put(id);
@@ -250,7 +250,7 @@ static void rcv_drep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		softcm_cm_timewait(id);
 		softcm_cm_report_disconnected(id, 0);
 	} else {
-		stale(sn);
+		count_stale(sn);
 	}
 	softcm_id_unlock_put(id);
 }
@@ -395,7 +395,7 @@ void softcm_cm_destroy(struct softcm_id *id)
 	default:
 		break;
 	}
-	softcm_cm_end(id);
+	softcm_cm_release_ids(id);
 }
 
 /* A connection of a destroyed id (in timewait, say) that must end now. */

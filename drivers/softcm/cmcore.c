@@ -70,7 +70,7 @@ void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to)
 }
 
 /* A message of @id's connection: header, both comm IDs, transaction. */
-struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr)
+struct softcm_cm_msg *softcm_cm_alloc_msg(struct softcm_id *id, u8 attr)
 {
 	struct softcm_cm_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL);
 
@@ -124,7 +124,7 @@ int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg)
 /* A message of nothing but comm IDs (RTU, DREP), sent once. */
 int softcm_cm_send_bare(struct softcm_id *id, u8 attr)
 {
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, attr);
+	struct softcm_cm_msg *msg = softcm_cm_alloc_msg(id, attr);
 	int ret;
 
 	if (!msg)
@@ -199,7 +199,7 @@ void softcm_cm_resend(struct softcm_id *id)
 }
 
 /* The message in flight was answered. */
-void softcm_cm_stop(struct softcm_id *id)
+void softcm_cm_cancel_retransmit(struct softcm_id *id)
 {
 	lockdep_assert_held(&id->mutex);
 
@@ -231,29 +231,29 @@ void softcm_cm_timewait(struct softcm_id *id)
 	u8 t = min_t(u8, id->cm.av_timeout, READ_ONCE(sn_of(id)->max_timewait));
 
 	lockdep_assert_held(&id->mutex);
-	softcm_cm_stop(id);
+	softcm_cm_cancel_retransmit(id);
 	softcm_cm_set_state(id, SOFTCM_CM_TIMEWAIT);
 	id->cm.timer = SOFTCM_CM_TIMER_TIMEWAIT;
 	softcm_cm_arm(id, softcm_cm_ms(t));
 }
 
 /* The connection is over: back to IDLE, its comm IDs free. */
-void softcm_cm_end(struct softcm_id *id)
+void softcm_cm_release_ids(struct softcm_id *id)
 {
 	lockdep_assert_held(&id->mutex);
 
-	softcm_cm_stop(id);
+	softcm_cm_cancel_retransmit(id);
 	if (id->cm.state != SOFTCM_CM_IDLE)
 		softcm_cm_set_state(id, SOFTCM_CM_IDLE);
 	softcm_conn_remove(id);
 }
 
 /* The peer address is no longer a connection's: getpeername says so. */
-void softcm_cm_ended(struct softcm_id *id)
+void softcm_cm_mark_peer_gone(struct softcm_id *id)
 {
 	lockdep_assert_held(&id->mutex);
 
-	id->conn_over = true;
+	id->peer_gone = true;
 }
 
 /* An event for the application, unless it has let go of the id. */
@@ -287,14 +287,14 @@ void softcm_cm_report_disconnected(struct softcm_id *id, int status)
 
 	if (!softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_DISCONNECT))
 		return;
-	softcm_cm_ended(id);
+	softcm_cm_mark_peer_gone(id);
 	softcm_cm_report(id, SOFTCM_EVENT_DISCONNECTED, status, NULL);
 }
 
 int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
 		       const u8 *pdata, u8 len)
 {
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, SOFTCM_CM_REJ);
+	struct softcm_cm_msg *msg = softcm_cm_alloc_msg(id, SOFTCM_CM_REJ);
 	int ret;
 
 	if (!msg)
@@ -316,7 +316,7 @@ int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
 
 int softcm_cm_send_mra(struct softcm_id *id, u8 msg_type)
 {
-	struct softcm_cm_msg *msg = softcm_cm_msg(id, SOFTCM_CM_MRA);
+	struct softcm_cm_msg *msg = softcm_cm_alloc_msg(id, SOFTCM_CM_MRA);
 	int ret;
 
 	if (!msg)
@@ -380,8 +380,8 @@ static void timed_out(struct softcm_id *id)
 	case SOFTCM_CM_REP_SENT:
 	case SOFTCM_CM_MRA_REP_RCVD:
 	case SOFTCM_CM_SIDR_REQ_SENT:
-		softcm_cm_end(id);
-		softcm_cm_ended(id);
+		softcm_cm_release_ids(id);
+		softcm_cm_mark_peer_gone(id);
 		softcm_cm_report(id, SOFTCM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL);
 		break;
 	case SOFTCM_CM_DREQ_SENT:
@@ -389,7 +389,7 @@ static void timed_out(struct softcm_id *id)
 		softcm_cm_report_disconnected(id, -ETIMEDOUT);
 		break;
 	default:
-		softcm_cm_stop(id);
+		softcm_cm_cancel_retransmit(id);
 	}
 }
 
@@ -401,7 +401,7 @@ static void timer_expired(struct softcm_id *id)
 
 	id->cm.timer = SOFTCM_CM_TIMER_NONE;
 	if (timer == SOFTCM_CM_TIMER_TIMEWAIT) {
-		softcm_cm_end(id);
+		softcm_cm_release_ids(id);
 		if (id->state == SOFTCM_STATE_DISCONNECT)
 			softcm_cm_report(id, SOFTCM_EVENT_TIMEWAIT_EXIT, 0, NULL);
 		return;
@@ -470,7 +470,7 @@ static int start(struct softcm_id *id, const struct softcm_connect *c)
 	id->cm.max_retries = READ_ONCE(sn->cm_retries);
 	id->cm.av_timeout = min(id->path.packet_life_time + 1, 31);
 	id->cm.tid = softcm_conn_new_tid(sn);
-	id->conn_over = false;
+	id->peer_gone = false;
 	id->conn_up = false;
 	ret = softcm_conn_insert(id);
 	if (ret)
@@ -483,7 +483,7 @@ static void undo_start(struct softcm_id *id)
 {
 	lockdep_assert_held(&id->mutex);
 
-	softcm_cm_end(id);
+	softcm_cm_release_ids(id);
 	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
 }
 
@@ -508,7 +508,7 @@ struct softcm_cm_msg *softcm_cm_begin_request(struct softcm_id *id,
 	if (ret)
 		return ERR_PTR(ret);
 	ret = -ENOMEM;
-	req = softcm_cm_msg(id, attr);
+	req = softcm_cm_alloc_msg(id, attr);
 	if (!req)
 		goto err_undo;
 	req->service_id = softcm_service_id(id->ps, softcm_addr_port(&id->dst));
@@ -666,7 +666,7 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 	id->state = SOFTCM_STATE_CONNECT;
 	trace_softcm_state(id->net->ns.inum, 0, softcm_state_name(SOFTCM_STATE_IDLE),
 			   softcm_state_name(SOFTCM_STATE_CONNECT));
-	id->quiet = true;
+	id->unaccepted = true;
 	id->src = *dst;
 	id->dst = *src;
 	id->tos = listener->tos;
@@ -679,7 +679,7 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 	return id;
 
 err_abort:
-	softcm_cm_end(id);
+	softcm_cm_release_ids(id);
 	mutex_unlock(&id->mutex);
 	softcm_id_abort(id);
 err_free_event:

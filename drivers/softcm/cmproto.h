@@ -50,7 +50,7 @@ struct softcm_pkt {
 
 /* cmcore.c */
 void softcm_cm_set_state(struct softcm_id *id, enum softcm_cm_state to);
-struct softcm_cm_msg *softcm_cm_msg(struct softcm_id *id, u8 attr);
+struct softcm_cm_msg *softcm_cm_alloc_msg(struct softcm_id *id, u8 attr);
 int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg);
 int softcm_cm_send_bare(struct softcm_id *id, u8 attr);
 int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
@@ -58,11 +58,11 @@ int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		     struct softcm_cm_msg *msg);
 void softcm_cm_resend(struct softcm_id *id);
-void softcm_cm_stop(struct softcm_id *id);
+void softcm_cm_cancel_retransmit(struct softcm_id *id);
 void softcm_cm_arm(struct softcm_id *id, unsigned int ms);
 void softcm_cm_timewait(struct softcm_id *id);
-void softcm_cm_end(struct softcm_id *id);
-void softcm_cm_ended(struct softcm_id *id);
+void softcm_cm_release_ids(struct softcm_id *id);
+void softcm_cm_mark_peer_gone(struct softcm_id *id);
 int softcm_cm_send_rej(struct softcm_id *id, u8 msg_type, u16 reason,
 		       const u8 *pdata, u8 len);
 int softcm_cm_send_mra(struct softcm_id *id, u8 msg_type);

@@ -94,7 +94,7 @@ void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e)
 	lockdep_assert_held(&id->mutex);
 
 	/* Not published (a request not read yet): nobody to tell. */
-	if (id->quiet || WARN_ON_ONCE(!id->evq)) {
+	if (id->unaccepted || WARN_ON_ONCE(!id->evq)) {
 		kfree(e);
 		return;
 	}

@@ -238,7 +238,7 @@ static void free_dead(struct softcm_id *id, struct list_head *dead)
  * resolution, its connection, its port, its queued events, the
  * namespace's list.  The unread requests of a listener die with it after
  * its mutex is released; their new ids have no events of their own (they
- * are quiet and unpublished), so this recurses exactly one level.
+ * are unaccepted and unpublished), so this recurses exactly one level.
  */
 void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported)
 {

@@ -168,9 +168,9 @@ struct softcm_id {
 	struct list_head held;
 	unsigned int nr_held;
 	/* A request's new id reports nothing but its request until accepted. */
-	bool quiet;
+	bool unaccepted;
 	/* The peer address is no longer a connection's (getpeername ENOTCONN). */
-	bool conn_over;
+	bool peer_gone;
 	/* The connection was established: getpeername answers until it is over. */
 	bool conn_up;
 	u32 psn;			/* starting PSN we advertise */

@@ -181,7 +181,7 @@ int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c
 	    p->private_data_len > SOFTCM_REP_PRIVATE_DATA || p->reserved0)
 		return -EINVAL;
 
-	rep = softcm_cm_msg(id, SOFTCM_CM_REP);
+	rep = softcm_cm_alloc_msg(id, SOFTCM_CM_REP);
 	if (!rep)
 		return -ENOMEM;
 	id->cm.qpn = p->qp_num & 0xffffff;
@@ -208,7 +208,7 @@ int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c
 	softcm_cm_set_state(id, SOFTCM_CM_REP_SENT);
 	/* From now on the id's events are the application's. */
 	WRITE_ONCE(id->uid, c->uid);
-	id->quiet = false;
+	id->unaccepted = false;
 	return 0;
 }
 
@@ -234,8 +234,8 @@ int softcm_cm_passive_reject(struct softcm_id *id, const struct softcm_reject *c
 	if (c->private_data_len > SOFTCM_REJ_PRIVATE_DATA)
 		return -EINVAL;
 	softcm_cm_send_rej(id, msg_type, reason, c->private_data, c->private_data_len);
-	softcm_cm_end(id);
-	softcm_cm_ended(id);
+	softcm_cm_release_ids(id);
+	softcm_cm_mark_peer_gone(id);
 	return 0;
 }
 
@@ -248,7 +248,7 @@ void softcm_cm_rcv_rtu(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	if (!id)
 		return;
 	if (id->cm.state == SOFTCM_CM_REP_SENT || id->cm.state == SOFTCM_CM_MRA_REP_RCVD) {
-		softcm_cm_stop(id);
+		softcm_cm_cancel_retransmit(id);
 		softcm_cm_set_state(id, SOFTCM_CM_ESTABLISHED);
 		softcm_cm_report(id, SOFTCM_EVENT_ESTABLISHED, 0, NULL);
 	} else {

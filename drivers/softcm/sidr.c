@@ -69,7 +69,7 @@ int softcm_cm_sidr_connect(struct softcm_id *id, const struct softcm_connect *c)
 int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
 			  const u8 *pdata, u8 len)
 {
-	struct softcm_cm_msg *rep = softcm_cm_msg(id, SOFTCM_CM_SIDR_REP);
+	struct softcm_cm_msg *rep = softcm_cm_alloc_msg(id, SOFTCM_CM_SIDR_REP);
 
 	lockdep_assert_held(&id->mutex);
 
@@ -89,7 +89,7 @@ int softcm_cm_sidr_answer(struct softcm_id *id, u8 status, u32 qpn,
 	rep->pdata_len = len;
 	softcm_cm_send(id, rep);
 	kfree(rep);
-	softcm_cm_end(id);
+	softcm_cm_release_ids(id);
 	return 0;
 }
 
@@ -109,7 +109,7 @@ int softcm_cm_sidr_accept(struct softcm_id *id, const struct softcm_accept *c)
 	if (ret)
 		return ret;	/* nothing was sent: nothing changed */
 	WRITE_ONCE(id->uid, c->uid);
-	id->quiet = false;
+	id->unaccepted = false;
 	id->conn_up = true;	/* answered: a UD peer is known */
 	return 0;
 }
@@ -122,7 +122,7 @@ int softcm_cm_sidr_reject(struct softcm_id *id, const struct softcm_reject *c)
 	if (c->private_data_len > SOFTCM_SIDR_REP_PRIVATE_DATA)
 		return -EINVAL;
 	softcm_cm_sidr_answer(id, SOFTCM_SIDR_REJECT, 0, c->private_data, c->private_data_len);
-	softcm_cm_ended(id);
+	softcm_cm_mark_peer_gone(id);
 	return 0;
 }
 
@@ -204,15 +204,15 @@ void softcm_cm_rcv_sidr_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		softcm_stat_inc(&sn->stats, SOFTCM_STAT_DUPLICATES);
 		goto out;
 	}
-	softcm_cm_end(id);
+	softcm_cm_release_ids(id);
 	if (msg->status != SOFTCM_SIDR_SUCCESS) {
-		softcm_cm_ended(id);
+		softcm_cm_mark_peer_gone(id);
 		softcm_cm_report(id, SOFTCM_EVENT_UNREACHABLE, msg->status, NULL);
 		goto out;
 	}
 	/* rdma_cm refuses a Q_Key other than its own for an IP port space. */
 	if (msg->qkey != SOFTCM_UDP_QKEY) {
-		softcm_cm_ended(id);
+		softcm_cm_mark_peer_gone(id);
 		softcm_cm_report(id, SOFTCM_EVENT_ADDR_ERROR, -EINVAL, NULL);
 		goto out;
 	}

@@ -114,7 +114,7 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 	ss = c->which == SOFTCM_QUERY_LOCAL ? id->src : id->dst;
 	/* A connection that is over has no peer any more, as a socket. */
 	if (c->which != SOFTCM_QUERY_LOCAL &&
-	    (id->conn_over || (c->which == SOFTCM_QUERY_CONNECTED_PEER && !id->conn_up)))
+	    (id->peer_gone || (c->which == SOFTCM_QUERY_CONNECTED_PEER && !id->conn_up)))
 		ss.ss_family = AF_UNSPEC;
 	softcm_id_unlock_put(id);
 
