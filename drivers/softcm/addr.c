@@ -280,11 +280,11 @@ static void finish(struct softcm_id *id, struct softcm_addr_req *req, int status
 	if (!status) {
 		softcm_port_set_src(id, &res->src);
 		id->dev = res->dev;
-		softcm_id_set_state(id, SOFTCM_STATE_ADDR_QUERY, SOFTCM_STATE_ADDR_RESOLVED);
+		softcm_id_cas_state(id, SOFTCM_STATE_ADDR_QUERY, SOFTCM_STATE_ADDR_RESOLVED);
 		e->ev.event = SOFTCM_EVENT_ADDR_RESOLVED;
 	} else {
 		memset(&id->dst, 0, sizeof(id->dst));
-		softcm_id_set_state(id, SOFTCM_STATE_ADDR_QUERY, SOFTCM_STATE_ADDR_BOUND);
+		softcm_id_cas_state(id, SOFTCM_STATE_ADDR_QUERY, SOFTCM_STATE_ADDR_BOUND);
 		e->ev.event = SOFTCM_EVENT_ADDR_ERROR;
 		e->ev.status = status;
 	}
@@ -496,7 +496,7 @@ int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 	}
 
 	id->dst = d;
-	softcm_id_set_state(id, SOFTCM_STATE_ADDR_BOUND, SOFTCM_STATE_ADDR_QUERY);
+	softcm_id_cas_state(id, SOFTCM_STATE_ADDR_BOUND, SOFTCM_STATE_ADDR_QUERY);
 	ret = resolve(id, &res);
 	if (ret && ret != -ENODATA)
 		goto err_restore;
@@ -521,7 +521,7 @@ int softcm_id_resolve_addr(struct softcm_id *id, const void *src, u32 src_len,
 
 err_restore:
 	memset(&id->dst, 0, sizeof(id->dst));
-	softcm_id_set_state(id, SOFTCM_STATE_ADDR_QUERY, SOFTCM_STATE_ADDR_BOUND);
+	softcm_id_cas_state(id, SOFTCM_STATE_ADDR_QUERY, SOFTCM_STATE_ADDR_BOUND);
 	kfree(req->event);
 err_free_req:
 	kfree(req);

@@ -118,7 +118,7 @@ int softcm_id_bind(struct softcm_id *id, const void *addr, u32 addr_len)
 	ret = softcm_port_bind(id);
 	if (ret)
 		goto err_clear_addr;
-	softcm_id_set_state(id, SOFTCM_STATE_IDLE, SOFTCM_STATE_ADDR_BOUND);
+	softcm_id_cas_state(id, SOFTCM_STATE_IDLE, SOFTCM_STATE_ADDR_BOUND);
 	return 0;
 
 err_clear_addr:
@@ -152,7 +152,7 @@ int softcm_id_listen(struct softcm_id *id, int backlog)
 	if (ret)
 		return ret;
 	id->backlog = backlog <= 0 || backlog > max ? max : backlog;
-	softcm_id_set_state(id, SOFTCM_STATE_ADDR_BOUND, SOFTCM_STATE_LISTEN);
+	softcm_id_cas_state(id, SOFTCM_STATE_ADDR_BOUND, SOFTCM_STATE_LISTEN);
 	return 0;
 }
 

@@ -44,7 +44,6 @@
 #include "netns.h"
 #include "port.h"
 #include "sockaddr.h"
-#include "state.h"
 #include "stats.h"
 #include "trace.h"
 #include "transport.h"
@@ -285,7 +284,7 @@ void softcm_cm_report_disconnected(struct softcm_id *id, int status)
 {
 	lockdep_assert_held(&id->mutex);
 
-	if (!softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_DISCONNECT))
+	if (!softcm_id_cas_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_DISCONNECT))
 		return;
 	softcm_cm_mark_peer_gone(id);
 	softcm_cm_report(id, SOFTCM_EVENT_DISCONNECTED, status, NULL);
@@ -475,7 +474,7 @@ static int start(struct softcm_id *id, const struct softcm_connect *c)
 	ret = softcm_conn_insert(id);
 	if (ret)
 		return ret;
-	softcm_id_set_state(id, SOFTCM_STATE_ROUTE_RESOLVED, SOFTCM_STATE_CONNECT);
+	softcm_id_cas_state(id, SOFTCM_STATE_ROUTE_RESOLVED, SOFTCM_STATE_CONNECT);
 	return 0;
 }
 
@@ -484,7 +483,7 @@ static void undo_start(struct softcm_id *id)
 	lockdep_assert_held(&id->mutex);
 
 	softcm_cm_release_ids(id);
-	softcm_id_set_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
+	softcm_id_cas_state(id, SOFTCM_STATE_CONNECT, SOFTCM_STATE_ROUTE_RESOLVED);
 }
 
 /*
@@ -662,10 +661,7 @@ struct softcm_id *softcm_cm_new_request(struct softcm_id *listener,
 	softcm_cm_id_init(id);
 	softcm_id_register(id);	/* listed, and told of its device's changes */
 	mutex_lock_nested(&id->mutex, SINGLE_DEPTH_NESTING);
-	/* rdma_cm creates the id of a request directly in CONNECT. */
-	id->state = SOFTCM_STATE_CONNECT;
-	trace_softcm_state(id->net->ns.inum, 0, softcm_state_name(SOFTCM_STATE_IDLE),
-			   softcm_state_name(SOFTCM_STATE_CONNECT));
+	softcm_id_start_as_request(id);
 	id->unaccepted = true;
 	id->src = *dst;
 	id->dst = *src;

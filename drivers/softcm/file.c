@@ -245,7 +245,7 @@ void softcm_file_destroy_id(struct softcm_id *id, u32 *events_reported)
 	LIST_HEAD(dead);
 
 	mutex_lock(&id->mutex);
-	softcm_id_set_state(id, id->state, SOFTCM_STATE_DESTROYING);
+	softcm_id_force_state(id, SOFTCM_STATE_DESTROYING);
 	softcm_addr_cancel(id);
 	softcm_cm_destroy(id);
 	softcm_port_release(id);

@@ -207,7 +207,7 @@ unsigned int softcm_id_get_batch(struct net *net, loff_t *skip,
  * transition the table forbids is a bug in the caller, not bad input:
  * every command checks the state it expects through this same call.
  */
-bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
+bool softcm_id_cas_state(struct softcm_id *id, enum softcm_state from,
 			 enum softcm_state to)
 {
 	lockdep_assert_held(&id->mutex);
@@ -221,4 +221,37 @@ bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
 	trace_softcm_state(id->net->ns.inum, id->handle, softcm_state_name(from),
 			   softcm_state_name(to));
 	return true;
+}
+
+/*
+ * An unconditional change, for what may happen in any state: destroy and
+ * the removal of the id's device.  The table still has the last word.
+ */
+void softcm_id_force_state(struct softcm_id *id, enum softcm_state to)
+{
+	enum softcm_state from = id->state;
+
+	lockdep_assert_held(&id->mutex);
+
+	if (WARN_ONCE(!softcm_state_allowed(from, to), "softcm: %s -> %s\n",
+		      softcm_state_name(from), softcm_state_name(to)))
+		return;
+	WRITE_ONCE(id->state, to);
+	trace_softcm_state(id->net->ns.inum, id->handle, softcm_state_name(from),
+			   softcm_state_name(to));
+}
+
+/*
+ * A request's new id, not yet published, starts in CONNECT: rdma_cm
+ * creates it there, where an application's id gets only by connecting,
+ * so the table does not list IDLE -> CONNECT.
+ */
+void softcm_id_start_as_request(struct softcm_id *id)
+{
+	lockdep_assert_held(&id->mutex);
+
+	WARN_ON_ONCE(id->state != SOFTCM_STATE_IDLE);
+	WRITE_ONCE(id->state, SOFTCM_STATE_CONNECT);
+	trace_softcm_state(id->net->ns.inum, 0, softcm_state_name(SOFTCM_STATE_IDLE),
+			   softcm_state_name(SOFTCM_STATE_CONNECT));
 }

@@ -203,7 +203,9 @@ static inline void softcm_id_unlock_put(struct softcm_id *id)
 	softcm_id_put(id);
 }
 
-bool softcm_id_set_state(struct softcm_id *id, enum softcm_state from,
+bool softcm_id_cas_state(struct softcm_id *id, enum softcm_state from,
 			 enum softcm_state to);
+void softcm_id_force_state(struct softcm_id *id, enum softcm_state to);
+void softcm_id_start_as_request(struct softcm_id *id);
 
 #endif /* _SOFTCM_ID_H */

@@ -97,7 +97,7 @@ static void apply(struct softcm_id *id, const struct notice *nt)
 		if (id->state == SOFTCM_STATE_DEVICE_REMOVAL)
 			return;
 		softcm_addr_cancel(id);
-		softcm_id_set_state(id, id->state, SOFTCM_STATE_DEVICE_REMOVAL);
+		softcm_id_force_state(id, SOFTCM_STATE_DEVICE_REMOVAL);
 		raise_event(id, SOFTCM_EVENT_DEVICE_REMOVAL, 0);
 		return;
 	case NOTICE_DEV_DOWN:

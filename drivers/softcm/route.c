@@ -82,7 +82,7 @@ int softcm_id_resolve_route(struct softcm_id *id, u32 timeout_ms)
 	if (!e)
 		return -ENOMEM;
 
-	softcm_id_set_state(id, SOFTCM_STATE_ADDR_RESOLVED, SOFTCM_STATE_ROUTE_QUERY);
+	softcm_id_cas_state(id, SOFTCM_STATE_ADDR_RESOLVED, SOFTCM_STATE_ROUTE_QUERY);
 	memset(p, 0, sizeof(*p));
 	softcm_ip_to_gid(&id->src, p->sgid);
 	softcm_ip_to_gid(&id->dst, p->dgid);
@@ -92,7 +92,7 @@ int softcm_id_resolve_route(struct softcm_id *id, u32 timeout_ms)
 	p->flow_label = softcm_flow_label(&id->src, &id->dst);
 	p->packet_life_time = id->ack_timeout ? id->ack_timeout - 1 :
 			      READ_ONCE(softcm_net(id->net)->packet_life_time);
-	softcm_id_set_state(id, SOFTCM_STATE_ROUTE_QUERY, SOFTCM_STATE_ROUTE_RESOLVED);
+	softcm_id_cas_state(id, SOFTCM_STATE_ROUTE_QUERY, SOFTCM_STATE_ROUTE_RESOLVED);
 	softcm_event_queue(id, e);
 	return 0;
 }
