@@ -175,16 +175,13 @@ static struct softcm_cm_msg *dreq_msg(struct softcm_id *id)
 static void drep_unknown(struct softcm_net *sn, const struct softcm_pkt *pkt,
 			 const struct softcm_cm_msg *dreq)
 {
-	struct softcm_cm_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	struct softcm_cm_msg *msg = softcm_cm_alloc_reply(dreq, SOFTCM_CM_DREP);
 
 	if (!msg)
 		return;
-	msg->attr = SOFTCM_CM_DREP;
-	msg->hdr.tid = dreq->hdr.tid;
 	msg->local_comm_id = dreq->remote_comm_id;
 	msg->remote_comm_id = dreq->local_comm_id;
 	softcm_cm_reply(sn, pkt, msg);
-	kfree(msg);
 }
 
 static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,

@@ -207,17 +207,34 @@ void softcm_cm_cancel_retransmit(struct softcm_id *id)
 	id->cm.mad = NULL;
 }
 
-/* To a packet's sender, from no connection (anonymous REJ, DREP, ...). */
+/*
+ * An answer from no connection (anonymous REJ, DREP, SIDR_REP) to a
+ * received @rcvd: a message of type @attr in @rcvd's transaction, for
+ * the caller to fill and softcm_cm_reply() to send.
+ */
+struct softcm_cm_msg *softcm_cm_alloc_reply(const struct softcm_cm_msg *rcvd, u8 attr)
+{
+	struct softcm_cm_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+
+	if (!msg)
+		return NULL;
+	msg->attr = attr;
+	msg->hdr.tid = rcvd->hdr.tid;
+	return msg;
+}
+
+/* Send @msg to @pkt's sender, and free it. */
 void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		     struct softcm_cm_msg *msg)
 {
 	u8 mad[SOFTCM_MAD_SIZE];
 
-	if (softcm_wire_encode(msg, mad))
-		return;
-	count_tx_msg(sn, msg);
-	softcm_xmit(sn, (const struct sockaddr *)&pkt->dst, (const struct sockaddr *)&pkt->src,
-		    pkt->ifindex, 0, mad);
+	if (!softcm_wire_encode(msg, mad)) {
+		count_tx_msg(sn, msg);
+		softcm_xmit(sn, (const struct sockaddr *)&pkt->dst,
+			    (const struct sockaddr *)&pkt->src, pkt->ifindex, 0, mad);
+	}
+	kfree(msg);
 }
 
 /*

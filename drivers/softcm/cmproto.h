@@ -55,6 +55,7 @@ int softcm_cm_send(struct softcm_id *id, struct softcm_cm_msg *msg);
 int softcm_cm_send_bare(struct softcm_id *id, u8 attr);
 int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 			 unsigned int timeout_ms, u8 retries);
+struct softcm_cm_msg *softcm_cm_alloc_reply(const struct softcm_cm_msg *rcvd, u8 attr);
 void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		     struct softcm_cm_msg *msg);
 void softcm_cm_resend(struct softcm_id *id);

@@ -92,17 +92,14 @@ out:
 static void reject_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		       const struct softcm_cm_msg *req, u16 reason)
 {
-	struct softcm_cm_msg *msg = kzalloc(sizeof(*msg), GFP_KERNEL);
+	struct softcm_cm_msg *msg = softcm_cm_alloc_reply(req, SOFTCM_CM_REJ);
 
 	if (!msg)
 		return;
-	msg->attr = SOFTCM_CM_REJ;
-	msg->hdr.tid = req->hdr.tid;
 	msg->remote_comm_id = req->local_comm_id;
 	msg->msg_type = SOFTCM_MSG_REQ;
 	msg->reason = reason;
 	softcm_cm_reply(sn, pkt, msg);
-	kfree(msg);
 }
 
 static void setup_conn(struct softcm_id *id, const struct softcm_cm_msg *req)

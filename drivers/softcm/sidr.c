@@ -129,17 +129,14 @@ int softcm_cm_sidr_reject(struct softcm_id *id, const struct softcm_reject *c)
 static void answer_anonymous(struct softcm_net *sn, const struct softcm_pkt *pkt,
 			     const struct softcm_cm_msg *req, u8 status)
 {
-	struct softcm_cm_msg *rep = kzalloc(sizeof(*rep), GFP_KERNEL);
+	struct softcm_cm_msg *rep = softcm_cm_alloc_reply(req, SOFTCM_CM_SIDR_REP);
 
 	if (!rep)
 		return;
-	rep->attr = SOFTCM_CM_SIDR_REP;
-	rep->hdr.tid = req->hdr.tid;
 	rep->local_comm_id = req->local_comm_id;
 	rep->status = status;
 	rep->service_id = req->service_id;
 	softcm_cm_reply(sn, pkt, rep);
-	kfree(rep);
 }
 
 void softcm_cm_rcv_sidr_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
