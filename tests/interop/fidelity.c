@@ -357,6 +357,27 @@ static void c_sync(void)
 	ret("rdma_destroy_id", rdma_destroy_id(cid) || rdma_destroy_id(lid));
 }
 
+/*
+ * The end of a handshake both parameter cases share: the server accepts
+ * with @a, the client prints the reply's parameters and establishes, and
+ * all three ids go.
+ */
+static void accept_and_end(struct rdma_event_channel *sch, struct rdma_event_channel *cch,
+			   struct rdma_cm_id *lid, struct rdma_cm_id *cid,
+			   struct rdma_cm_id *sid, struct rdma_conn_param *a)
+{
+	struct rdma_cm_event *e;
+
+	ret("rdma_accept", rdma_accept(sid, a));
+	e = ev(cch, "client");
+	conn_fields("reply", &e->param.conn);
+	rdma_ack_cm_event(e);
+	ret("rdma_establish", rdma_establish(cid));
+	ev_ack(sch, "server", RDMA_CM_EVENT_ESTABLISHED);
+	ret("rdma_destroy_id", rdma_destroy_id(sid) || rdma_destroy_id(cid) ||
+	    rdma_destroy_id(lid));
+}
+
 /* Issue 17 item 2: retry counts above 7 clamped, srq and flow_control as Linux. */
 static void c_params_clamp(void)
 {
@@ -380,14 +401,7 @@ static void c_params_clamp(void)
 	a.retry_count = 200;
 	a.srq = 5;
 	a.flow_control = 3;
-	ret("rdma_accept", rdma_accept(sid, &a));
-	e = ev(cch, "client");
-	conn_fields("reply", &e->param.conn);
-	rdma_ack_cm_event(e);
-	ret("rdma_establish", rdma_establish(cid));
-	ev_ack(sch, "server", RDMA_CM_EVENT_ESTABLISHED);
-	ret("rdma_destroy_id", rdma_destroy_id(sid) || rdma_destroy_id(cid) ||
-	    rdma_destroy_id(lid));
+	accept_and_end(sch, cch, lid, cid, sid, &a);
 }
 
 /* Issue 17 item 2: depths above the device maximum (rxe: 128), and 0xFF. */
@@ -413,14 +427,7 @@ static void c_params_depth(void)
 	ret("rdma_accept responder_resources 129", rdma_accept(sid, &a));
 	a.responder_resources = RDMA_MAX_RESP_RES;
 	a.initiator_depth = RDMA_MAX_INIT_DEPTH;
-	ret("rdma_accept", rdma_accept(sid, &a));
-	e = ev(cch, "client");
-	conn_fields("reply", &e->param.conn);
-	rdma_ack_cm_event(e);
-	ret("rdma_establish", rdma_establish(cid));
-	ev_ack(sch, "server", RDMA_CM_EVENT_ESTABLISHED);
-	ret("rdma_destroy_id", rdma_destroy_id(sid) || rdma_destroy_id(cid) ||
-	    rdma_destroy_id(lid));
+	accept_and_end(sch, cch, lid, cid, sid, &a);
 }
 
 /* Issue 17 item 3: rdma_reject keeps a synchronous id's event until destroy. */
