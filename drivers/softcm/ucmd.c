@@ -42,6 +42,7 @@ union ucmd_args {
 	struct softcm_accept accept;
 	struct softcm_reject reject;
 	struct softcm_disconnect disconnect;
+	struct softcm_init_qp_attr init_qp_attr;
 };
 
 static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
@@ -281,6 +282,12 @@ static int ucmd_disconnect(struct softcm_file *sf, union ucmd_args *a)
 	return ret;
 }
 
+/* The QP attributes for the id's next QP state, as rdma_init_qp_attr(). */
+static int ucmd_init_qp_attr(struct softcm_file *sf, union ucmd_args *a)
+{
+	return -EOPNOTSUPP;
+}
+
 struct ucmd {
 	int (*handler)(struct softcm_file *sf, union ucmd_args *a);
 	void (*undo)(struct softcm_file *sf, union ucmd_args *a);
@@ -310,6 +317,7 @@ static const struct ucmd ucmds[] = {
 	UCMD(ACCEPT, ucmd_accept, softcm_accept, NULL),
 	UCMD(REJECT, ucmd_reject, softcm_reject, NULL),
 	UCMD(DISCONNECT, ucmd_disconnect, softcm_disconnect, NULL),
+	UCMD(INIT_QP_ATTR, ucmd_init_qp_attr, softcm_init_qp_attr, NULL),
 };
 
 static_assert(ARRAY_SIZE(ucmds) == SOFTCM_CMD_COUNT);
@@ -331,6 +339,7 @@ static_assert(sizeof(struct softcm_connect) == 280);
 static_assert(sizeof(struct softcm_accept) == 288);
 static_assert(sizeof(struct softcm_reject) == 264);
 static_assert(sizeof(struct softcm_disconnect) == 8);
+static_assert(sizeof(struct softcm_init_qp_attr) == 160);
 
 long softcm_ucmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long arg)
 {

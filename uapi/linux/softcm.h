@@ -445,6 +445,401 @@ struct softcm_event {
 	struct softcm_conn_param param;
 };
 
+/*
+ * Verbs
+ * =====
+ *
+ * Each network namespace has one verbs device, "softcm0" as rdma_get_devices()
+ * and ibv_get_device_list() name it, with one RoCEv2 port (number 1).  Its
+ * GID table holds one entry per IPv4 address (v4-mapped) and IPv6 address
+ * of the namespace, kept current as addresses come and go (as rdma_rxe
+ * builds its table from its netdev's addresses); an entry's index is stable
+ * while its address exists.
+ *
+ * Any open of /dev/softcm is also a verbs context: the objects below belong
+ * to the file that created them, are named by handles private to it (a
+ * handle of another type, another file or a destroyed object is ENOENT) and
+ * are destroyed when it is closed.  Field meanings are those of
+ * <rdma/ib_user_verbs.h> and <infiniband/verbs.h>; constants (QP types and
+ * states, attribute mask bits, access flags, work completion status and
+ * opcodes, async event types) are libibverbs' values.
+ *
+ *   QUERY_DEVICE   the device's attributes (struct softcm_device_attr).
+ *   QUERY_PORT     port 1's attributes (EINVAL for any other port).
+ *   QUERY_GID      one GID table entry; an empty entry is all zero with
+ *                  gid_type SOFTCM_GID_TYPE_NONE; index beyond the table
+ *                  EINVAL.
+ *   ALLOC_PD / DEALLOC_PD   protection domains.  DEALLOC_PD of a PD that an
+ *                  MR, QP or AH still uses is EBUSY.
+ *   REG_MR / DEREG_MR   pin [addr, addr + length) long-term, charged to
+ *                  RLIMIT_MEMLOCK (ENOMEM beyond it, unless CAP_IPC_LOCK);
+ *                  access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE (needs
+ *                  LOCAL_WRITE), REMOTE_READ; REMOTE_ATOMIC, MW_BIND,
+ *                  ZERO_BASED, ON_DEMAND EOPNOTSUPP; other bits EINVAL.
+ *                  lkey and rkey are random and unique in the namespace.
+ *   CREATE_COMP_CHANNEL  a new file descriptor (O_CLOEXEC) from which
+ *                  read() returns struct softcm_comp_event records for the
+ *                  CQs attached to it; poll() and O_NONBLOCK as for events.
+ *   CREATE_ASYNC_FD  the context's async event descriptor (one per file,
+ *                  EEXIST for a second): struct softcm_async_event records
+ *                  (CQ overflow: IBV_EVENT_CQ_ERR; QP errors).
+ *   CREATE_CQ / DESTROY_CQ   completion queues of at least cqe entries
+ *                  (1..max_cqe, else EINVAL), attached to a completion
+ *                  channel (channel_fd, or -1).  A completion that finds
+ *                  the CQ full is lost and IBV_EVENT_CQ_ERR is reported.
+ *                  DESTROY_CQ of a CQ that a QP uses is EBUSY; it returns
+ *                  how many completion and async events were reported.
+ *   REQ_NOTIFY_CQ  arm the CQ: the next completion (the next solicited one
+ *                  with solicited_only) queues one event on its channel.
+ *   POLL_CQ        up to ne completions into the caller's array.
+ *   CREATE_QP / MODIFY_QP / QUERY_QP / DESTROY_QP   queue pairs of type
+ *                  IBV_QPT_RC or IBV_QPT_UD (others EOPNOTSUPP), without
+ *                  SRQ (EOPNOTSUPP).  QP numbers are 24 bits, unique in the
+ *                  namespace, never 0 or 1.  MODIFY_QP follows the IBTA
+ *                  modify-QP table: a transition not allowed, a required
+ *                  attribute missing or one not allowed in the mask is
+ *                  EINVAL; alternate paths, SQD and atomics EOPNOTSUPP.
+ *                  DESTROY_QP returns how many async events were reported.
+ *   POST_SEND / POST_RECV  validate and queue work requests.  On an error
+ *                  the first bad one's index is in bad_wr, those before it
+ *                  are queued.  Until the data path exists, every posted
+ *                  send completes with IBV_WC_GENERAL_ERR and vendor_err
+ *                  SOFTCM_VENDOR_ERR_NO_DATA_PATH, and the QP enters ERR
+ *                  (flushing its receives), as after any completion error.
+ *   CREATE_AH / DESTROY_AH   address handles for UD sends.
+ *
+ * Not supported, EOPNOTSUPP: SRQ, XRC, memory windows, atomics, on-demand
+ * paging, alternate paths, raw packet QPs.
+ *
+ * The CM side, on an id:
+ *
+ *   INIT_QP_ATTR   the attributes and mask that move the id's QP to
+ *                  qp_state (INIT, RTR or RTS), as rdma_init_qp_attr():
+ *                  port, P_Key index and access flags for INIT; the path,
+ *                  MTU, peer's QP number and starting PSN for RTR; our
+ *                  starting PSN (the one our REQ or REP announced) and
+ *                  timeouts for RTS.  EINVAL before the id has what the
+ *                  state needs (RTR and RTS: a connection's REQ or REP).
+ */
+
+#define SOFTCM_PORT_NUM			1
+#define SOFTCM_GID_TABLE_LEN		128
+#define SOFTCM_VENDOR_ERR_NO_DATA_PATH	0x50f7c001
+
+enum softcm_gid_type {
+	SOFTCM_GID_TYPE_NONE,
+	SOFTCM_GID_TYPE_ROCE_V2,
+};
+
+struct softcm_device_attr {
+	__aligned_u64	fw_ver;
+	__aligned_u64	node_guid;	/* big endian, as ibv_device_attr */
+	__aligned_u64	sys_image_guid;	/* big endian */
+	__aligned_u64	max_mr_size;
+	__aligned_u64	page_size_cap;
+	__aligned_u64	device_cap_flags;	/* IBV_DEVICE_* */
+	__u32		vendor_id;
+	__u32		vendor_part_id;
+	__u32		hw_ver;
+	__u32		max_qp;
+	__u32		max_qp_wr;
+	__u32		max_sge;
+	__u32		max_cq;
+	__u32		max_cqe;
+	__u32		max_mr;
+	__u32		max_pd;
+	__u32		max_qp_rd_atom;
+	__u32		max_qp_init_rd_atom;
+	__u32		max_ah;
+	__u32		max_inline_data;
+	__u16		max_pkeys;
+	__u8		local_ca_ack_delay;
+	__u8		phys_port_cnt;
+	__u32		reserved0;
+};
+
+struct softcm_query_device {
+	struct softcm_device_attr attr;	/* out */
+};
+
+struct softcm_port_attr {
+	__u32		port_cap_flags;	/* IBV_PORT_* */
+	__u32		max_msg_sz;
+	__u32		gid_tbl_len;
+	__u32		pkey_tbl_len;
+	__u8		state;		/* enum ibv_port_state */
+	__u8		max_mtu;	/* enum ibv_mtu */
+	__u8		active_mtu;
+	__u8		phys_state;
+	__u8		active_width;
+	__u8		active_speed;
+	__u8		link_layer;	/* IBV_LINK_LAYER_ETHERNET */
+	__u8		reserved0;
+	__u32		reserved1;
+	__u32		reserved2;
+};
+
+struct softcm_query_port {
+	__u8		port_num;	/* in */
+	__u8		reserved0[7];
+	struct softcm_port_attr attr;	/* out */
+};
+
+struct softcm_query_gid {
+	__u8		port_num;	/* in */
+	__u8		reserved0[3];
+	__u32		index;		/* in */
+	__u8		gid[16];	/* out */
+	__u32		gid_type;	/* out: enum softcm_gid_type */
+	__u32		ifindex;	/* out: the address's device */
+};
+
+struct softcm_alloc_pd {
+	__u32		handle;		/* out */
+	__u32		reserved0;
+};
+
+/* DEALLOC_PD, DEREG_MR, DESTROY_AH: an object by handle. */
+struct softcm_destroy_obj {
+	__u32		handle;		/* in */
+	__u32		reserved0;
+};
+
+struct softcm_reg_mr {
+	__aligned_u64	addr;		/* in: start of the user buffer */
+	__aligned_u64	length;		/* in */
+	__aligned_u64	iova;		/* in: the address peers use */
+	__u32		pd_handle;	/* in */
+	__u32		access;		/* in: IBV_ACCESS_* */
+	__u32		handle;		/* out */
+	__u32		lkey;		/* out */
+	__u32		rkey;		/* out */
+	__u32		reserved0;
+};
+
+struct softcm_create_comp_channel {
+	__s32		fd;		/* out */
+	__u32		reserved0;
+};
+
+struct softcm_create_async_fd {
+	__s32		fd;		/* out */
+	__u32		reserved0;
+};
+
+/* One record of read() on a completion channel. */
+struct softcm_comp_event {
+	__aligned_u64	cq_uid;		/* the CQ's uid */
+	__u32		cq_handle;
+	__u32		reserved0;
+};
+
+/* One record of read() on the async event descriptor. */
+struct softcm_async_event {
+	__aligned_u64	uid;		/* the CQ's or QP's uid; 0 for the port */
+	__u32		event_type;	/* enum ibv_event_type */
+	__u32		handle;		/* the CQ or QP; 0 for the port */
+};
+
+struct softcm_create_cq {
+	__aligned_u64	uid;		/* in: echoed in its events */
+	__u32		cqe;		/* in: at least; out: actual */
+	__u32		comp_vector;	/* in: 0 */
+	__s32		channel_fd;	/* in: completion channel, or -1 */
+	__u32		handle;		/* out */
+};
+
+struct softcm_destroy_cq {
+	__u32		handle;		/* in */
+	__u32		comp_events_reported;	/* out */
+	__u32		async_events_reported;	/* out */
+	__u32		reserved0;
+};
+
+struct softcm_req_notify_cq {
+	__u32		handle;		/* in */
+	__u32		solicited_only;	/* in: 0 or 1 */
+};
+
+/* A work completion, as struct ib_uverbs_wc. */
+struct softcm_wc {
+	__aligned_u64	wr_id;
+	__u32		status;		/* enum ibv_wc_status */
+	__u32		opcode;		/* enum ibv_wc_opcode */
+	__u32		vendor_err;
+	__u32		byte_len;
+	__u32		imm_data;	/* network order, as ibv_wc */
+	__u32		qp_num;
+	__u32		src_qp;
+	__u32		wc_flags;	/* IBV_WC_* flags */
+	__u16		pkey_index;
+	__u16		slid;
+	__u8		sl;
+	__u8		dlid_path_bits;
+	__u8		port_num;
+	__u8		reserved0;
+};
+
+struct softcm_poll_cq {
+	__aligned_u64	wc;		/* in: user pointer to ne struct softcm_wc */
+	__u32		handle;		/* in */
+	__u32		ne;		/* in: room; out: completions written */
+};
+
+/* An address vector, as struct ib_uverbs_ah_attr for RoCE. */
+struct softcm_ah_attr {
+	__u8		dgid[16];
+	__u32		flow_label;
+	__u16		dlid;
+	__u8		sgid_index;
+	__u8		hop_limit;
+	__u8		traffic_class;
+	__u8		sl;
+	__u8		src_path_bits;
+	__u8		static_rate;
+	__u8		is_global;	/* must be 1: RoCE has no LIDs */
+	__u8		port_num;
+	__u16		reserved0;
+};
+
+struct softcm_qp_cap {
+	__u32		max_send_wr;
+	__u32		max_recv_wr;
+	__u32		max_send_sge;
+	__u32		max_recv_sge;
+	__u32		max_inline_data;
+	__u32		reserved0;
+};
+
+/* QP attributes, as struct ibv_qp_attr; valid members per attr_mask. */
+struct softcm_qp_attr {
+	__u32		qp_state;	/* enum ibv_qp_state */
+	__u32		cur_qp_state;
+	__u32		path_mtu;	/* enum ibv_mtu */
+	__u32		path_mig_state;
+	__u32		qkey;
+	__u32		rq_psn;
+	__u32		sq_psn;
+	__u32		dest_qp_num;
+	__u32		qp_access_flags;
+	__u16		pkey_index;
+	__u16		alt_pkey_index;
+	__u8		en_sqd_async_notify;
+	__u8		sq_draining;
+	__u8		max_rd_atomic;
+	__u8		max_dest_rd_atomic;
+	__u8		min_rnr_timer;
+	__u8		port_num;
+	__u8		timeout;
+	__u8		retry_cnt;
+	__u8		rnr_retry;
+	__u8		alt_port_num;
+	__u8		alt_timeout;
+	__u8		reserved0;
+	struct softcm_qp_cap cap;
+	struct softcm_ah_attr ah_attr;
+	struct softcm_ah_attr alt_ah_attr;
+	__u32		reserved1;
+};
+
+struct softcm_create_qp {
+	__aligned_u64	uid;		/* in: echoed in its async events */
+	__u32		pd_handle;	/* in */
+	__u32		send_cq_handle;	/* in */
+	__u32		recv_cq_handle;	/* in */
+	__u32		srq_handle;	/* in: must be 0 */
+	__u8		qp_type;	/* in: IBV_QPT_RC or IBV_QPT_UD */
+	__u8		sq_sig_all;	/* in: 0 or 1 */
+	__u16		reserved0;
+	__u32		handle;		/* out */
+	struct softcm_qp_cap cap;	/* in: requested; out: actual */
+	__u32		qp_num;		/* out */
+	__u32		reserved1;
+};
+
+struct softcm_modify_qp {
+	__u32		handle;		/* in */
+	__u32		attr_mask;	/* in: IBV_QP_* */
+	struct softcm_qp_attr attr;	/* in */
+};
+
+struct softcm_query_qp {
+	__u32		handle;		/* in */
+	__u32		attr_mask;	/* in: what the caller wants (all is given) */
+	struct softcm_qp_attr attr;	/* out */
+	struct softcm_qp_cap init_cap;	/* out: as created */
+	__u8		qp_type;	/* out */
+	__u8		sq_sig_all;	/* out */
+	__u16		reserved0;
+	__u32		reserved1;
+};
+
+struct softcm_destroy_qp {
+	__u32		handle;		/* in */
+	__u32		events_reported;	/* out */
+};
+
+struct softcm_sge {
+	__aligned_u64	addr;
+	__u32		length;
+	__u32		lkey;
+};
+
+/* A send work request; its num_sge entries follow the previous WR's. */
+struct softcm_send_wr {
+	__aligned_u64	wr_id;
+	__u32		num_sge;
+	__u32		opcode;		/* enum ibv_wr_opcode */
+	__u32		send_flags;	/* IBV_SEND_* */
+	__u32		imm_data;	/* network order */
+	union {
+		struct {
+			__aligned_u64	remote_addr;
+			__u32		rkey;
+			__u32		reserved0;
+		} rdma;
+		struct {
+			__u32		ah_handle;
+			__u32		remote_qpn;
+			__u32		remote_qkey;
+			__u32		reserved0;
+		} ud;
+	} wr;
+};
+
+struct softcm_recv_wr {
+	__aligned_u64	wr_id;
+	__u32		num_sge;
+	__u32		reserved0;
+};
+
+/*
+ * POST_SEND and POST_RECV: wr_count WRs and sge_count SGEs (the sum of
+ * their num_sge) in two arrays.  Bounded by the QP's capacities.
+ */
+struct softcm_post {
+	__aligned_u64	wr;		/* in: user pointer to the WR array */
+	__aligned_u64	sge;		/* in: user pointer to the SGE array */
+	__u32		handle;		/* in: the QP */
+	__u32		wr_count;	/* in */
+	__u32		sge_count;	/* in */
+	__u32		bad_wr;		/* out: index of the first WR not queued */
+};
+
+struct softcm_create_ah {
+	__u32		pd_handle;	/* in */
+	__u32		handle;		/* out */
+	struct softcm_ah_attr attr;	/* in */
+};
+
+struct softcm_init_qp_attr {
+	__u32		handle;		/* in: the id */
+	__u32		qp_state;	/* in: IBV_QPS_INIT, RTR or RTS */
+	__u32		attr_mask;	/* out */
+	__u32		reserved0;
+	struct softcm_qp_attr attr;	/* out */
+};
+
 #define SOFTCM_IOCTL_TYPE	0xC5
 #define _SOFTCM_IOWR(cmd, type) _IOWR(SOFTCM_IOCTL_TYPE, SOFTCM_CMD_##cmd, struct type)
 
@@ -464,7 +859,35 @@ enum softcm_cmd {
 	SOFTCM_CMD_ACCEPT,
 	SOFTCM_CMD_REJECT,
 	SOFTCM_CMD_DISCONNECT,
+	SOFTCM_CMD_INIT_QP_ATTR,
 	SOFTCM_CMD_COUNT
+};
+
+/* The verbs commands have numbers of their own, from 0x40. */
+enum softcm_vcmd {
+	SOFTCM_VCMD_BASE = 0x40,
+	SOFTCM_VCMD_QUERY_DEVICE = SOFTCM_VCMD_BASE,
+	SOFTCM_VCMD_QUERY_PORT,
+	SOFTCM_VCMD_QUERY_GID,
+	SOFTCM_VCMD_ALLOC_PD,
+	SOFTCM_VCMD_DEALLOC_PD,
+	SOFTCM_VCMD_REG_MR,
+	SOFTCM_VCMD_DEREG_MR,
+	SOFTCM_VCMD_CREATE_COMP_CHANNEL,
+	SOFTCM_VCMD_CREATE_ASYNC_FD,
+	SOFTCM_VCMD_CREATE_CQ,
+	SOFTCM_VCMD_DESTROY_CQ,
+	SOFTCM_VCMD_REQ_NOTIFY_CQ,
+	SOFTCM_VCMD_POLL_CQ,
+	SOFTCM_VCMD_CREATE_QP,
+	SOFTCM_VCMD_MODIFY_QP,
+	SOFTCM_VCMD_QUERY_QP,
+	SOFTCM_VCMD_DESTROY_QP,
+	SOFTCM_VCMD_POST_SEND,
+	SOFTCM_VCMD_POST_RECV,
+	SOFTCM_VCMD_CREATE_AH,
+	SOFTCM_VCMD_DESTROY_AH,
+	SOFTCM_VCMD_END
 };
 
 #define SOFTCM_IOCTL_CREATE_ID	_SOFTCM_IOWR(CREATE_ID, softcm_create_id)
@@ -482,5 +905,30 @@ enum softcm_cmd {
 #define SOFTCM_IOCTL_ACCEPT	_SOFTCM_IOWR(ACCEPT, softcm_accept)
 #define SOFTCM_IOCTL_REJECT	_SOFTCM_IOWR(REJECT, softcm_reject)
 #define SOFTCM_IOCTL_DISCONNECT	_SOFTCM_IOWR(DISCONNECT, softcm_disconnect)
+#define SOFTCM_IOCTL_INIT_QP_ATTR	_SOFTCM_IOWR(INIT_QP_ATTR, softcm_init_qp_attr)
+
+#define _SOFTCM_VIOWR(cmd, type) _IOWR(SOFTCM_IOCTL_TYPE, SOFTCM_VCMD_##cmd, struct type)
+#define SOFTCM_IOCTL_QUERY_DEVICE	_SOFTCM_VIOWR(QUERY_DEVICE, softcm_query_device)
+#define SOFTCM_IOCTL_QUERY_PORT		_SOFTCM_VIOWR(QUERY_PORT, softcm_query_port)
+#define SOFTCM_IOCTL_QUERY_GID		_SOFTCM_VIOWR(QUERY_GID, softcm_query_gid)
+#define SOFTCM_IOCTL_ALLOC_PD		_SOFTCM_VIOWR(ALLOC_PD, softcm_alloc_pd)
+#define SOFTCM_IOCTL_DEALLOC_PD		_SOFTCM_VIOWR(DEALLOC_PD, softcm_destroy_obj)
+#define SOFTCM_IOCTL_REG_MR		_SOFTCM_VIOWR(REG_MR, softcm_reg_mr)
+#define SOFTCM_IOCTL_DEREG_MR		_SOFTCM_VIOWR(DEREG_MR, softcm_destroy_obj)
+#define SOFTCM_IOCTL_CREATE_COMP_CHANNEL \
+	_SOFTCM_VIOWR(CREATE_COMP_CHANNEL, softcm_create_comp_channel)
+#define SOFTCM_IOCTL_CREATE_ASYNC_FD	_SOFTCM_VIOWR(CREATE_ASYNC_FD, softcm_create_async_fd)
+#define SOFTCM_IOCTL_CREATE_CQ		_SOFTCM_VIOWR(CREATE_CQ, softcm_create_cq)
+#define SOFTCM_IOCTL_DESTROY_CQ		_SOFTCM_VIOWR(DESTROY_CQ, softcm_destroy_cq)
+#define SOFTCM_IOCTL_REQ_NOTIFY_CQ	_SOFTCM_VIOWR(REQ_NOTIFY_CQ, softcm_req_notify_cq)
+#define SOFTCM_IOCTL_POLL_CQ		_SOFTCM_VIOWR(POLL_CQ, softcm_poll_cq)
+#define SOFTCM_IOCTL_CREATE_QP		_SOFTCM_VIOWR(CREATE_QP, softcm_create_qp)
+#define SOFTCM_IOCTL_MODIFY_QP		_SOFTCM_VIOWR(MODIFY_QP, softcm_modify_qp)
+#define SOFTCM_IOCTL_QUERY_QP		_SOFTCM_VIOWR(QUERY_QP, softcm_query_qp)
+#define SOFTCM_IOCTL_DESTROY_QP		_SOFTCM_VIOWR(DESTROY_QP, softcm_destroy_qp)
+#define SOFTCM_IOCTL_POST_SEND		_SOFTCM_VIOWR(POST_SEND, softcm_post)
+#define SOFTCM_IOCTL_POST_RECV		_SOFTCM_VIOWR(POST_RECV, softcm_post)
+#define SOFTCM_IOCTL_CREATE_AH		_SOFTCM_VIOWR(CREATE_AH, softcm_create_ah)
+#define SOFTCM_IOCTL_DESTROY_AH		_SOFTCM_VIOWR(DESTROY_AH, softcm_destroy_obj)
 
 #endif /* _SOFTCM_UAPI_SOFTCM_H */
