@@ -123,13 +123,12 @@ struct softcm_uobj *softcm_uobj_remove(struct softcm_uobjs *u,
 	mutex_lock(&u->lock);
 	xa_lock(&u->objs);
 	obj = xa_load(&u->objs, handle);
-	if (!obj || obj->type != type) {
+	if (!obj || obj->type != type)
 		obj = ERR_PTR(-ENOENT);
-	} else if (atomic_read(&obj->usecnt)) {
+	else if (atomic_read(&obj->usecnt))
 		obj = ERR_PTR(-EBUSY);
-	} else {
+	else
 		uobj_take_out(u, obj);
-	}
 	xa_unlock(&u->objs);
 	mutex_unlock(&u->lock);
 	if (!IS_ERR(obj))

@@ -3,6 +3,7 @@
 #define _SOFTCM_UOBJ_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/xarray.h>
@@ -53,12 +54,12 @@ struct softcm_uobj {
  * object used; lookups for work (post, poll) are lockless.
  */
 struct softcm_uobjs {
-	struct mutex lock;
+	struct mutex lock;		/* creation and destruction */
 	struct xarray objs;		/* handle -> struct softcm_uobj */
 	atomic_t count;
 };
 
-#define SOFTCM_MAX_UOBJS_PER_FILE	(1 << 20)
+#define SOFTCM_MAX_UOBJS_PER_FILE	BIT(20)
 
 void softcm_uobjs_init(struct softcm_uobjs *u);
 void softcm_uobjs_release(struct softcm_uobjs *u);

@@ -57,42 +57,132 @@ struct vcmd {
 	u8 handle_off;	/* offsetof its handle in the struct */
 };
 
-/* Adapt a handler taking its own struct to the table's signature. */
-#define VCMD_FN(fn, member)						\
-static int vcmd_##fn(struct softcm_file *sf, union vcmd_args *a,	\
-		     struct softcm_newfd *nf)				\
-{									\
-	return fn(sf, &a->member);					\
+/* Each handler takes its own struct: adapt it to the table's signature. */
+static int vcmd_device_query(struct softcm_file *sf, union vcmd_args *a,
+			     struct softcm_newfd *nf)
+{
+	return softcm_device_query(sf, &a->query_device);
 }
 
-#define VCMD_FD_FN(fn, member)						\
-static int vcmd_##fn(struct softcm_file *sf, union vcmd_args *a,	\
-		     struct softcm_newfd *nf)				\
-{									\
-	return fn(sf, &a->member, nf);					\
+static int vcmd_device_query_port(struct softcm_file *sf, union vcmd_args *a,
+				  struct softcm_newfd *nf)
+{
+	return softcm_device_query_port(sf, &a->query_port);
 }
 
-VCMD_FN(softcm_device_query, query_device)
-VCMD_FN(softcm_device_query_port, query_port)
-VCMD_FN(softcm_device_query_gid, query_gid)
-VCMD_FN(softcm_pd_alloc, alloc_pd)
-VCMD_FN(softcm_pd_dealloc, destroy_obj)
-VCMD_FN(softcm_mr_reg, reg_mr)
-VCMD_FN(softcm_mr_dereg, destroy_obj)
-VCMD_FD_FN(softcm_evfd_create_comp_channel, create_comp_channel)
-VCMD_FD_FN(softcm_evfd_create_async, create_async_fd)
-VCMD_FN(softcm_cq_create, create_cq)
-VCMD_FN(softcm_cq_destroy, destroy_cq)
-VCMD_FN(softcm_cq_req_notify, req_notify_cq)
-VCMD_FN(softcm_cq_poll, poll_cq)
-VCMD_FN(softcm_qp_create, create_qp)
-VCMD_FN(softcm_qp_modify, modify_qp)
-VCMD_FN(softcm_qp_query, query_qp)
-VCMD_FN(softcm_qp_destroy, destroy_qp)
-VCMD_FN(softcm_qp_post_send, post)
-VCMD_FN(softcm_qp_post_recv, post)
-VCMD_FN(softcm_ah_create, create_ah)
-VCMD_FN(softcm_ah_destroy, destroy_obj)
+static int vcmd_device_query_gid(struct softcm_file *sf, union vcmd_args *a,
+				 struct softcm_newfd *nf)
+{
+	return softcm_device_query_gid(sf, &a->query_gid);
+}
+
+static int vcmd_pd_alloc(struct softcm_file *sf, union vcmd_args *a,
+			 struct softcm_newfd *nf)
+{
+	return softcm_pd_alloc(sf, &a->alloc_pd);
+}
+
+static int vcmd_pd_dealloc(struct softcm_file *sf, union vcmd_args *a,
+			   struct softcm_newfd *nf)
+{
+	return softcm_pd_dealloc(sf, &a->destroy_obj);
+}
+
+static int vcmd_mr_reg(struct softcm_file *sf, union vcmd_args *a,
+		       struct softcm_newfd *nf)
+{
+	return softcm_mr_reg(sf, &a->reg_mr);
+}
+
+static int vcmd_mr_dereg(struct softcm_file *sf, union vcmd_args *a,
+			 struct softcm_newfd *nf)
+{
+	return softcm_mr_dereg(sf, &a->destroy_obj);
+}
+
+static int vcmd_evfd_create_comp_channel(struct softcm_file *sf, union vcmd_args *a,
+					 struct softcm_newfd *nf)
+{
+	return softcm_evfd_create_comp_channel(sf, &a->create_comp_channel, nf);
+}
+
+static int vcmd_evfd_create_async(struct softcm_file *sf, union vcmd_args *a,
+				  struct softcm_newfd *nf)
+{
+	return softcm_evfd_create_async(sf, &a->create_async_fd, nf);
+}
+
+static int vcmd_cq_create(struct softcm_file *sf, union vcmd_args *a,
+			  struct softcm_newfd *nf)
+{
+	return softcm_cq_create(sf, &a->create_cq);
+}
+
+static int vcmd_cq_destroy(struct softcm_file *sf, union vcmd_args *a,
+			   struct softcm_newfd *nf)
+{
+	return softcm_cq_destroy(sf, &a->destroy_cq);
+}
+
+static int vcmd_cq_req_notify(struct softcm_file *sf, union vcmd_args *a,
+			      struct softcm_newfd *nf)
+{
+	return softcm_cq_req_notify(sf, &a->req_notify_cq);
+}
+
+static int vcmd_cq_poll(struct softcm_file *sf, union vcmd_args *a,
+			struct softcm_newfd *nf)
+{
+	return softcm_cq_poll(sf, &a->poll_cq);
+}
+
+static int vcmd_qp_create(struct softcm_file *sf, union vcmd_args *a,
+			  struct softcm_newfd *nf)
+{
+	return softcm_qp_create(sf, &a->create_qp);
+}
+
+static int vcmd_qp_modify(struct softcm_file *sf, union vcmd_args *a,
+			  struct softcm_newfd *nf)
+{
+	return softcm_qp_modify(sf, &a->modify_qp);
+}
+
+static int vcmd_qp_query(struct softcm_file *sf, union vcmd_args *a,
+			 struct softcm_newfd *nf)
+{
+	return softcm_qp_query(sf, &a->query_qp);
+}
+
+static int vcmd_qp_destroy(struct softcm_file *sf, union vcmd_args *a,
+			   struct softcm_newfd *nf)
+{
+	return softcm_qp_destroy(sf, &a->destroy_qp);
+}
+
+static int vcmd_qp_post_send(struct softcm_file *sf, union vcmd_args *a,
+			     struct softcm_newfd *nf)
+{
+	return softcm_qp_post_send(sf, &a->post);
+}
+
+static int vcmd_qp_post_recv(struct softcm_file *sf, union vcmd_args *a,
+			     struct softcm_newfd *nf)
+{
+	return softcm_qp_post_recv(sf, &a->post);
+}
+
+static int vcmd_ah_create(struct softcm_file *sf, union vcmd_args *a,
+			  struct softcm_newfd *nf)
+{
+	return softcm_ah_create(sf, &a->create_ah);
+}
+
+static int vcmd_ah_destroy(struct softcm_file *sf, union vcmd_args *a,
+			   struct softcm_newfd *nf)
+{
+	return softcm_ah_destroy(sf, &a->destroy_obj);
+}
 
 #define VCMD(name, fn, type)						\
 	[SOFTCM_VCMD_##name - SOFTCM_VCMD_BASE] = {			\
@@ -108,28 +198,28 @@ VCMD_FN(softcm_ah_destroy, destroy_obj)
 	}
 
 static const struct vcmd vcmds[] = {
-	VCMD(QUERY_DEVICE, softcm_device_query, softcm_query_device),
-	VCMD(QUERY_PORT, softcm_device_query_port, softcm_query_port),
-	VCMD(QUERY_GID, softcm_device_query_gid, softcm_query_gid),
-	VCMD_CREATE(ALLOC_PD, softcm_pd_alloc, softcm_alloc_pd, SOFTCM_UOBJ_PD),
-	VCMD(DEALLOC_PD, softcm_pd_dealloc, softcm_destroy_obj),
-	VCMD_CREATE(REG_MR, softcm_mr_reg, softcm_reg_mr, SOFTCM_UOBJ_MR),
-	VCMD(DEREG_MR, softcm_mr_dereg, softcm_destroy_obj),
-	VCMD(CREATE_COMP_CHANNEL, softcm_evfd_create_comp_channel,
+	VCMD(QUERY_DEVICE, device_query, softcm_query_device),
+	VCMD(QUERY_PORT, device_query_port, softcm_query_port),
+	VCMD(QUERY_GID, device_query_gid, softcm_query_gid),
+	VCMD_CREATE(ALLOC_PD, pd_alloc, softcm_alloc_pd, SOFTCM_UOBJ_PD),
+	VCMD(DEALLOC_PD, pd_dealloc, softcm_destroy_obj),
+	VCMD_CREATE(REG_MR, mr_reg, softcm_reg_mr, SOFTCM_UOBJ_MR),
+	VCMD(DEREG_MR, mr_dereg, softcm_destroy_obj),
+	VCMD(CREATE_COMP_CHANNEL, evfd_create_comp_channel,
 	     softcm_create_comp_channel),
-	VCMD(CREATE_ASYNC_FD, softcm_evfd_create_async, softcm_create_async_fd),
-	VCMD_CREATE(CREATE_CQ, softcm_cq_create, softcm_create_cq, SOFTCM_UOBJ_CQ),
-	VCMD(DESTROY_CQ, softcm_cq_destroy, softcm_destroy_cq),
-	VCMD(REQ_NOTIFY_CQ, softcm_cq_req_notify, softcm_req_notify_cq),
-	VCMD(POLL_CQ, softcm_cq_poll, softcm_poll_cq),
-	VCMD_CREATE(CREATE_QP, softcm_qp_create, softcm_create_qp, SOFTCM_UOBJ_QP),
-	VCMD(MODIFY_QP, softcm_qp_modify, softcm_modify_qp),
-	VCMD(QUERY_QP, softcm_qp_query, softcm_query_qp),
-	VCMD(DESTROY_QP, softcm_qp_destroy, softcm_destroy_qp),
-	VCMD(POST_SEND, softcm_qp_post_send, softcm_post),
-	VCMD(POST_RECV, softcm_qp_post_recv, softcm_post),
-	VCMD_CREATE(CREATE_AH, softcm_ah_create, softcm_create_ah, SOFTCM_UOBJ_AH),
-	VCMD(DESTROY_AH, softcm_ah_destroy, softcm_destroy_obj),
+	VCMD(CREATE_ASYNC_FD, evfd_create_async, softcm_create_async_fd),
+	VCMD_CREATE(CREATE_CQ, cq_create, softcm_create_cq, SOFTCM_UOBJ_CQ),
+	VCMD(DESTROY_CQ, cq_destroy, softcm_destroy_cq),
+	VCMD(REQ_NOTIFY_CQ, cq_req_notify, softcm_req_notify_cq),
+	VCMD(POLL_CQ, cq_poll, softcm_poll_cq),
+	VCMD_CREATE(CREATE_QP, qp_create, softcm_create_qp, SOFTCM_UOBJ_QP),
+	VCMD(MODIFY_QP, qp_modify, softcm_modify_qp),
+	VCMD(QUERY_QP, qp_query, softcm_query_qp),
+	VCMD(DESTROY_QP, qp_destroy, softcm_destroy_qp),
+	VCMD(POST_SEND, qp_post_send, softcm_post),
+	VCMD(POST_RECV, qp_post_recv, softcm_post),
+	VCMD_CREATE(CREATE_AH, ah_create, softcm_create_ah, SOFTCM_UOBJ_AH),
+	VCMD(DESTROY_AH, ah_destroy, softcm_destroy_obj),
 };
 
 static_assert(ARRAY_SIZE(vcmds) == SOFTCM_VCMD_END - SOFTCM_VCMD_BASE);
