@@ -129,7 +129,8 @@ $(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) 
 # librdmacm, the guest script, and the host side that makes the tables.
 # Not named *_test: make check never runs them.
 BENCH := $(BUILD)/bench
-BENCH_PROGS := $(BENCH)/lib/cmbench-softcm $(BENCH)/lib/cmbench-rdmacm $(BENCH)/bench.sh
+BENCH_PROGS := $(BENCH)/lib/cmbench-softcm $(BENCH)/lib/cmbench-rdmacm $(BENCH)/bench.sh \
+	$(BENCH)/lib/verbsmem
 
 bench-progs: $(BENCH_PROGS)
 
@@ -141,6 +142,11 @@ $(BENCH)/lib/cmbench-softcm: tests/bench/cmbench.c $(LIB_SO) $(HEADERS)
 $(BENCH)/lib/cmbench-rdmacm: tests/bench/cmbench.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm
+
+# Kernel memory per CQ and per QP: raw ioctls, no library.
+$(BENCH)/lib/verbsmem: tests/bench/verbsmem.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
 
 $(BENCH)/bench.sh: tests/bench/bench.sh
 	@mkdir -p $(@D)

@@ -256,6 +256,13 @@ if [ -n "$LIVE" ] && [ "$ONLY" != burst ]; then
 			tee -a "$out"
 	done
 fi
+if [ "$ONLY" != burst ]; then
+	# Kernel memory per idle CQ and QP, in a namespace of its own.
+	ip netns add bv && ip netns exec bv "$dir/lib/verbsmem" -r "$RUNS" >"$tmp/verbsmem" ||
+		{ say "verbsmem failed"; fail=1; }
+	ip netns del bv 2>/dev/null
+	sed 's/$/ run=0/' "$tmp/verbsmem" | tee -a "$out" | sed 's/^/# /'
+fi
 echo "# guest memory at the end: $(awk '/MemFree/ {print $2, $3}' /proc/meminfo) free" >>"$out"
 
 cleanup

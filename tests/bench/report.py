@@ -163,6 +163,17 @@ def main():
                            % (2 * live, live, fmt(r), rel, fmt(lk), fmt(mem),
                               fmt(mem / 2 if mem is not None else None)))
 
+    # Kernel memory per idle verbs object (tests/bench/verbsmem.c).
+    for cas in sorted({k[2] for k in res if k[2].startswith("verbs-d")},
+                      key=lambda c: int(c[len("verbs-d"):])):
+        for n in sorted({k[3] for k in res if k[2] == cas}):
+            cq = res.get(("softcm", "none", cas, n, "kmem_per_cq"))
+            qp = res.get(("softcm", "none", cas, n, "kmem_per_qp"))
+            scale_lines.append("softcm kernel memory (slab + vmalloc), %d objects of queue "
+                               "depth %s: %s bytes per CQ, %s bytes per idle QP (RESET)"
+                               % (n, cas[len("verbs-d"):], fmt(cq[1] if cq else None),
+                                  fmt(qp[1] if qp else None)))
+
     widths = [max(len(r[i]) for r in table + [head]) for i in range(len(head))]
     with open(os.path.join(out, "table.txt"), "w") as f:
         f.write("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() + "\n")
