@@ -130,7 +130,7 @@ $(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) 
 # Not named *_test: make check never runs them.
 BENCH := $(BUILD)/bench
 BENCH_PROGS := $(BENCH)/lib/cmbench-softcm $(BENCH)/lib/cmbench-rdmacm $(BENCH)/bench.sh \
-	$(BENCH)/lib/verbsmem
+	$(BENCH)/lib/verbsmem $(BENCH)/lib/stages.sh
 
 bench-progs: $(BENCH_PROGS)
 
@@ -147,6 +147,10 @@ $(BENCH)/lib/cmbench-rdmacm: tests/bench/cmbench.c
 $(BENCH)/lib/verbsmem: tests/bench/verbsmem.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+
+$(BENCH)/lib/stages.sh: tests/bench/stages.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
 
 $(BENCH)/bench.sh: tests/bench/bench.sh
 	@mkdir -p $(@D)

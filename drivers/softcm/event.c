@@ -28,9 +28,11 @@
 #include <linux/lockdep.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <net/net_namespace.h>
 
 #include "event.h"
 #include "id.h"
+#include "trace.h"
 
 void softcm_evq_init(struct softcm_evq *q)
 {
@@ -102,6 +104,8 @@ void softcm_event_queue(struct softcm_id *id, struct softcm_event_entry *e)
 	e->id = id;
 	e->ev.handle = id->handle;
 	e->ev.uid = id->uid;
+	trace_softcm_event(id->net->ns.inum, id->handle, id->cm.local_id,
+			   e->ev.event, false);
 	enqueue(id->evq, e);
 }
 
@@ -121,6 +125,8 @@ void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *ch
 	e->child = child;
 	e->ev.uid = listener->uid;
 	atomic_inc(&listener->requests_pending);
+	trace_softcm_event(listener->net->ns.inum, listener->handle,
+			   child->cm.local_id, e->ev.event, false);
 	enqueue(listener->evq, e);
 }
 

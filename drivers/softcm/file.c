@@ -29,6 +29,7 @@
 #include "id.h"
 #include "netns.h"
 #include "port.h"
+#include "trace.h"
 #include "uobj.h"
 
 struct softcm_file *softcm_file_create(struct net *net)
@@ -296,6 +297,8 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 		   char __user *ubuf)
 {
 	struct softcm_id *child = e->child;
+	/* the connection's comm ID, for the trace: read before the id is public */
+	u32 comm_id = READ_ONCE((child ?: e->id)->cm.local_id);
 	bool reserved = false;
 	u32 handle = 0;
 	int ret = 0;
@@ -330,6 +333,7 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 		/* A backlog slot is free: the oldest held request takes it. */
 		softcm_backlog_promote(e->id);
 	}
+	trace_softcm_event(sf->net->ns.inum, e->ev.handle, comm_id, e->ev.event, true);
 	softcm_event_free(e);
 	return 0;
 }

@@ -90,6 +90,43 @@ TRACE_EVENT(softcm_resolve,
 		  __entry->ifindex, __entry->status)
 );
 
+#define softcm_trace_event_types					\
+	{ 0, "ADDR_RESOLVED" }, { 1, "ADDR_ERROR" }, { 2, "ROUTE_RESOLVED" },	\
+	{ 3, "ROUTE_ERROR" }, { 4, "CONNECT_REQUEST" },			\
+	{ 5, "CONNECT_RESPONSE" }, { 6, "CONNECT_ERROR" }, { 7, "UNREACHABLE" }, \
+	{ 8, "REJECTED" }, { 9, "ESTABLISHED" }, { 10, "DISCONNECTED" },	\
+	{ 11, "DEVICE_REMOVAL" }, { 12, "MULTICAST_JOIN" },			\
+	{ 13, "MULTICAST_ERROR" }, { 14, "ADDR_CHANGE" }, { 15, "TIMEWAIT_EXIT" }
+
+/*
+ * An event queued for a file (@read false) or read from it (@read true),
+ * with the comm ID of the connection it is about (0 before one exists),
+ * so that make bench can time each stage of a connection: REQ received,
+ * event queued, read, REP sent, RTU received.
+ */
+TRACE_EVENT(softcm_event,
+	TP_PROTO(unsigned int netns, u32 handle, u32 comm_id, u32 type, bool read),
+	TP_ARGS(netns, handle, comm_id, type, read),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(u32, handle)
+		__field(u32, comm_id)
+		__field(u32, type)
+		__field(bool, read)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->handle = handle;
+		__entry->comm_id = comm_id;
+		__entry->type = type;
+		__entry->read = read;
+	),
+	TP_printk("netns=%u handle=%u comm_id=%#x %s %s", __entry->netns,
+		  __entry->handle, __entry->comm_id,
+		  __entry->read ? "read" : "queued",
+		  __print_symbolic(__entry->type, softcm_trace_event_types))
+);
+
 /*
  * One CM MAD: @tx sent (@err the stack's verdict) or received (@err what
  * decoding it said).  @w0 and @w1 are the message's first two words: the

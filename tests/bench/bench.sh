@@ -30,8 +30,9 @@ LIVE="500 5000 50000"	# idle connections (2 ids each) for the scale case
 RUNS=3 WINDOW=256 LAT=200 SEED=
 # The burst case: BURST clients at once against a listener of backlog
 # BURST_BACKLOG, a synchronous and an epoll server, softcm and TCP.
-# ONLY=burst runs nothing else.  rdma_cm over rxe drops what exceeds the
-# backlog and retries after 6 s: a minute a run, so only with BURST_RDMACM=1.
+# ONLY=burst runs nothing else (ONLY=stages: only the stage timing
+# below).  rdma_cm over rxe drops what exceeds the backlog and retries
+# after 6 s: a minute a run, so only with BURST_RDMACM=1.
 # BURST_DROP=1 adds softcm as it was before its hold queue and as 6.1's
 # rdma_cm behaves (max_held_requests 0: drops; cm_response_timeout 20).
 BURST=200 BURST_BACKLOG=16 BURST_RDMACM=0 BURST_DROP=0 ONLY=
@@ -225,8 +226,8 @@ RANDOM=$SEED
 echo "# order seed: $SEED (BENCH_SEED=$SEED make bench repeats the order)" | tee -a "$out"
 for ((run = 1; run <= RUNS; run++)); do
 	order=()
-	[ "$ONLY" = burst ] || order=(softcm-veth softcm-lo rdmacm-lo cross-veth tcp-veth tcp-lo)
-	if [ -n "$BURST" ]; then
+	[ -z "$ONLY" ] && order=(softcm-veth softcm-lo rdmacm-lo cross-veth tcp-veth tcp-lo)
+	if [ -n "$BURST" ] && [ "${ONLY:-burst}" = burst ]; then
 		order+=(softcm-veth-burst-sync softcm-veth-burst-epoll tcp-veth-burst-sync
 			tcp-veth-burst-epoll)
 		[ "$BURST_RDMACM" = 1 ] && order+=(rdmacm-lo-burst-sync rdmacm-lo-burst-epoll)
@@ -243,7 +244,7 @@ for ((run = 1; run <= RUNS; run++)); do
 	done
 done
 run=0
-if [ -n "$LIVE" ] && [ "$ONLY" != burst ]; then
+if [ -n "$LIVE" ] && [ -z "$ONLY" ]; then
 	measure softcm-scale ba "$SC" bb "$SC" 10.91.0.1 7899 -t cm -S softcm -T veth \
 		-n "" -l 0 -P -w "$WINDOW" -r "$RUNS" -L "${LIVE// /,}" -D "$tmp"
 	# Where the kernel memory of the idle connections went (both sides).
@@ -256,7 +257,41 @@ if [ -n "$LIVE" ] && [ "$ONLY" != burst ]; then
 			tee -a "$out"
 	done
 fi
-if [ "$ONLY" != burst ]; then
+# The stages of one connection at a time, from softcm's tracepoints, over
+# the veth and over lo (tests/bench/stages.sh names them).
+stages() {
+	local tr=/sys/kernel/tracing topo
+	[ -e $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null
+	if [ ! -e $tr/events/softcm/softcm_event ]; then
+		say "stages: no softcm tracepoints in tracefs"
+		fail=1
+		return
+	fi
+	echo 16384 >$tr/buffer_size_kb
+	for topo in veth lo; do
+		echo >$tr/trace
+		echo 1 >$tr/events/softcm/softcm_cm_msg/enable
+		echo 1 >$tr/events/softcm/softcm_event/enable
+		if [ $topo = veth ]; then
+			measure stages-veth ba "$SC" bb "$SC" 10.91.0.1 7896 -t cm -S softcm-traced \
+				-T veth -n "" -l "$LAT" -r 1
+		else
+			measure stages-lo ba "$SC" ba "$SC" 10.91.0.1 7897 -t cm -S softcm-traced \
+				-T lo -n "" -l "$LAT" -r 1
+		fi
+		echo 0 >$tr/events/softcm/softcm_cm_msg/enable
+		echo 0 >$tr/events/softcm/softcm_event/enable
+		cp $tr/trace "$tmp/trace-$topo"
+		"$dir/lib/stages.sh" "$tmp/trace-$topo" softcm $topo >"$tmp/stages-$topo" ||
+			fail=1
+		[ -s "$tmp/stages-$topo" ] || { say "stages: nothing timed over $topo"; fail=1; }
+		sed 's/$/ run=0/' "$tmp/stages-$topo" | tee -a "$out" | sed 's/^/# /'
+	done
+	echo 1408 >$tr/buffer_size_kb
+}
+[ "${ONLY:-stages}" = stages ] && stages
+
+if [ -z "$ONLY" ]; then
 	# Kernel memory per idle CQ and QP, in a namespace of its own.
 	ip netns add bv && ip netns exec bv "$dir/lib/verbsmem" -r "$RUNS" >"$tmp/verbsmem" ||
 		{ say "verbsmem failed"; fail=1; }

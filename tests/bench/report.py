@@ -17,6 +17,10 @@ min/median/max) and OUTDIR/chart.gp; exits 1 when a system is missing.
 import os
 import sys
 
+STAGES = ["req_wire", "req_to_queued", "request_queued", "server_accept", "rep_wire",
+          "rep_to_queued", "response_queued", "client_establish", "rtu_wire",
+          "rtu_to_established", "total"]
+
 SYSTEMS = [  # (system, topo, column title)
     ("softcm", "veth", "softcm veth"),
     ("softcm", "lo", "softcm lo"),
@@ -162,6 +166,17 @@ def main():
                            "idle connection (%s per id)"
                            % (2 * live, live, fmt(r), rel, fmt(lk), fmt(mem),
                               fmt(mem / 2 if mem is not None else None)))
+
+    # Where one connection's time goes (tests/bench/stages.sh), per topology.
+    for topo in ("veth", "lo"):
+        parts = []
+        for k in sorted((k for k in res if k[0] == "softcm-traced" and k[1] == topo
+                         and k[2] == "stages"), key=lambda k: STAGES.index(k[4])
+                        if k[4] in STAGES else 99):
+            parts.append("%s %s" % (k[4], fmt(res[k][1])))
+        if parts:
+            scale_lines.append("softcm %s, one connection at a time, stages (median µs, "
+                               "kernel clock): %s" % (topo, ", ".join(parts)))
 
     # Kernel memory per idle verbs object (tests/bench/verbsmem.c).
     for cas in sorted({k[2] for k in res if k[2].startswith("verbs-d")},

@@ -14,7 +14,8 @@
 # listener of backlog BENCH_BURST_BACKLOG (16), BENCH_BURST_RDMACM=1 adds
 # rdma_cm over rxe to it (slow: its drops cost 6 s each),
 # BENCH_BURST_DROP=1 softcm without its hold queue and with 6.1's response
-# timeout (as before the hold queue), BENCH_ONLY=burst the burst case alone.
+# timeout (as before the hold queue), BENCH_ONLY=burst the burst case alone,
+# BENCH_ONLY=stages the stages of one connection (tracepoints) alone.
 # Writes build/bench/results.txt (one "cmbench ..." line per measurement,
 # machine-readable), table.txt, table.rst and bench.png.  The debug kernel
 # never gives figures: this always boots the stock one.
