@@ -282,7 +282,7 @@ stages() {
 		echo 0 >$tr/events/softcm/softcm_cm_msg/enable
 		echo 0 >$tr/events/softcm/softcm_event/enable
 		cp $tr/trace "$tmp/trace-$topo"
-		"$dir/lib/stages.sh" "$tmp/trace-$topo" softcm $topo >"$tmp/stages-$topo" ||
+		"$dir/lib/stages.sh" "$tmp/trace-$topo" softcm-traced $topo >"$tmp/stages-$topo" ||
 			fail=1
 		[ -s "$tmp/stages-$topo" ] || { say "stages: nothing timed over $topo"; fail=1; }
 		sed 's/$/ run=0/' "$tmp/stages-$topo" | tee -a "$out" | sed 's/^/# /'
