@@ -20,8 +20,10 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/jhash.h>
 #include <linux/lockdep.h>
 #include <linux/mutex.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/udp.h>
 #include <asm/unaligned.h>
@@ -44,7 +46,7 @@
 
 /* rxe's source port for QP1 (0xc000 | hash_32(1, 14)); nobody checks it. */
 #define ROCE_QP1_SPORT	0xd872
-/* Beyond this many packets waiting for the CM, a flood is dropped. */
+/* Beyond this many packets waiting in one shard, a flood is dropped. */
 #define RXQ_MAX		4096
 
 /*
@@ -100,11 +102,32 @@ static unsigned int payload_len(struct sk_buff *skb)
 	return len - sizeof(*udph);
 }
 
+/*
+ * The shard of a CM MAD: by its sender's address and the first word after
+ * the MAD header, which for every message of a connection is the
+ * sender's comm ID (for SIDR, its request ID), so that retransmissions
+ * and the messages of one connection stay in order.
+ */
+static struct softcm_rx_shard *rx_shard(struct softcm_net *sn, struct sk_buff *skb,
+					bool ipv6, const u8 *mad)
+{
+	struct softcm_transport *t = &sn->transport;
+	u32 w0 = get_unaligned_be32(mad + SOFTCM_MAD_HDR_SIZE);
+	u32 h;
+
+	if (ipv6)
+		h = jhash(&ipv6_hdr(skb)->saddr, sizeof(struct in6_addr), t->hash_seed ^ w0);
+	else
+		h = jhash_2words((__force u32)ip_hdr(skb)->saddr, w0, t->hash_seed);
+	return &t->rx[reciprocal_scale(h, t->nr_shards)];
+}
+
 /* A packet for QP1, @len bytes of BTH through ICRC: queued for the CM. */
 static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len)
 {
 	struct udphdr *udph = udp_hdr(skb);
 	u8 *bth = (u8 *)(udph + 1), *iph;
+	struct softcm_rx_shard *shard;
 	enum softcm_stat why;
 	bool ipv6;
 	int ret;
@@ -141,13 +164,14 @@ static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len
 		goto drop;
 
 	why = SOFTCM_STAT_DROP_QUEUE;
-	if (skb_queue_len(&sn->transport.rxq) >= RXQ_MAX)
+	shard = rx_shard(sn, skb, ipv6, bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE);
+	if (skb_queue_len(&shard->q) >= RXQ_MAX)
 		goto drop;
 	/* The input route is only valid under this RCU section. */
 	skb_dst_drop(skb);
 	softcm_rx_cb(skb)->ifindex = skb->skb_iif;
-	skb_queue_tail(&sn->transport.rxq, skb);
-	queue_work(softcm_workqueue(), &sn->transport.rx_work);
+	skb_queue_tail(&shard->q, skb);
+	queue_work(softcm_workqueue(), &shard->work);
 	return;
 
 drop:
@@ -242,11 +266,11 @@ EXPORT_SYMBOL_IF_KUNIT(softcm_transport_unregister_qp_rcv);
 
 static void rx_work(struct work_struct *work)
 {
-	struct softcm_net *sn = container_of(work, struct softcm_net, transport.rx_work);
+	struct softcm_rx_shard *shard = container_of(work, struct softcm_rx_shard, work);
 	struct sk_buff *skb;
 
-	while ((skb = skb_dequeue(&sn->transport.rxq))) {
-		softcm_cm_rcv(sn, skb);
+	while ((skb = skb_dequeue(&shard->q))) {
+		softcm_cm_rcv(shard->sn, skb);
 		consume_skb(skb);
 		cond_resched();
 	}
@@ -319,9 +343,16 @@ void softcm_transport_net_init(struct softcm_net *sn)
 {
 	struct softcm_transport *t = &sn->transport;
 
+	unsigned int i;
+
 	mutex_init(&t->sock_lock);
-	skb_queue_head_init(&t->rxq);
-	INIT_WORK(&t->rx_work, rx_work);
+	t->nr_shards = min_t(unsigned int, nr_cpu_ids, SOFTCM_RX_SHARDS);
+	t->hash_seed = get_random_u32();
+	for (i = 0; i < SOFTCM_RX_SHARDS; i++) {
+		skb_queue_head_init(&t->rx[i].q);
+		INIT_WORK(&t->rx[i].work, rx_work);
+		t->rx[i].sn = sn;
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_transport_net_init);
 
@@ -336,8 +367,10 @@ void softcm_transport_net_uninit(struct softcm_net *sn)
 			udp_tunnel_sock_release(t->sock[i]);
 		t->sock[i] = NULL;
 	}
-	cancel_work_sync(&t->rx_work);
-	skb_queue_purge(&t->rxq);
+	for (i = 0; i < SOFTCM_RX_SHARDS; i++) {
+		cancel_work_sync(&t->rx[i].work);
+		skb_queue_purge(&t->rx[i].q);
+	}
 	mutex_destroy(&t->sock_lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_transport_net_uninit);

@@ -13,17 +13,33 @@ struct socket;
 struct softcm_net;
 
 /*
+ * One of a namespace's receive queues for the CM.  A packet goes to the
+ * shard its sender and connection hash to, so one connection's messages
+ * are handled in order while different connections' are handled in
+ * parallel: a work item never runs on two CPUs at once, and each runs on
+ * the CPU that queued it (the one the packet arrived on).
+ */
+struct softcm_rx_shard {
+	struct sk_buff_head q;
+	struct work_struct work;
+	struct softcm_net *sn;
+};
+
+#define SOFTCM_RX_SHARDS	16
+
+/*
  * A namespace's RoCEv2 transport: UDP sockets opened on first use, index
- * 0 for IPv4 and 1 for IPv6, and the packets they received, processed in
- * order by @rx_work.
+ * 0 for IPv4 and 1 for IPv6, and the packets they received, in
+ * min(nr_cpu_ids, SOFTCM_RX_SHARDS) queues.
  */
 struct softcm_transport {
 	struct mutex sock_lock;		/* opening the sockets */
 	atomic_t gsi_psn;		/* the next BTH PSN, as rxe's QP1 */
 	struct socket *sock[2];
 	int sock_state[2];		/* 1 open, 0 not yet, -errno */
-	struct sk_buff_head rxq;
-	struct work_struct rx_work;
+	unsigned int nr_shards;
+	u32 hash_seed;
+	struct softcm_rx_shard rx[SOFTCM_RX_SHARDS];
 };
 
 /* Where a received CM MAD came from, saved before the skb is queued. */
