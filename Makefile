@@ -130,7 +130,7 @@ $(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) 
 # Not named *_test: make check never runs them.
 BENCH := $(BUILD)/bench
 BENCH_PROGS := $(BENCH)/lib/cmbench-softcm $(BENCH)/lib/cmbench-rdmacm $(BENCH)/bench.sh \
-	$(BENCH)/lib/verbsmem $(BENCH)/lib/stages.sh
+	$(BENCH)/lib/verbsmem $(BENCH)/lib/stages.sh $(BENCH)/lib/syscalls.sh
 
 bench-progs: $(BENCH_PROGS)
 
@@ -148,7 +148,7 @@ $(BENCH)/lib/verbsmem: tests/bench/verbsmem.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
 
-$(BENCH)/lib/stages.sh: tests/bench/stages.sh
+$(BENCH)/lib/%.sh: tests/bench/%.sh
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 

@@ -258,35 +258,56 @@ if [ -n "$LIVE" ] && [ -z "$ONLY" ]; then
 	done
 fi
 # The stages of one connection at a time, from softcm's tracepoints, over
-# the veth and over lo (tests/bench/stages.sh names them).
+# the veth and over lo (tests/bench/stages.sh names them); then the system
+# calls per connection of softcm and of TCP, from raw_syscalls's sys_enter
+# in runs of their own (tests/bench/syscalls.sh).
+tr=/sys/kernel/tracing
+
+# traced NAME EVENTS... -- SERVER_NS CLIENT_NS PORT SYSTEM TOPO TYPE: one
+# single-connection run with EVENTS on; the trace is left in $tmp/trace-NAME.
+traced() {
+	local name=$1 ev
+	shift
+	local events=()
+	while [ "$1" != -- ]; do
+		events+=("$1")
+		shift
+	done
+	shift
+	echo >$tr/trace
+	for ev in "${events[@]}"; do echo 1 >$tr/events/$ev/enable; done
+	measure "$name" "$1" "$SC" "$2" "$SC" 10.91.0.1 "$3" -t "$6" -S "$4" -T "$5" \
+		-n "" -l "$LAT" -r 1
+	for ev in "${events[@]}"; do echo 0 >$tr/events/$ev/enable; done
+	cp $tr/trace "$tmp/trace-$name"
+}
+
+# Append a summariser's cmbench lines to the results, or fail.
+summary() {
+	local what=$1
+	shift
+	"$@" >"$tmp/summary" || fail=1
+	[ -s "$tmp/summary" ] || { say "$what: nothing measured"; fail=1; }
+	sed 's/$/ run=0/' "$tmp/summary" | tee -a "$out" | sed 's/^/# /'
+}
+
 stages() {
-	local tr=/sys/kernel/tracing topo
+	local cm=(softcm/softcm_cm_msg softcm/softcm_event) sc=raw_syscalls/sys_enter
 	[ -e $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null
-	if [ ! -e $tr/events/softcm/softcm_event ]; then
-		say "stages: no softcm tracepoints in tracefs"
+	if [ ! -e $tr/events/softcm/softcm_event ] || [ ! -e $tr/events/$sc ]; then
+		say "stages: no softcm or syscall tracepoints in tracefs"
 		fail=1
 		return
 	fi
 	echo 16384 >$tr/buffer_size_kb
-	for topo in veth lo; do
-		echo >$tr/trace
-		echo 1 >$tr/events/softcm/softcm_cm_msg/enable
-		echo 1 >$tr/events/softcm/softcm_event/enable
-		if [ $topo = veth ]; then
-			measure stages-veth ba "$SC" bb "$SC" 10.91.0.1 7896 -t cm -S softcm-traced \
-				-T veth -n "" -l "$LAT" -r 1
-		else
-			measure stages-lo ba "$SC" ba "$SC" 10.91.0.1 7897 -t cm -S softcm-traced \
-				-T lo -n "" -l "$LAT" -r 1
-		fi
-		echo 0 >$tr/events/softcm/softcm_cm_msg/enable
-		echo 0 >$tr/events/softcm/softcm_event/enable
-		cp $tr/trace "$tmp/trace-$topo"
-		"$dir/lib/stages.sh" "$tmp/trace-$topo" softcm-traced $topo >"$tmp/stages-$topo" ||
-			fail=1
-		[ -s "$tmp/stages-$topo" ] || { say "stages: nothing timed over $topo"; fail=1; }
-		sed 's/$/ run=0/' "$tmp/stages-$topo" | tee -a "$out" | sed 's/^/# /'
-	done
+	traced stages-veth "${cm[@]}" -- ba bb 7890 softcm-traced veth cm
+	summary "stages over veth" "$dir/lib/stages.sh" "$tmp/trace-stages-veth" softcm-traced veth
+	traced stages-lo "${cm[@]}" -- ba ba 7891 softcm-traced lo cm
+	summary "stages over lo" "$dir/lib/stages.sh" "$tmp/trace-stages-lo" softcm-traced lo
+	traced sc-softcm-veth softcm/softcm_event $sc -- ba bb 7892 softcm-traced veth cm
+	summary "softcm syscalls" "$dir/lib/syscalls.sh" "$tmp/trace-sc-softcm-veth" softcm-traced veth
+	traced sc-tcp-veth $sc -- ba bb 7893 tcp-traced veth tcp
+	summary "TCP syscalls" "$dir/lib/syscalls.sh" "$tmp/trace-sc-tcp-veth" tcp-traced veth
 	echo 1408 >$tr/buffer_size_kb
 }
 [ "${ONLY:-stages}" = stages ] && stages

@@ -178,6 +178,18 @@ def main():
             scale_lines.append("softcm %s, one connection at a time, stages (median µs, "
                                "kernel clock): %s" % (topo, ", ".join(parts)))
 
+    # System calls per connection, one at a time (tests/bench/syscalls.sh).
+    for s in ("softcm-traced", "tcp-traced"):
+        sv = res.get((s, "veth", "syscalls", next((k[3] for k in res if k[0] == s and
+                                                   k[2] == "syscalls"), 0), "syscalls_server"))
+        cl = res.get((s, "veth", "syscalls", next((k[3] for k in res if k[0] == s and
+                                                   k[2] == "syscalls"), 0), "syscalls_client"))
+        if sv or cl:
+            scale_lines.append("%s veth, system calls per connection (start to exit, one "
+                               "at a time): server %s, client %s"
+                               % (s.split("-")[0], fmt(sv[1] if sv else None),
+                                  fmt(cl[1] if cl else None)))
+
     # Kernel memory per idle verbs object (tests/bench/verbsmem.c).
     for cas in sorted({k[2] for k in res if k[2].startswith("verbs-d")},
                       key=lambda c: int(c[len("verbs-d"):])):
