@@ -39,6 +39,11 @@ LIB_SO := $(BUILD)/lib/libsoftcm.so.1
 LIB_A := $(BUILD)/lib/libsoftcm.a
 LIB_PC := $(BUILD)/lib/libsoftcm.pc
 LIB_MAP := userspace/lib/libsoftcm.map
+# softcm exec's compat libraries (the rules below $(LIB_A)'s)
+COMPAT := $(BUILD)/lib/softcm/compat
+COMPAT_LIBS := $(COMPAT)/libibverbs.so.1 $(COMPAT)/librdmacm.so.1
+COMPAT_TABLE := userspace/compat/rdma-core.versions
+MKMAP := userspace/compat/mkmap.sh
 TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
 # Fuzzers (ioctl and wire), built and run as the selftests are.
@@ -65,7 +70,7 @@ module:
 	@cp -a -u --parents $(wildcard Kbuild drivers include uapi tests/kunit tests/vm/bugs) $(KMOD)/
 	$(MAKE) -C $(KDIR) M=$(KMOD) $(if $(W),W=$(W)) modules
 
-userspace: $(LIB_SO) $(LIB_A) $(LIB_PC) $(TOOL)
+userspace: $(LIB_SO) $(LIB_A) $(LIB_PC) $(TOOL) $(COMPAT_LIBS)
 
 $(BUILD)/lib/%.o: userspace/lib/%.c $(HEADERS) userspace/lib/internal.h
 	@mkdir -p $(@D)
@@ -78,6 +83,32 @@ $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
 
 $(LIB_A): $(LIB_OBJS)
 	$(AR) rcs $@ $^
+
+# The compat libraries `softcm exec` puts first on LD_LIBRARY_PATH
+# (softcm(8)): libibverbs.so.1 is libsoftcm's objects again, exporting
+# what libsoftcm.map and rdma-core's table share with rdma-core's versions,
+# those of both libraries; librdmacm.so.1 only defines librdmacm's versions
+# and depends on it.  A program so gets one copy of libsoftcm's state
+# whichever soname it asks for.
+
+$(BUILD)/compat/libibverbs.map: $(MKMAP) $(COMPAT_TABLE) $(LIB_MAP)
+	@mkdir -p $(@D)
+	$(MKMAP) libibverbs,librdmacm $(COMPAT_TABLE) $(LIB_MAP) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/compat/librdmacm.map: $(MKMAP) $(COMPAT_TABLE)
+	@mkdir -p $(@D)
+	$(MKMAP) librdmacm $(COMPAT_TABLE) >$@.tmp && mv $@.tmp $@
+
+$(COMPAT)/libibverbs.so.1: $(LIB_OBJS) $(BUILD)/compat/libibverbs.map
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libibverbs.so.1 \
+		-Wl,--version-script=$(BUILD)/compat/libibverbs.map \
+		-Wl,--no-undefined -o $@ $(LIB_OBJS) -lpthread
+
+$(COMPAT)/librdmacm.so.1: $(COMPAT)/libibverbs.so.1 $(BUILD)/compat/librdmacm.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,librdmacm.so.1 \
+		-Wl,--version-script=$(BUILD)/compat/librdmacm.map \
+		-Wl,--no-as-needed -o $@ $(COMPAT)/libibverbs.so.1
 
 $(LIB_PC): userspace/lib/libsoftcm.pc.in
 	sed -e 's|@PREFIX@|/usr/local|' -e 's|@LIBDIR@|/usr/local/lib|' \
