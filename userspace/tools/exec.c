@@ -49,7 +49,7 @@ static int find_libsoftcm(struct dl_phdr_info *info, size_t size, void *data)
 /* The compat directory into @dir; -1 with a message when there is none. */
 static int compat_dir(char *dir, size_t size)
 {
-	const char *names[] = { "librdmacm.so.1", "libibverbs.so.1" };
+	static const char * const names[] = { "librdmacm.so.1", "libibverbs.so.1" };
 	char lib[PATH_MAX], path[PATH_MAX + 32];
 	size_t i;
 
@@ -67,7 +67,7 @@ static int compat_dir(char *dir, size_t size)
 			return -1;
 		}
 		if (access(path, R_OK)) {
-			fprintf(stderr, "softcm: no compat library %s: %s (make install installs it)\n",
+			fprintf(stderr, "softcm: no compat library %s: %s\n",
 				path, strerror(errno));
 			return -1;
 		}
@@ -81,9 +81,9 @@ int cmd_exec(int argc, char **argv)
 	const char *old;
 	int i = 1;
 
-	if (i < argc && !strcmp(argv[i], "--"))
+	if (i < argc && !strcmp(argv[i], "--")) {
 		i++;
-	else if (i < argc && argv[i][0] == '-') {
+	} else if (i < argc && argv[i][0] == '-') {
 		fprintf(stderr, "softcm: exec: unknown option '%s'\n", argv[i]);
 		return 2;
 	}
