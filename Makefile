@@ -208,7 +208,8 @@ clean:
 # make install    [DESTDIR=] [PREFIX=/usr/local] [KDIR=] [INSTALL_MOD_DIR=extra]
 #                 the module through the kernel's modules_install (then depmod
 #                 and ldconfig, unless DESTDIR is set), libsoftcm (.so.1, .so,
-#                 .a), the headers, libsoftcm.pc, the softcm tool, the man
+#                 .a), softcm exec's compat libraries ($(LIBDIR)/softcm/compat),
+#                 the headers, libsoftcm.pc, the softcm tool, the man
 #                 pages, the udev rule and the modules-load.d file
 # make uninstall  the same variables: removes exactly those files
 # make dkms-install / dkms-uninstall   the module's sources in /usr/src for DKMS
@@ -284,6 +285,8 @@ install-userspace: userspace
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libsoftcm.so.1
 	ln -sf libsoftcm.so.1 $(DESTDIR)$(LIBDIR)/libsoftcm.so
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libsoftcm.a
+	install -d $(DESTDIR)$(LIBDIR)/softcm/compat
+	install -m 0755 $(COMPAT_LIBS) $(DESTDIR)$(LIBDIR)/softcm/compat/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' userspace/lib/libsoftcm.pc.in \
 		>$(DESTDIR)$(PKGCONFIGDIR)/libsoftcm.pc
@@ -298,7 +301,8 @@ install-userspace: userspace
 	$(if $(DESTDIR),,-ldconfig)
 
 # Directories are removed only when empty, and only those install made for
-# softcm alone (the module's); shared ones such as $(BINDIR) stay.
+# softcm alone (the module's, $(LIBDIR)/softcm); shared ones such as
+# $(BINDIR) stay.
 uninstall:
 	rm -f $(INSTALL_KO) $(INSTALL_KO).gz $(INSTALL_KO).xz $(INSTALL_KO).zst
 	-rmdir $(INSTALL_MODDIR)/drivers/softcm $(INSTALL_MODDIR)/drivers $(INSTALL_MODDIR) 2>/dev/null
@@ -308,6 +312,8 @@ uninstall:
 		$(DESTDIR)$(PKGCONFIGDIR)/libsoftcm.pc $(DESTDIR)$(INCLUDEDIR)/softcm.h \
 		$(DESTDIR)$(INCLUDEDIR)/linux/softcm.h \
 		$(DESTDIR)$(UDEVRULESDIR)/60-softcm.rules $(DESTDIR)$(MODULESLOADDIR)/softcm.conf
+	rm -f $(foreach l,$(COMPAT_LIBS),$(DESTDIR)$(LIBDIR)/softcm/compat/$(notdir $(l)))
+	-rmdir $(DESTDIR)$(LIBDIR)/softcm/compat $(DESTDIR)$(LIBDIR)/softcm 2>/dev/null
 	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	$(if $(DESTDIR),,-ldconfig)
 
@@ -316,7 +322,7 @@ uninstall:
 # staging is then uninstalled again and whatever is left recorded: the
 # guest reports it (it must be nothing).
 INSTALL_STAGE := $(BUILD)/install-stage
-$(INSTALL_TAR): $(LIB_SO) $(LIB_A) $(TOOL) $(HEADERS) $(MANPAGES) $(wildcard $(DIST)/*) \
+$(INSTALL_TAR): $(LIB_SO) $(LIB_A) $(TOOL) $(COMPAT_LIBS) $(HEADERS) $(MANPAGES) $(wildcard $(DIST)/*) \
 		userspace/lib/libsoftcm.pc.in $(wildcard drivers/softcm/*.[ch] include/softcm/*.h) Makefile Kbuild \
 		| module
 	rm -rf $(INSTALL_STAGE) && mkdir -p $(@D)
