@@ -472,14 +472,23 @@ void softcm_cmdev_put(struct softcm_cmdev *dev)
 
 /*
  * Give an id the namespace's device, as librdmacm's ucma_get_device():
- * id->verbs, id->pd and id->port_num.  Without one (a module without
- * verbs) the id goes on without, as before this existed: 0 either way.
+ * id->verbs, id->pd and id->port_num.  The device is opened by the calling
+ * thread, so only a thread in the namespace of the id's channel can give
+ * it one: an id used from another namespace (one thread driving ids of
+ * several) gets none, rather than a device of the wrong namespace.
+ * Without a device (that case, or a module without verbs) the id goes on
+ * without, as before devices existed: 0 either way.
  */
 int softcm_cmdev_attach(struct softcm_id_priv *priv)
 {
+	struct softcm_channel *sch = to_schannel(priv->id.channel);
 	struct softcm_cmdev *dev;
+	struct stat st;
 
 	if (priv->cmdev)
+		return 0;
+	if (stat("/proc/thread-self/ns/net", &st) || st.st_dev != sch->ns_dev ||
+	    st.st_ino != sch->ns_ino)
 		return 0;
 	dev = softcm_cmdev_get();
 	if (!dev)

@@ -53,6 +53,21 @@ static inline socklen_t softcm_sa_len(const struct sockaddr *sa)
  */
 #define SOFTCM_MAX_RD_ATOMIC	128
 
+/*
+ * An event channel and the network namespace it was opened in (its
+ * inode, as /proc/thread-self/ns/net shows it): the one its ids live in.
+ */
+struct softcm_channel {
+	struct rdma_event_channel channel;
+	dev_t ns_dev;
+	ino_t ns_ino;
+};
+
+static inline struct softcm_channel *to_schannel(struct rdma_event_channel *channel)
+{
+	return container_of(channel, struct softcm_channel, channel);
+}
+
 struct softcm_id_priv {
 	struct rdma_cm_id id;
 	uint32_t handle;
