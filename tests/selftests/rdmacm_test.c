@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 #include <sys/ioctl.h>
 
 #include <linux/softcm.h>
