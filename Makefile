@@ -44,6 +44,8 @@ COMPAT := $(BUILD)/lib/softcm/compat
 COMPAT_LIBS := $(COMPAT)/libibverbs.so.1 $(COMPAT)/librdmacm.so.1
 COMPAT_TABLE := userspace/compat/rdma-core.versions
 MKMAP := userspace/compat/mkmap.sh
+COMPAT_MAP := userspace/compat/compat.map
+COMPAT_OBJS := $(patsubst userspace/compat/%.c,$(BUILD)/compat/%.o,$(wildcard userspace/compat/*.c))
 TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
 # Fuzzers (ioctl and wire), built and run as the selftests are.
@@ -87,23 +89,28 @@ $(LIB_A): $(LIB_OBJS)
 # The compat libraries `softcm exec` puts first on LD_LIBRARY_PATH
 # (softcm(8)): libibverbs.so.1 is libsoftcm's objects again, exporting
 # what libsoftcm.map and rdma-core's table share with rdma-core's versions,
-# those of both libraries; librdmacm.so.1 only defines librdmacm's versions
+# those of both libraries (and compat.map's few, userspace/compat/*.c);
+# librdmacm.so.1 only defines librdmacm's versions
 # and depends on it.  A program so gets one copy of libsoftcm's state
 # whichever soname it asks for.
 
-$(BUILD)/compat/libibverbs.map: $(MKMAP) $(COMPAT_TABLE) $(LIB_MAP)
+$(BUILD)/compat/libibverbs.map: $(MKMAP) $(COMPAT_TABLE) $(LIB_MAP) $(COMPAT_MAP)
 	@mkdir -p $(@D)
-	$(MKMAP) libibverbs,librdmacm $(COMPAT_TABLE) $(LIB_MAP) >$@.tmp && mv $@.tmp $@
+	$(MKMAP) libibverbs,librdmacm $(COMPAT_TABLE) $(LIB_MAP) $(COMPAT_MAP) >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/compat/librdmacm.map: $(MKMAP) $(COMPAT_TABLE)
 	@mkdir -p $(@D)
 	$(MKMAP) librdmacm $(COMPAT_TABLE) >$@.tmp && mv $@.tmp $@
 
-$(COMPAT)/libibverbs.so.1: $(LIB_OBJS) $(BUILD)/compat/libibverbs.map
+$(BUILD)/compat/%.o: userspace/compat/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(COMPAT)/libibverbs.so.1: $(LIB_OBJS) $(COMPAT_OBJS) $(BUILD)/compat/libibverbs.map
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,libibverbs.so.1 \
 		-Wl,--version-script=$(BUILD)/compat/libibverbs.map \
-		-Wl,--no-undefined -o $@ $(LIB_OBJS) -lpthread
+		-Wl,--no-undefined -o $@ $(LIB_OBJS) $(COMPAT_OBJS) -lpthread
 
 $(COMPAT)/librdmacm.so.1: $(COMPAT)/libibverbs.so.1 $(BUILD)/compat/librdmacm.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,librdmacm.so.1 \

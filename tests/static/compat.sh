@@ -3,8 +3,8 @@
 #
 # softcm exec's compat libraries (build/lib/softcm/compat, softcm(8)):
 # their sonames and dependency, that libibverbs.so.1 exports exactly what
-# libsoftcm.map and rdma-core's table (userspace/compat/rdma-core.versions)
-# share, with the table's versions, that the table agrees with Debian's
+# libsoftcm.map (with compat.map's few) and rdma-core's table
+# (userspace/compat/rdma-core.versions) share, with the table's versions, that the table agrees with Debian's
 # rdma-core, and which of the librdmacm and libibverbs symbols Debian's
 # programs import the compat libraries provide with the right version.
 #
@@ -18,7 +18,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 compat=$top/build/lib/softcm/compat
 table=$top/userspace/compat/rdma-core.versions
-map=$top/userspace/lib/libsoftcm.map
+maps="$top/userspace/lib/libsoftcm.map $top/userspace/compat/compat.map"
 sysdir=/usr/lib/x86_64-linux-gnu
 required="ucmatose cmtime"
 others="rping udaddy rdma_server rdma_client ibv_devices ibv_devinfo"
@@ -55,7 +55,8 @@ check_sonames() {
 
 check_exports() {
 	local want have
-	want=$(sed 's|/\*.*\*/||' "$map" |
+	# shellcheck disable=SC2086
+	want=$(cat $maps | sed 's|/\*.*\*/||' |
 		sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z_0-9]*\);[[:space:]]*$/\1/p' | sort -u |
 		join -1 1 -2 3 - <(awk '!/^#/ && NF == 3 && $3 != "-"' "$table" | sort -k3,3) |
 		awk '{ print $1 "@" $3 }' | sort -u)
