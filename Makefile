@@ -55,6 +55,9 @@ SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/int
 # The rdma_cm peer on the rxe side: rdma-core's headers and librdmacm, not
 # ours (no $(CPPFLAGS), no libsoftcm); copied into the guest with lib/.
 RDMACM_PEER := $(BUILD)/tests/lib/rdmacm_peer
+# A QP's side of a connection on rdma-core's librdmacm and libibverbs, run
+# as it is on rxe and under `softcm exec` (tests/interop/exec_test.sh).
+EXEC_PEER := $(BUILD)/tests/lib/exec_peer
 # One program built on both libraries, for tests/interop/fidelity_test.sh.
 FIDELITY := $(BUILD)/tests/lib/fidelity-rdmacm $(BUILD)/tests/lib/fidelity-softcm \
 	$(BUILD)/tests/lib/fidelity.expected-differences
@@ -130,7 +133,8 @@ $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 # Shell helpers the guest's *_test.sh programs source from lib/.
 TEST_SHLIB := $(patsubst tests/lib/%,$(BUILD)/tests/lib/%,$(wildcard tests/lib/*.sh))
 
-tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER) $(FIDELITY) $(TEST_SHLIB)
+tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER) $(EXEC_PEER) $(FIDELITY) \
+	$(TEST_SHLIB)
 
 $(BUILD)/tests/lib/%.sh: tests/lib/%.sh
 	@mkdir -p $(@D)
@@ -139,6 +143,10 @@ $(BUILD)/tests/lib/%.sh: tests/lib/%.sh
 $(RDMACM_PEER): tests/interop/rdmacm_peer.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm
+
+$(EXEC_PEER): tests/interop/exec_peer.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm -libverbs
 
 # rdma-core's <rdma/rdma_cma.h> for both; only the library differs.
 $(BUILD)/tests/lib/fidelity-rdmacm: tests/interop/fidelity.c
