@@ -395,6 +395,27 @@ SOFTCM_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 static pthread_mutex_t cmdev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct softcm_cmdev *cmdevs;
 
+/*
+ * The context's last user went: unless a cmdev_get() took it again
+ * meanwhile (it holds under the lock), the cm device goes with it.
+ */
+static void cmdev_ctx_last_put(struct softcm_context *sctx)
+{
+	struct softcm_cmdev *dev = sctx->cmdev, **p;
+
+	pthread_mutex_lock(&cmdev_lock);
+	if (__atomic_load_n(&sctx->users, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&cmdev_lock);
+		return;
+	}
+	for (p = &cmdevs; *p != dev; p = &(*p)->next)
+		;
+	*p = dev->next;
+	pthread_mutex_unlock(&cmdev_lock);
+	softcm_ctx_free(sctx);
+	free(dev);
+}
+
 /* The calling thread's namespace's cm device, with a reference; NULL, errno. */
 struct softcm_cmdev *softcm_cmdev_get(void)
 {
@@ -407,7 +428,22 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 	pthread_mutex_lock(&cmdev_lock);
 	for (dev = cmdevs; dev; dev = dev->next)
 		if (dev->ns_dev == st.st_dev && dev->ns_ino == st.st_ino)
-			goto found;
+			break;
+	if (dev && dev->refcnt)
+		goto found;
+	if (dev) {
+		/* Kept alive by the application's objects: take it again. */
+		softcm_ctx_hold(dev->verbs);
+		dev->pd = ibv_alloc_pd(dev->verbs);
+		if (!dev->pd) {
+			err = errno;
+			pthread_mutex_unlock(&cmdev_lock);
+			softcm_ctx_put(dev->verbs);
+			errno = err;
+			return NULL;
+		}
+		goto found;
+	}
 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev) {
@@ -427,6 +463,7 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 	dev->ns_dev = st.st_dev;
 	dev->ns_ino = st.st_ino;
 	to_sctx(dev->verbs)->cmdev = dev;
+	to_sctx(dev->verbs)->last_put = cmdev_ctx_last_put;
 	dev->next = cmdevs;
 	cmdevs = dev;
 found:
@@ -435,7 +472,7 @@ found:
 	return dev;
 
 err_close:
-	softcm_ctx_put(dev->verbs);
+	softcm_ctx_free(to_sctx(dev->verbs));
 err_free:
 	free(dev);
 err_unlock:
@@ -445,12 +482,13 @@ err_unlock:
 }
 
 /*
- * The last id gone, its PD goes, as librdmacm's ucma_put_device(); the
- * context closes with the last object the application made on it.
+ * The last id gone, its PD goes, as librdmacm's ucma_put_device(), and
+ * its hold on the context: the context closes with the last object the
+ * application made on it (cmdev_ctx_last_put()).
  */
 void softcm_cmdev_put(struct softcm_cmdev *dev)
 {
-	struct softcm_cmdev **p;
+	struct ibv_pd *pd;
 
 	if (!dev)
 		return;
@@ -459,15 +497,12 @@ void softcm_cmdev_put(struct softcm_cmdev *dev)
 		pthread_mutex_unlock(&cmdev_lock);
 		return;
 	}
-	for (p = &cmdevs; *p != dev; p = &(*p)->next)
-		;
-	*p = dev->next;
+	pd = dev->pd;
+	dev->pd = NULL;
 	pthread_mutex_unlock(&cmdev_lock);
 
-	to_sctx(dev->verbs)->cmdev = NULL;
-	ibv_dealloc_pd(dev->pd);
+	ibv_dealloc_pd(pd);
 	softcm_ctx_put(dev->verbs);
-	free(dev);
 }
 
 /*
