@@ -308,6 +308,72 @@ SOFTCM_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 	return 0;
 }
 
+/* One entry; ENODATA for an empty one, as libibverbs.  An errno value. */
+static int query_gid_entry(struct ibv_context *context, uint32_t port_num, uint32_t index,
+			   struct ibv_gid_entry *entry)
+{
+	struct softcm_query_gid q = { .port_num = port_num, .index = index };
+
+	if (port_num > 0xff)
+		return EINVAL;
+	if (softcm_vioctl(context, SOFTCM_IOCTL_QUERY_GID, &q))
+		return errno;
+	if (q.gid_type == SOFTCM_GID_TYPE_NONE)
+		return ENODATA;
+	memset(entry, 0, sizeof(*entry));
+	memcpy(entry->gid.raw, q.gid, sizeof(entry->gid.raw));
+	entry->gid_index = index;
+	entry->port_num = port_num;
+	entry->gid_type = IBV_GID_TYPE_ROCE_V2;
+	entry->ndev_ifindex = q.ifindex;
+	return 0;
+}
+
+/* ibv_query_gid_ex(): an errno value, as libibverbs. */
+SOFTCM_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				    uint32_t gid_index, struct ibv_gid_entry *entry,
+				    uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e;
+	int ret;
+
+	if (flags || entry_size < sizeof(e))
+		return EINVAL;
+	ret = query_gid_entry(context, port_num, gid_index, &e);
+	if (!ret)
+		memcpy(entry, &e, sizeof(e));
+	return ret;
+}
+
+/* ibv_query_gid_table(): the valid entries, or a negative errno value. */
+SOFTCM_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+					   struct ibv_gid_entry *entries, size_t max_entries,
+					   uint32_t flags, size_t entry_size)
+{
+	struct ibv_port_attr pattr;
+	struct ibv_gid_entry e;
+	size_t n = 0;
+	int ret;
+
+	if (flags || entry_size < sizeof(e))
+		return -EINVAL;
+	ret = query_port(context, SOFTCM_PORT_NUM, &pattr, sizeof(pattr));
+	if (ret)
+		return -ret;
+	for (int i = 0; i < pattr.gid_tbl_len; i++) {
+		ret = query_gid_entry(context, SOFTCM_PORT_NUM, i, &e);
+		if (ret == ENODATA)
+			continue;
+		if (ret)
+			return -ret;
+		if (n == max_entries)
+			return -EINVAL;
+		memcpy((char *)entries + n * entry_size, &e, sizeof(e));
+		n++;
+	}
+	return n;
+}
+
 /*
  * RoCE has one P_Key, the default full member 0xffff at index 0.  Another
  * index is -1 with ENOENT, as libibverbs finding no sysfs file for it.
