@@ -8,10 +8,12 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
 #include "conntab.h"
+#include "gid.h"
 #include "port.h"
 #include "stats.h"
 #include "transport.h"
@@ -50,6 +52,8 @@ struct softcm_net {
 	atomic_t nr_uobjs;		/* verbs objects in files' tables */
 	struct softcm_stats stats;
 	struct softcm_transport transport;
+	struct softcm_gid_table gids;	/* gid.c */
+	struct xarray mr_keys;		/* lkeys and rkeys -> MR (mr.c) */
 };
 
 extern unsigned int softcm_net_id;
