@@ -24,6 +24,7 @@
 #include "event.h"
 #include "file.h"
 #include "ucmd.h"
+#include "vcmd.h"
 
 static const struct file_operations softcm_fops;
 
@@ -60,6 +61,8 @@ static __poll_t softcm_poll(struct file *filp, poll_table *wait)
 
 static long softcm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
+	if (_IOC_NR(cmd) >= SOFTCM_VCMD_BASE)
+		return softcm_vcmd_ioctl(filp->private_data, cmd, arg);
 	return softcm_ucmd_ioctl(filp->private_data, cmd, arg);
 }
 

@@ -7,6 +7,7 @@
 #include <linux/xarray.h>
 
 #include "event.h"
+#include "uobj.h"
 
 struct net;
 struct pid;
@@ -23,6 +24,7 @@ struct softcm_file {
 	struct xarray ids;		/* handle -> id, holding a reference */
 	atomic_t nr_ids;
 	struct softcm_evq evq;		/* its ids' events, for read() */
+	struct softcm_uobjs uobjs;	/* its verbs objects */
 };
 
 struct softcm_file *softcm_file_create(struct net *net);
