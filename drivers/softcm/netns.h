@@ -47,6 +47,7 @@ struct softcm_net {
 	atomic_t nr_ids;
 	atomic_t nr_files;
 	atomic_t nr_held;		/* REQs listeners hold (backlog.c) */
+	atomic_t nr_uobjs;		/* verbs objects in files' tables */
 	struct softcm_stats stats;
 	struct softcm_transport transport;
 };
