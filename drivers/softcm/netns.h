@@ -48,6 +48,8 @@ struct softcm_net {
 	atomic_t nr_files;
 	atomic_t nr_held;		/* REQs listeners hold (backlog.c) */
 	atomic_t nr_uobjs;		/* verbs objects in files' tables */
+	atomic_t nr_cqs;		/* verbs objects not yet destroyed */
+	atomic_t nr_qps;
 	struct softcm_stats stats;
 	struct softcm_transport transport;
 };
