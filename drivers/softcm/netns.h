@@ -8,6 +8,7 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
@@ -50,6 +51,12 @@ struct softcm_net {
 	atomic_t nr_uobjs;		/* verbs objects in files' tables */
 	atomic_t nr_cqs;		/* verbs objects not yet destroyed */
 	atomic_t nr_qps;
+	/*
+	 * QP number -> struct softcm_qp (qp.c), for the data path to find a
+	 * packet's destination under RCU; cyclic from 2, 24 bits.
+	 */
+	struct xarray qpns;
+	u32 qpn_next;
 	struct softcm_stats stats;
 	struct softcm_transport transport;
 };

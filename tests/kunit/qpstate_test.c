@@ -82,22 +82,18 @@ static void allowed_rows(struct kunit *test)
 		const struct row *r = &rows[i];
 
 		for (j = 0; j < ARRAY_SIZE(types); j++) {
-			u32 req = req_of(r, types[j]), opt = opt_of(r, types[j]);
+			enum ib_qp_type t = types[j];
+			u32 req = req_of(r, t), opt = opt_of(r, t);
+			bool ok;
 
-			KUNIT_EXPECT_TRUE_MSG(test,
-				softcm_qpstate_is_ok(r->cur, r->next, types[j],
-						     req | state_bit(r)),
-				"row %u type %d required only", i, types[j]);
-			KUNIT_EXPECT_TRUE_MSG(test,
-				softcm_qpstate_is_ok(r->cur, r->next, types[j],
-						     req | opt | IB_QP_STATE),
-				"row %u type %d with every optional bit", i, types[j]);
-			KUNIT_EXPECT_EQ_MSG(test, req,
-				softcm_qpstate_required(r->cur, r->next, types[j]),
-				"row %u type %d", i, types[j]);
-			KUNIT_EXPECT_EQ_MSG(test, opt,
-				softcm_qpstate_optional(r->cur, r->next, types[j]),
-				"row %u type %d", i, types[j]);
+			ok = softcm_qpstate_is_ok(r->cur, r->next, t, req | state_bit(r));
+			KUNIT_EXPECT_TRUE_MSG(test, ok, "row %u type %d required only", i, t);
+			ok = softcm_qpstate_is_ok(r->cur, r->next, t, req | opt | IB_QP_STATE);
+			KUNIT_EXPECT_TRUE_MSG(test, ok, "row %u type %d all optional", i, t);
+			KUNIT_EXPECT_EQ_MSG(test, req, softcm_qpstate_required(r->cur, r->next, t),
+					    "row %u type %d", i, t);
+			KUNIT_EXPECT_EQ_MSG(test, opt, softcm_qpstate_optional(r->cur, r->next, t),
+					    "row %u type %d", i, t);
 		}
 	}
 }
@@ -110,15 +106,17 @@ static void missing_required(struct kunit *test)
 		const struct row *r = &rows[i];
 
 		for (j = 0; j < ARRAY_SIZE(types); j++) {
-			u32 req = req_of(r, types[j]);
+			enum ib_qp_type t = types[j];
+			u32 req = req_of(r, t);
+			bool ok;
 
 			for (b = 0; b < LAST_BIT; b++) {
 				if (!(req & BIT(b)))
 					continue;
-				KUNIT_EXPECT_FALSE_MSG(test,
-					softcm_qpstate_is_ok(r->cur, r->next, types[j],
-							     (req & ~BIT(b)) | IB_QP_STATE),
-					"row %u type %d without bit %u", i, types[j], b);
+				ok = softcm_qpstate_is_ok(r->cur, r->next, t,
+							  (req & ~BIT(b)) | IB_QP_STATE);
+				KUNIT_EXPECT_FALSE_MSG(test, ok, "row %u type %d without bit %u",
+						       i, t, b);
 			}
 		}
 	}
@@ -132,16 +130,17 @@ static void extra_bit(struct kunit *test)
 		const struct row *r = &rows[i];
 
 		for (j = 0; j < ARRAY_SIZE(types); j++) {
-			u32 ok = req_of(r, types[j]) | opt_of(r, types[j]) | IB_QP_STATE;
+			enum ib_qp_type t = types[j];
+			u32 req = req_of(r, t) | IB_QP_STATE;
+			u32 allowed = req | opt_of(r, t);
+			bool ok;
 
 			for (b = 0; b < LAST_BIT; b++) {
-				if (ok & BIT(b))
+				if (allowed & BIT(b))
 					continue;
-				KUNIT_EXPECT_FALSE_MSG(test,
-					softcm_qpstate_is_ok(r->cur, r->next, types[j],
-							     req_of(r, types[j]) |
-							     IB_QP_STATE | BIT(b)),
-					"row %u type %d with bit %u", i, types[j], b);
+				ok = softcm_qpstate_is_ok(r->cur, r->next, t, req | BIT(b));
+				KUNIT_EXPECT_FALSE_MSG(test, ok, "row %u type %d with bit %u",
+						       i, t, b);
 			}
 		}
 	}
@@ -168,12 +167,12 @@ static void whole_matrix(struct kunit *test)
 	for (cur = QPS(RESET); cur <= QPS(ERR); cur++)
 		for (next = QPS(RESET); next <= QPS(ERR); next++)
 			for (j = 0; j < ARRAY_SIZE(types); j++) {
-				u32 mask = softcm_qpstate_required(cur, next, types[j]) |
-					   IB_QP_STATE;
+				enum ib_qp_type t = types[j];
+				u32 mask = softcm_qpstate_required(cur, next, t) | IB_QP_STATE;
+				bool ok = softcm_qpstate_is_ok(cur, next, t, mask);
 
-				KUNIT_EXPECT_EQ_MSG(test, listed(cur, next),
-					softcm_qpstate_is_ok(cur, next, types[j], mask),
-					"%d -> %d type %d", cur, next, types[j]);
+				KUNIT_EXPECT_EQ_MSG(test, listed(cur, next), ok,
+						    "%d -> %d type %d", cur, next, t);
 			}
 	/* the shortcuts and repeats an application might try */
 	KUNIT_EXPECT_FALSE(test, softcm_qpstate_is_ok(QPS(RESET), QPS(RTR), IB_QPT_UD,
