@@ -22,8 +22,10 @@
 
 #include "chardev.h"
 #include "event.h"
+#include "evfd.h"
 #include "file.h"
 #include "ucmd.h"
+#include "vcmd.h"
 
 static const struct file_operations softcm_fops;
 
@@ -40,7 +42,11 @@ static int softcm_open(struct inode *inode, struct file *filp)
 
 static int softcm_release(struct inode *inode, struct file *filp)
 {
-	softcm_file_release(filp->private_data);
+	struct softcm_file *sf = filp->private_data;
+
+	/* evfd.c is above file.c: its part of the file is let go here */
+	softcm_evfd_file_release(sf);
+	softcm_file_release(sf);
 	return 0;
 }
 
@@ -60,6 +66,8 @@ static __poll_t softcm_poll(struct file *filp, poll_table *wait)
 
 static long softcm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
+	if (_IOC_NR(cmd) >= SOFTCM_VCMD_BASE)
+		return softcm_vcmd_ioctl(filp->private_data, cmd, arg);
 	return softcm_ucmd_ioctl(filp->private_data, cmd, arg);
 }
 

@@ -29,6 +29,7 @@
 #include "id.h"
 #include "netns.h"
 #include "port.h"
+#include "uobj.h"
 
 struct softcm_file *softcm_file_create(struct net *net)
 {
@@ -44,6 +45,7 @@ struct softcm_file *softcm_file_create(struct net *net)
 	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&sf->nr_ids, 0);
 	softcm_evq_init(&sf->evq);
+	softcm_uobjs_init(&sf->uobjs);
 	pr_debug("file %p created in netns %u\n", sf, net->ns.inum);
 	return sf;
 }
@@ -127,6 +129,7 @@ void softcm_file_release(struct softcm_file *sf)
 				softcm_file_destroy_id(id, NULL);
 		}
 	} while (!xa_empty(&sf->ids));
+	softcm_uobjs_release(&sf->uobjs);
 	softcm_evq_uninit(&sf->evq);
 	xa_destroy(&sf->ids);
 	pr_debug("file %p destroyed\n", sf);

@@ -7,9 +7,11 @@
 #include <linux/xarray.h>
 
 #include "event.h"
+#include "uobj.h"
 
 struct net;
 struct pid;
+struct softcm_evfd;
 struct softcm_id;
 
 /*
@@ -23,6 +25,9 @@ struct softcm_file {
 	struct xarray ids;		/* handle -> id, holding a reference */
 	atomic_t nr_ids;
 	struct softcm_evq evq;		/* its ids' events, for read() */
+	struct softcm_uobjs uobjs;	/* its verbs objects */
+	/* its async event descriptor's queue (evfd.c), referenced */
+	struct softcm_evfd __rcu *async;
 };
 
 struct softcm_file *softcm_file_create(struct net *net);

@@ -183,8 +183,8 @@ TEST_F(verbs, gid_table_has_the_namespace_addresses)
 	ASSERT_EQ(0, enter(NS1));
 	ctx = open_softcm0(_metadata);
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, inet_pton(AF_INET6, "::ffff:" IP1, &v4mapped) - 1);
-	ASSERT_EQ(0, inet_pton(AF_INET6, IP61, &v6) - 1);
+	ASSERT_EQ(1, inet_pton(AF_INET6, "::ffff:" IP1, &v4mapped));
+	ASSERT_EQ(1, inet_pton(AF_INET6, IP61, &v6));
 	ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
 	for (int i = 0; i < pattr.gid_tbl_len; i++) {
 		ASSERT_EQ(0, ibv_query_gid(ctx, 1, i, &gid)) TH_LOG("index %d", i);
@@ -206,6 +206,7 @@ struct objs {
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
+	struct ibv_qp_cap cap;		/* as granted */
 	char buf[4096];
 };
 
@@ -235,6 +236,7 @@ static void make_objs(struct __test_metadata *_metadata, struct ibv_context *ctx
 	ASSERT_NE(NULL, o->qp) TH_LOG("ibv_create_qp: %s", strerror(errno));
 	EXPECT_LE(4, attr.cap.max_send_wr);
 	EXPECT_LE(1, attr.cap.max_recv_sge);
+	o->cap = attr.cap;
 }
 
 static void free_objs(struct __test_metadata *_metadata, struct objs *o)
@@ -472,7 +474,7 @@ TEST_F(verbs, posted_send_completes_with_no_data_path)
 
 TEST_F(verbs, bad_wr_is_the_first_not_queued)
 {
-	struct ibv_sge sge[2];
+	struct ibv_sge sge[8];
 	struct ibv_recv_wr wr[2], *bad = NULL;
 	struct ibv_context *ctx;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
@@ -484,7 +486,8 @@ TEST_F(verbs, bad_wr_is_the_first_not_queued)
 	make_objs(_metadata, ctx, &o);
 	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				   IBV_QP_ACCESS_FLAGS));
-	for (int i = 0; i < 2; i++) {
+	ASSERT_GT(8, o.cap.max_recv_sge);
+	for (int i = 0; i < 8; i++) {
 		sge[i].addr = (uintptr_t)o.buf + i * 64;
 		sge[i].length = 64;
 		sge[i].lkey = o.mr->lkey;
@@ -496,7 +499,7 @@ TEST_F(verbs, bad_wr_is_the_first_not_queued)
 	wr[0].next = &wr[1];
 	wr[1].wr_id = 2;
 	wr[1].sg_list = sge;
-	wr[1].num_sge = 2;	/* beyond max_recv_sge 1 */
+	wr[1].num_sge = o.cap.max_recv_sge + 1;	/* beyond the QP's */
 	EXPECT_NE(0, ibv_post_recv(o.qp, wr, &bad));
 	EXPECT_EQ(&wr[1], bad);
 	free_objs(_metadata, &o);

@@ -42,6 +42,10 @@ void softcm_ctx_put(struct ibv_context *ctx)
 {
 	struct softcm_context *sctx = to_sctx(ctx);
 
-	if (sctx->internal && !__atomic_sub_fetch(&sctx->users, 1, __ATOMIC_ACQ_REL))
+	if (!sctx->internal || __atomic_sub_fetch(&sctx->users, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (sctx->last_put)
+		sctx->last_put(sctx);
+	else
 		softcm_ctx_free(sctx);
 }

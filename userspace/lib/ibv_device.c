@@ -308,6 +308,72 @@ SOFTCM_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
 	return 0;
 }
 
+/* One entry; ENODATA for an empty one, as libibverbs.  An errno value. */
+static int query_gid_entry(struct ibv_context *context, uint32_t port_num, uint32_t index,
+			   struct ibv_gid_entry *entry)
+{
+	struct softcm_query_gid q = { .port_num = port_num, .index = index };
+
+	if (port_num > 0xff)
+		return EINVAL;
+	if (softcm_vioctl(context, SOFTCM_IOCTL_QUERY_GID, &q))
+		return errno;
+	if (q.gid_type == SOFTCM_GID_TYPE_NONE)
+		return ENODATA;
+	memset(entry, 0, sizeof(*entry));
+	memcpy(entry->gid.raw, q.gid, sizeof(entry->gid.raw));
+	entry->gid_index = index;
+	entry->port_num = port_num;
+	entry->gid_type = IBV_GID_TYPE_ROCE_V2;
+	entry->ndev_ifindex = q.ifindex;
+	return 0;
+}
+
+/* ibv_query_gid_ex(): an errno value, as libibverbs. */
+SOFTCM_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				    uint32_t gid_index, struct ibv_gid_entry *entry,
+				    uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e;
+	int ret;
+
+	if (flags || entry_size < sizeof(e))
+		return EINVAL;
+	ret = query_gid_entry(context, port_num, gid_index, &e);
+	if (!ret)
+		memcpy(entry, &e, sizeof(e));
+	return ret;
+}
+
+/* ibv_query_gid_table(): the valid entries, or a negative errno value. */
+SOFTCM_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+					   struct ibv_gid_entry *entries, size_t max_entries,
+					   uint32_t flags, size_t entry_size)
+{
+	struct ibv_port_attr pattr;
+	struct ibv_gid_entry e;
+	size_t n = 0;
+	int ret;
+
+	if (flags || entry_size < sizeof(e))
+		return -EINVAL;
+	ret = query_port(context, SOFTCM_PORT_NUM, &pattr, sizeof(pattr));
+	if (ret)
+		return -ret;
+	for (int i = 0; i < pattr.gid_tbl_len; i++) {
+		ret = query_gid_entry(context, SOFTCM_PORT_NUM, i, &e);
+		if (ret == ENODATA)
+			continue;
+		if (ret)
+			return -ret;
+		if (n == max_entries)
+			return -EINVAL;
+		memcpy((char *)entries + n * entry_size, &e, sizeof(e));
+		n++;
+	}
+	return n;
+}
+
 /*
  * RoCE has one P_Key, the default full member 0xffff at index 0.  Another
  * index is -1 with ENOENT, as libibverbs finding no sysfs file for it.
@@ -395,6 +461,27 @@ SOFTCM_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 static pthread_mutex_t cmdev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct softcm_cmdev *cmdevs;
 
+/*
+ * The context's last user went: unless a cmdev_get() took it again
+ * meanwhile (it holds under the lock), the cm device goes with it.
+ */
+static void cmdev_ctx_last_put(struct softcm_context *sctx)
+{
+	struct softcm_cmdev *dev = sctx->cmdev, **p;
+
+	pthread_mutex_lock(&cmdev_lock);
+	if (__atomic_load_n(&sctx->users, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&cmdev_lock);
+		return;
+	}
+	for (p = &cmdevs; *p != dev; p = &(*p)->next)
+		;
+	*p = dev->next;
+	pthread_mutex_unlock(&cmdev_lock);
+	softcm_ctx_free(sctx);
+	free(dev);
+}
+
 /* The calling thread's namespace's cm device, with a reference; NULL, errno. */
 struct softcm_cmdev *softcm_cmdev_get(void)
 {
@@ -407,7 +494,22 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 	pthread_mutex_lock(&cmdev_lock);
 	for (dev = cmdevs; dev; dev = dev->next)
 		if (dev->ns_dev == st.st_dev && dev->ns_ino == st.st_ino)
-			goto found;
+			break;
+	if (dev && dev->refcnt)
+		goto found;
+	if (dev) {
+		/* Kept alive by the application's objects: take it again. */
+		softcm_ctx_hold(dev->verbs);
+		dev->pd = ibv_alloc_pd(dev->verbs);
+		if (!dev->pd) {
+			err = errno;
+			pthread_mutex_unlock(&cmdev_lock);
+			softcm_ctx_put(dev->verbs);
+			errno = err;
+			return NULL;
+		}
+		goto found;
+	}
 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev) {
@@ -427,6 +529,7 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 	dev->ns_dev = st.st_dev;
 	dev->ns_ino = st.st_ino;
 	to_sctx(dev->verbs)->cmdev = dev;
+	to_sctx(dev->verbs)->last_put = cmdev_ctx_last_put;
 	dev->next = cmdevs;
 	cmdevs = dev;
 found:
@@ -435,7 +538,7 @@ found:
 	return dev;
 
 err_close:
-	softcm_ctx_put(dev->verbs);
+	softcm_ctx_free(to_sctx(dev->verbs));
 err_free:
 	free(dev);
 err_unlock:
@@ -445,12 +548,13 @@ err_unlock:
 }
 
 /*
- * The last id gone, its PD goes, as librdmacm's ucma_put_device(); the
- * context closes with the last object the application made on it.
+ * The last id gone, its PD goes, as librdmacm's ucma_put_device(), and
+ * its hold on the context: the context closes with the last object the
+ * application made on it (cmdev_ctx_last_put()).
  */
 void softcm_cmdev_put(struct softcm_cmdev *dev)
 {
-	struct softcm_cmdev **p;
+	struct ibv_pd *pd;
 
 	if (!dev)
 		return;
@@ -459,15 +563,12 @@ void softcm_cmdev_put(struct softcm_cmdev *dev)
 		pthread_mutex_unlock(&cmdev_lock);
 		return;
 	}
-	for (p = &cmdevs; *p != dev; p = &(*p)->next)
-		;
-	*p = dev->next;
+	pd = dev->pd;
+	dev->pd = NULL;
 	pthread_mutex_unlock(&cmdev_lock);
 
-	to_sctx(dev->verbs)->cmdev = NULL;
-	ibv_dealloc_pd(dev->pd);
+	ibv_dealloc_pd(pd);
 	softcm_ctx_put(dev->verbs);
-	free(dev);
 }
 
 /*

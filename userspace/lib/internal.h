@@ -132,6 +132,8 @@ struct softcm_context {
 	int internal;
 	unsigned long users;		/* atomic; internal contexts only */
 	struct softcm_cmdev *cmdev;	/* the cm device holding it, if any */
+	/* called instead of freeing when users reaches 0, if set */
+	void (*last_put)(struct softcm_context *sctx);
 	struct verbs_context vctx;	/* last: verbs_context ends in context */
 };
 
@@ -140,14 +142,19 @@ static inline struct softcm_context *to_sctx(struct ibv_context *ctx)
 	return container_of(ctx, struct softcm_context, vctx.context);
 }
 
-/* The namespace's device as rdma_cm ids see it, counted by its users. */
+/*
+ * The namespace's device as rdma_cm ids see it.  refcnt counts the ids
+ * and device lists using it; while it is not 0 the cm device holds its
+ * context and a PD.  It stays listed while its context lives (objects the
+ * application made on it), so that later ids get the same context.
+ */
 struct softcm_cmdev {
 	struct softcm_cmdev *next;
 	dev_t ns_dev;			/* the network namespace's inode */
 	ino_t ns_ino;
 	unsigned long refcnt;		/* under the list's lock */
 	struct ibv_context *verbs;
-	struct ibv_pd *pd;
+	struct ibv_pd *pd;		/* NULL while refcnt is 0 */
 };
 
 /*

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A file's table of verbs objects, in the manner of uverbs' uobjects.
+ *
+ * Handles are allocated per file from 1 and name one object of one type:
+ * a handle of another type, of another file or of a destroyed object is
+ * ENOENT.  The table owns one reference on each object.  Removal takes
+ * the object out of the table first, so that no new lookup finds it, then
+ * tears it down; work already holding a reference finishes against an
+ * object its own code marks dead.
+ */
+
+#include <linux/lockdep.h>
+#include <linux/slab.h>
+
+#include "limits.h"
+#include "uobj.h"
+
+/* What QUERY_DEVICE reports as max_pd, max_mr, ...: per file. */
+static const unsigned int uobj_max[SOFTCM_UOBJ_TYPE_MAX + 1] = {
+	[SOFTCM_UOBJ_AH] = SOFTCM_MAX_AH,
+	[SOFTCM_UOBJ_QP] = SOFTCM_MAX_QP,
+	[SOFTCM_UOBJ_MR] = SOFTCM_MAX_MR,
+	[SOFTCM_UOBJ_CQ] = SOFTCM_MAX_CQ,
+	[SOFTCM_UOBJ_PD] = SOFTCM_MAX_PD,
+};
+
+void softcm_uobjs_init(struct softcm_uobjs *u)
+{
+	int type;
+
+	mutex_init(&u->lock);
+	xa_init_flags(&u->objs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	atomic_set(&u->count, 0);
+	for (type = 0; type <= SOFTCM_UOBJ_TYPE_MAX; type++)
+		atomic_set(&u->nr[type], 0);
+}
+
+static void uobj_release(struct kref *ref)
+{
+	struct softcm_uobj *obj = container_of(ref, struct softcm_uobj, ref);
+
+	obj->ops->free(obj);
+}
+
+void softcm_uobj_put(struct softcm_uobj *obj)
+{
+	kref_put(&obj->ref, uobj_release);
+}
+
+void softcm_uobj_init(struct softcm_uobj *obj, enum softcm_uobj_type type,
+		      const struct softcm_uobj_ops *ops)
+{
+	kref_init(&obj->ref);
+	obj->type = type;
+	obj->handle = 0;
+	atomic_set(&obj->usecnt, 0);
+	obj->ops = ops;
+}
+
+/*
+ * Publish @obj under a new handle (obj->handle); the table takes over the
+ * caller's initial reference.  Called with the table's lock held, after
+ * the object is complete: from here on other threads can find it.  A file
+ * at its limit of objects of this type gets ENOMEM, what a device out of
+ * resources answers under libibverbs.
+ */
+int softcm_uobj_add(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+	int ret;
+
+	lockdep_assert_held(&u->lock);
+	if (atomic_inc_return(&u->nr[obj->type]) > uobj_max[obj->type]) {
+		ret = -ENOMEM;
+		goto err_dec_type;
+	}
+	if (atomic_inc_return(&u->count) > SOFTCM_MAX_UOBJS_PER_FILE) {
+		ret = -EMFILE;
+		goto err_dec_count;
+	}
+	ret = xa_alloc(&u->objs, &obj->handle, obj, xa_limit_31b, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		ret = ret == -EBUSY ? -EMFILE : ret;
+		goto err_dec_count;
+	}
+	return 0;
+
+err_dec_count:
+	atomic_dec(&u->count);
+err_dec_type:
+	atomic_dec(&u->nr[obj->type]);
+	return ret;
+}
+
+/* A new reference on the object @handle of @type, or ERR_PTR(-ENOENT). */
+struct softcm_uobj *softcm_uobj_get(struct softcm_uobjs *u,
+				    enum softcm_uobj_type type, u32 handle)
+{
+	struct softcm_uobj *obj;
+
+	rcu_read_lock();
+	obj = xa_load(&u->objs, handle);
+	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+		obj = NULL;
+	rcu_read_unlock();
+	return obj ?: ERR_PTR(-ENOENT);
+}
+
+/*
+ * As softcm_uobj_get(), and count a use of the object, which keeps it
+ * from being destroyed until softcm_uobj_unuse().  Under the table's lock,
+ * so that the object cannot be in the middle of its removal.
+ */
+struct softcm_uobj *softcm_uobj_use(struct softcm_uobjs *u,
+				    enum softcm_uobj_type type, u32 handle)
+{
+	struct softcm_uobj *obj;
+
+	lockdep_assert_held(&u->lock);
+	obj = softcm_uobj_get(u, type, handle);
+	if (!IS_ERR(obj))
+		atomic_inc(&obj->usecnt);
+	return obj;
+}
+
+void softcm_uobj_unuse(struct softcm_uobj *obj)
+{
+	atomic_dec(&obj->usecnt);
+	softcm_uobj_put(obj);
+}
+
+static void uobj_take_out(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+	__xa_erase(&u->objs, obj->handle);
+	atomic_dec(&u->count);
+	atomic_dec(&u->nr[obj->type]);
+}
+
+/*
+ * Take the object @handle of @type out of the table and tear it down.
+ * Returns it with the table's reference, which the caller drops with
+ * softcm_uobj_put() once it has read what it reports; ERR_PTR(-ENOENT),
+ * or ERR_PTR(-EBUSY) while another object uses it.
+ */
+struct softcm_uobj *softcm_uobj_remove(struct softcm_uobjs *u,
+				       enum softcm_uobj_type type, u32 handle)
+{
+	struct softcm_uobj *obj;
+
+	mutex_lock(&u->lock);
+	xa_lock(&u->objs);
+	obj = xa_load(&u->objs, handle);
+	if (!obj || obj->type != type)
+		obj = ERR_PTR(-ENOENT);
+	else if (atomic_read(&obj->usecnt))
+		obj = ERR_PTR(-EBUSY);
+	else
+		uobj_take_out(u, obj);
+	xa_unlock(&u->objs);
+	mutex_unlock(&u->lock);
+	if (!IS_ERR(obj))
+		obj->ops->destroy(obj);
+	return obj;
+}
+
+/*
+ * The file is closing and nothing else can reach its table: destroy every
+ * object, users before what they use, so that every use is dropped before
+ * its object's turn comes.
+ */
+void softcm_uobjs_release(struct softcm_uobjs *u)
+{
+	struct softcm_uobj *obj;
+	unsigned long handle;
+	int type;
+
+	for (type = 1; type <= SOFTCM_UOBJ_TYPE_MAX; type++) {
+		xa_for_each(&u->objs, handle, obj) {
+			if (obj->type != type)
+				continue;
+			xa_lock(&u->objs);
+			uobj_take_out(u, obj);
+			xa_unlock(&u->objs);
+			obj->ops->destroy(obj);
+			softcm_uobj_put(obj);
+		}
+	}
+	WARN_ON_ONCE(!xa_empty(&u->objs));
+	xa_destroy(&u->objs);
+	mutex_destroy(&u->lock);
+}
