@@ -39,6 +39,13 @@ LIB_SO := $(BUILD)/lib/libsoftcm.so.1
 LIB_A := $(BUILD)/lib/libsoftcm.a
 LIB_PC := $(BUILD)/lib/libsoftcm.pc
 LIB_MAP := userspace/lib/libsoftcm.map
+# softcm exec's compat libraries (the rules below $(LIB_A)'s)
+COMPAT := $(BUILD)/lib/softcm/compat
+COMPAT_LIBS := $(COMPAT)/libibverbs.so.1 $(COMPAT)/librdmacm.so.1
+COMPAT_TABLE := userspace/compat/rdma-core.versions
+MKMAP := userspace/compat/mkmap.sh
+COMPAT_MAP := userspace/compat/compat.map
+COMPAT_OBJS := $(patsubst userspace/compat/%.c,$(BUILD)/compat/%.o,$(wildcard userspace/compat/*.c))
 TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
 # Fuzzers (ioctl and wire), built and run as the selftests are.
@@ -48,6 +55,9 @@ SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/int
 # The rdma_cm peer on the rxe side: rdma-core's headers and librdmacm, not
 # ours (no $(CPPFLAGS), no libsoftcm); copied into the guest with lib/.
 RDMACM_PEER := $(BUILD)/tests/lib/rdmacm_peer
+# A QP's side of a connection on rdma-core's librdmacm and libibverbs, run
+# as it is on rxe and under `softcm exec` (tests/interop/exec_test.sh).
+EXEC_PEER := $(BUILD)/tests/lib/exec_peer
 # One program built on both libraries, for tests/interop/fidelity_test.sh.
 FIDELITY := $(BUILD)/tests/lib/fidelity-rdmacm $(BUILD)/tests/lib/fidelity-softcm \
 	$(BUILD)/tests/lib/fidelity.expected-differences
@@ -65,7 +75,7 @@ module:
 	@cp -a -u --parents $(wildcard Kbuild drivers include uapi tests/kunit tests/vm/bugs) $(KMOD)/
 	$(MAKE) -C $(KDIR) M=$(KMOD) $(if $(W),W=$(W)) modules
 
-userspace: $(LIB_SO) $(LIB_A) $(LIB_PC) $(TOOL)
+userspace: $(LIB_SO) $(LIB_A) $(LIB_PC) $(TOOL) $(COMPAT_LIBS)
 
 $(BUILD)/lib/%.o: userspace/lib/%.c $(HEADERS) userspace/lib/internal.h
 	@mkdir -p $(@D)
@@ -78,6 +88,37 @@ $(LIB_SO): $(LIB_OBJS) $(LIB_MAP)
 
 $(LIB_A): $(LIB_OBJS)
 	$(AR) rcs $@ $^
+
+# The compat libraries `softcm exec` puts first on LD_LIBRARY_PATH
+# (softcm(8)): libibverbs.so.1 is libsoftcm's objects again, exporting
+# what libsoftcm.map and rdma-core's table share with rdma-core's versions,
+# those of both libraries (and compat.map's few, userspace/compat/*.c);
+# librdmacm.so.1 only defines librdmacm's versions
+# and depends on it.  A program so gets one copy of libsoftcm's state
+# whichever soname it asks for.
+
+$(BUILD)/compat/libibverbs.map: $(MKMAP) $(COMPAT_TABLE) $(LIB_MAP) $(COMPAT_MAP)
+	@mkdir -p $(@D)
+	$(MKMAP) libibverbs,librdmacm $(COMPAT_TABLE) $(LIB_MAP) $(COMPAT_MAP) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/compat/librdmacm.map: $(MKMAP) $(COMPAT_TABLE)
+	@mkdir -p $(@D)
+	$(MKMAP) librdmacm $(COMPAT_TABLE) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/compat/%.o: userspace/compat/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(COMPAT)/libibverbs.so.1: $(LIB_OBJS) $(COMPAT_OBJS) $(BUILD)/compat/libibverbs.map
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libibverbs.so.1 \
+		-Wl,--version-script=$(BUILD)/compat/libibverbs.map \
+		-Wl,--no-undefined -o $@ $(LIB_OBJS) $(COMPAT_OBJS) -lpthread
+
+$(COMPAT)/librdmacm.so.1: $(COMPAT)/libibverbs.so.1 $(BUILD)/compat/librdmacm.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,librdmacm.so.1 \
+		-Wl,--version-script=$(BUILD)/compat/librdmacm.map \
+		-Wl,--no-as-needed -o $@ $(COMPAT)/libibverbs.so.1
 
 $(LIB_PC): userspace/lib/libsoftcm.pc.in
 	sed -e 's|@PREFIX@|/usr/local|' -e 's|@LIBDIR@|/usr/local/lib|' \
@@ -92,7 +133,8 @@ $(TOOL): $(TOOL_SRCS) $(wildcard userspace/tools/*.h) $(LIB_SO) $(HEADERS)
 # Shell helpers the guest's *_test.sh programs source from lib/.
 TEST_SHLIB := $(patsubst tests/lib/%,$(BUILD)/tests/lib/%,$(wildcard tests/lib/*.sh))
 
-tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER) $(FIDELITY) $(TEST_SHLIB)
+tests: $(SELFTESTS) $(FUZZTESTS) $(SCRIPT_TESTS) $(RDMACM_PEER) $(EXEC_PEER) $(FIDELITY) \
+	$(TEST_SHLIB)
 
 $(BUILD)/tests/lib/%.sh: tests/lib/%.sh
 	@mkdir -p $(@D)
@@ -101,6 +143,10 @@ $(BUILD)/tests/lib/%.sh: tests/lib/%.sh
 $(RDMACM_PEER): tests/interop/rdmacm_peer.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm
+
+$(EXEC_PEER): tests/interop/exec_peer.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm -libverbs
 
 # rdma-core's <rdma/rdma_cma.h> for both; only the library differs.
 $(BUILD)/tests/lib/fidelity-rdmacm: tests/interop/fidelity.c
@@ -187,7 +233,8 @@ clean:
 # make install    [DESTDIR=] [PREFIX=/usr/local] [KDIR=] [INSTALL_MOD_DIR=extra]
 #                 the module through the kernel's modules_install (then depmod
 #                 and ldconfig, unless DESTDIR is set), libsoftcm (.so.1, .so,
-#                 .a), the headers, libsoftcm.pc, the softcm tool, the man
+#                 .a), softcm exec's compat libraries ($(LIBDIR)/softcm/compat),
+#                 the headers, libsoftcm.pc, the softcm tool, the man
 #                 pages, the udev rule and the modules-load.d file
 # make uninstall  the same variables: removes exactly those files
 # make dkms-install / dkms-uninstall   the module's sources in /usr/src for DKMS
@@ -263,6 +310,8 @@ install-userspace: userspace
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libsoftcm.so.1
 	ln -sf libsoftcm.so.1 $(DESTDIR)$(LIBDIR)/libsoftcm.so
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/libsoftcm.a
+	install -d $(DESTDIR)$(LIBDIR)/softcm/compat
+	install -m 0755 $(COMPAT_LIBS) $(DESTDIR)$(LIBDIR)/softcm/compat/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' userspace/lib/libsoftcm.pc.in \
 		>$(DESTDIR)$(PKGCONFIGDIR)/libsoftcm.pc
@@ -277,7 +326,8 @@ install-userspace: userspace
 	$(if $(DESTDIR),,-ldconfig)
 
 # Directories are removed only when empty, and only those install made for
-# softcm alone (the module's); shared ones such as $(BINDIR) stay.
+# softcm alone (the module's, $(LIBDIR)/softcm); shared ones such as
+# $(BINDIR) stay.
 uninstall:
 	rm -f $(INSTALL_KO) $(INSTALL_KO).gz $(INSTALL_KO).xz $(INSTALL_KO).zst
 	-rmdir $(INSTALL_MODDIR)/drivers/softcm $(INSTALL_MODDIR)/drivers $(INSTALL_MODDIR) 2>/dev/null
@@ -287,6 +337,8 @@ uninstall:
 		$(DESTDIR)$(PKGCONFIGDIR)/libsoftcm.pc $(DESTDIR)$(INCLUDEDIR)/softcm.h \
 		$(DESTDIR)$(INCLUDEDIR)/linux/softcm.h \
 		$(DESTDIR)$(UDEVRULESDIR)/60-softcm.rules $(DESTDIR)$(MODULESLOADDIR)/softcm.conf
+	rm -f $(foreach l,$(COMPAT_LIBS),$(DESTDIR)$(LIBDIR)/softcm/compat/$(notdir $(l)))
+	-rmdir $(DESTDIR)$(LIBDIR)/softcm/compat $(DESTDIR)$(LIBDIR)/softcm 2>/dev/null
 	rm -f $(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	$(if $(DESTDIR),,-ldconfig)
 
@@ -295,7 +347,7 @@ uninstall:
 # staging is then uninstalled again and whatever is left recorded: the
 # guest reports it (it must be nothing).
 INSTALL_STAGE := $(BUILD)/install-stage
-$(INSTALL_TAR): $(LIB_SO) $(LIB_A) $(TOOL) $(HEADERS) $(MANPAGES) $(wildcard $(DIST)/*) \
+$(INSTALL_TAR): $(LIB_SO) $(LIB_A) $(TOOL) $(COMPAT_LIBS) $(HEADERS) $(MANPAGES) $(wildcard $(DIST)/*) \
 		userspace/lib/libsoftcm.pc.in $(wildcard drivers/softcm/*.[ch] include/softcm/*.h) Makefile Kbuild \
 		| module
 	rm -rf $(INSTALL_STAGE) && mkdir -p $(@D)

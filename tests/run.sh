@@ -23,6 +23,7 @@ stage() {
 stage "$top/tests/static/checkpatch.sh"
 stage "$top/tests/static/sparse.sh"
 stage "$top/tests/static/library.sh"
+stage "$top/tests/static/compat.sh"
 stage "$top/tests/static/addrinfo.sh"
 stage "$top/tests/static/dkms.sh"
 stage "$top/tests/static/layering.sh"
@@ -36,7 +37,7 @@ done
 
 read -r passed failed skipped < <(awk '{p += $1; f += $2; s += $3} END {print p+0, f+0, s+0}' "$COUNTS")
 # A stage that died before reporting counts must not pass silently.
-stages=$((8 + 2 * $(echo ${SOFTCM_KERNELS:-stock debug} | wc -w)))
+stages=$((9 + 2 * $(echo ${SOFTCM_KERNELS:-stock debug} | wc -w)))
 reported=$(wc -l <"$COUNTS")
 if [ "$reported" -lt "$stages" ]; then
 	echo "not ok - $((stages - reported)) stage(s) reported no results"

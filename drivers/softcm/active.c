@@ -73,6 +73,10 @@ int softcm_cm_active_connect(struct softcm_id *id, const struct softcm_connect *
 	if (IS_ERR(req))
 		return PTR_ERR(req);
 	fill_req(id, req, &c->param, resp_timeout);
+	/* As the Linux CM keeps them for the QP until the REP says more. */
+	id->cm.responder_resources = c->param.responder_resources;
+	id->cm.initiator_depth = c->param.initiator_depth;
+	id->cm.retry_count = req->retry_count;
 	return softcm_cm_send_request(id, req, SOFTCM_CM_REQ_SENT,
 				      softcm_cm_req_timeout_ms(id->path.packet_life_time,
 							       resp_timeout));
@@ -140,6 +144,12 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	id->cm.remote_qpn = msg->qpn;
 	id->cm.av_timeout = softcm_cm_ack_timeout(msg->target_ack_delay,
 						  id->path.packet_life_time);
+	/* Our QP sends from the PSN the peer announced (cm_rep_handler()). */
+	id->cm.remote_psn = msg->starting_psn;
+	id->cm.responder_resources = msg->initiator_depth;
+	id->cm.initiator_depth = msg->responder_resources;
+	id->cm.rnr_retry_count = msg->rnr_retry_count;
+	id->cm.qp_timeout = id->cm.av_timeout;
 	softcm_cm_set_state(id, SOFTCM_CM_REP_RCVD);
 	rep_param(p, msg);
 	/* No QP to move to RTS: the RTU waits for rdma_establish(). */

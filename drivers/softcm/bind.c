@@ -191,6 +191,7 @@ int softcm_id_set_option(struct softcm_id *id, u32 level, u32 optname, u32 value
 		if (value > 31 || id->ps != SOFTCM_PS_TCP)
 			return -EINVAL;
 		id->ack_timeout = value;
+		id->ack_timeout_set = true;
 		return 0;
 	default:
 		return -ENOPROTOOPT;

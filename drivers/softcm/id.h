@@ -83,6 +83,18 @@ struct softcm_cm {
 	u64 service_id;			/* SIDR: the request's, for the reply */
 	u32 qpn;			/* ours, as the application gave it */
 	u32 remote_qpn;
+	/*
+	 * What our QP's RTR and RTS take from the exchange (qpattr.c), as
+	 * the Linux CM keeps them: the peer's starting PSN (our send PSN),
+	 * responder resources and initiator depth as seen from our end, the
+	 * retry counts and our QP's local ACK timeout.
+	 */
+	u32 remote_psn;
+	u8 responder_resources;
+	u8 initiator_depth;
+	u8 retry_count;
+	u8 rnr_retry_count;
+	u8 qp_timeout;
 	u8 max_retries;			/* of our messages */
 	u8 av_timeout;			/* IB time: sets timewait */
 	unsigned int timeout_ms;	/* retransmission timeout */
@@ -151,6 +163,7 @@ struct softcm_id {
 
 	u8 tos;
 	u8 ack_timeout;
+	bool ack_timeout_set;		/* rdma_set_ack_timeout(): the QP's, too */
 	bool reuseaddr;
 	bool afonly;
 	bool afonly_set;
@@ -173,7 +186,7 @@ struct softcm_id {
 	bool peer_gone;
 	/* The connection was established: getpeername answers until it is over. */
 	bool conn_up;
-	u32 psn;			/* starting PSN we advertise */
+	u32 psn;			/* starting PSN we advertise: our QP's receive PSN */
 
 	struct softcm_cm cm;
 };

@@ -117,6 +117,18 @@ static void setup_conn(struct softcm_id *id, const struct softcm_cm_msg *req)
 					       READ_ONCE(softcm_net(id->net)->max_peer_timeout)));
 	id->cm.av_timeout = softcm_cm_ack_timeout(SOFTCM_CA_ACK_DELAY,
 						  id->path.packet_life_time);
+	/*
+	 * For our QP, as cm_req_handler() keeps them: we send from the
+	 * peer's starting PSN, its view turned into ours, and the ACK
+	 * timeout is the path's packet life time plus one, as the Linux CM
+	 * makes its address vector's from the REQ.
+	 */
+	id->cm.remote_psn = req->starting_psn;
+	id->cm.responder_resources = req->initiator_depth;
+	id->cm.initiator_depth = req->responder_resources;
+	id->cm.retry_count = req->retry_count;
+	id->cm.rnr_retry_count = req->rnr_retry_count;
+	id->cm.qp_timeout = min(id->path.packet_life_time + 1, 31);
 	softcm_cm_set_state(id, SOFTCM_CM_REQ_RCVD);
 }
 
@@ -203,6 +215,9 @@ int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c
 	if (ret)
 		return ret;	/* nothing was sent: the request is still ours to answer */
 	softcm_cm_set_state(id, SOFTCM_CM_REP_SENT);
+	/* What we answered is what our QP gets (ib_send_cm_rep()). */
+	id->cm.responder_resources = p->responder_resources;
+	id->cm.initiator_depth = p->initiator_depth;
 	/* From now on the id's events are the application's. */
 	WRITE_ONCE(id->uid, c->uid);
 	id->unaccepted = false;

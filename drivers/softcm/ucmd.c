@@ -22,6 +22,7 @@
 #include "file.h"
 #include "id.h"
 #include "netns.h"
+#include "qpattr.h"
 #include "route.h"
 #include "sockaddr.h"
 #include "ucmd.h"
@@ -285,7 +286,15 @@ static int ucmd_disconnect(struct softcm_file *sf, union ucmd_args *a)
 /* The QP attributes for the id's next QP state, as rdma_init_qp_attr(). */
 static int ucmd_init_qp_attr(struct softcm_file *sf, union ucmd_args *a)
 {
-	return -EOPNOTSUPP;
+	struct softcm_id *id;
+	int ret;
+
+	id = softcm_file_get_locked(sf, a->init_qp_attr.handle);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = softcm_qpattr_init(id, &a->init_qp_attr);
+	softcm_id_unlock_put(id);
+	return ret;
 }
 
 struct ucmd {

@@ -5,7 +5,8 @@
 # build staged `make install DESTDIR=... PREFIX=/usr` as a tarball
 # (lib/install/softcm-install.tar, its file list in lib/install/files);
 # we unpack it into the guest's root, load the module with modprobe,
-# check the udev rule, the modules-load.d and pkg-config files, connect
+# check the udev rule, the modules-load.d and pkg-config files, that
+# `softcm exec` finds the compat libraries, connect
 # with the installed `softcm ping` between two namespaces, then remove
 # every installed file and check that nothing of softcm is left:
 #
@@ -32,7 +33,7 @@ server=
 n=0
 
 cases=(unpack depmod modprobe udev-rule modules-load pkg-config installed-library
-	ping uninstall make-uninstall)
+	exec-compat-libraries ping uninstall make-uninstall)
 echo "1..${#cases[@]}"
 
 # ok, not_ok, say, skip_rest, poll
@@ -102,7 +103,8 @@ unpack() {
 	for f in /usr/bin/softcm /usr/lib/libsoftcm.so.1 /usr/lib/libsoftcm.so \
 		 /usr/lib/libsoftcm.a /usr/include/softcm.h /usr/include/linux/softcm.h \
 		 /usr/share/man/man7/softcm.7 /usr/share/man/man8/softcm.8 \
-		 /usr/share/man/man3/softcm_getpeername.3; do
+		 /usr/share/man/man3/softcm_getpeername.3 \
+		 /usr/lib/softcm/compat/libibverbs.so.1 /usr/lib/softcm/compat/librdmacm.so.1; do
 		grep -qxF "$f" "$tmp/files" || { echo "not installed: $f"; return 1; }
 	done
 	[ "$(readlink /usr/lib/libsoftcm.so)" = libsoftcm.so.1 ] || { echo "bad .so link"; return 1; }
@@ -184,6 +186,21 @@ lib_check() {
 }
 check installed-library lib_check
 
+# The installed `softcm exec` finds the installed compat libraries by
+# itself (next to /usr/lib/libsoftcm.so.1), and the dynamic linker takes
+# both of rdma-core's sonames from there for rdma-core's ucmatose, with
+# every version it needs (LD_TRACE_LOADED_OBJECTS: listed, not run).
+compat_check() {
+	local d=/usr/lib/softcm/compat
+	env -u LD_LIBRARY_PATH /usr/bin/softcm exec env LD_TRACE_LOADED_OBJECTS=1 \
+		/usr/bin/ucmatose >"$tmp/ldso" 2>&1 || { cat "$tmp/ldso"; return 1; }
+	cat "$tmp/ldso"
+	grep -q "^[[:space:]]*librdmacm.so.1 => $d/librdmacm.so.1 " "$tmp/ldso" &&
+		grep -q "^[[:space:]]*libibverbs.so.1 => $d/libibverbs.so.1 " "$tmp/ldso" &&
+		! grep -qi 'not found' "$tmp/ldso"
+}
+check exec-compat-libraries compat_check
+
 # `softcm ping` as installed, between two namespaces.
 ping_check() {
 	local rc=0
@@ -220,6 +237,7 @@ uninstall() {
 	done <"$tmp/files"
 	rmdir "$(dirname "$module")" "$(dirname "$(dirname "$module")")" \
 		"$(dirname "$(dirname "$(dirname "$module")")")" 2>/dev/null
+	rmdir /usr/lib/softcm/compat /usr/lib/softcm 2>/dev/null
 	depmod -a "$kver" || return 1
 	if modinfo -n softcm 2>/dev/null; then
 		echo "depmod still knows softcm"

@@ -131,6 +131,8 @@ install -m 0755 "$here/init.sh" "$stage/init"
 install -m 0755 "$here/demo.sh" "$stage/softcm/demo.sh"
 cp "$ko" "$stage/softcm/softcm.ko"
 cp -P "$top"/build/lib/libsoftcm.so* "$stage/softcm/lib/"
+# softcm exec's compat libraries, where the tool looks: next to libsoftcm.
+cp -r "$top/build/lib/softcm" "$stage/softcm/lib/"
 cp "$top/build/bin/softcm" "$stage/softcm/bin/"
 [ -e "$kunit_ko" ] && cp "$kunit_ko" "$stage/softcm/"
 [ -e "$bugs_ko" ] && cp "$bugs_ko" "$stage/softcm/"

@@ -513,13 +513,31 @@ struct softcm_event {
  *
  * The CM side, on an id:
  *
- *   INIT_QP_ATTR   the attributes and mask that move the id's QP to
- *                  qp_state (INIT, RTR or RTS), as rdma_init_qp_attr():
- *                  port, P_Key index and access flags for INIT; the path,
- *                  MTU, peer's QP number and starting PSN for RTR; our
- *                  starting PSN (the one our REQ or REP announced) and
- *                  timeouts for RTS.  EINVAL before the id has what the
- *                  state needs (RTR and RTS: a connection's REQ or REP).
+ *   INIT_QP_ATTR   the attributes and mask (IBV_QP_*) that move the id's
+ *                  QP to qp_state (IBV_QPS_INIT, RTR or RTS; any other
+ *                  EINVAL), as rdma_init_qp_attr() over the Linux CM:
+ *                  INIT: port 1, P_Key index 0 and access flags (none
+ *                  before a connection; REMOTE_WRITE, and REMOTE_READ
+ *                  when our responder resources are not 0, once a REQ is
+ *                  sent or received); for SOFTCM_PS_UDP the Q_Key
+ *                  SOFTCM_UDP_QKEY instead of access flags.  RTR: the
+ *                  path (ah_attr: the peer's GID, our source address's
+ *                  GID table index, hop limit, traffic class, flow label,
+ *                  is_global 1), the path MTU, the peer's QP number,
+ *                  rq_psn our own starting PSN (the one our REQ or REP
+ *                  announced, as rdma_cm's), max_dest_rd_atomic our
+ *                  responder resources, min_rnr_timer 0.  RTS: sq_psn
+ *                  the peer's starting PSN (the one its REP or REQ
+ *                  announced), the local ACK timeout (the CM's, or
+ *                  ACK_TIMEOUT's when set), retry_cnt, rnr_retry and
+ *                  max_rd_atomic our initiator depth.  So each side's
+ *                  rq_psn is the other's sq_psn, as with the Linux CM.
+ *                  A UD id's RTR is the state alone, its RTS the state
+ *                  and sq_psn 0 (what librdmacm applies).  EINVAL
+ *                  without a device (an unbound id, or one bound to a
+ *                  wildcard address, as rdma_ucm), and before the id has
+ *                  what the state needs (RTR and RTS: a received REQ or
+ *                  REP; an RC id's connection over: any state).
  */
 
 #define SOFTCM_PORT_NUM			1

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/softcm.h>
@@ -97,21 +98,27 @@ static int open_device(void)
 	return fd;
 }
 
+/* Its namespace is noted: the verbs device of its ids must be that one's. */
 SOFTCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 {
-	struct rdma_event_channel *channel;
+	struct softcm_channel *sch;
+	struct stat st;
 
-	channel = malloc(sizeof(*channel));
-	if (!channel) {
+	sch = calloc(1, sizeof(*sch));
+	if (!sch) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	channel->fd = open_device();
-	if (channel->fd < 0) {
-		free(channel);
+	sch->channel.fd = open_device();
+	if (sch->channel.fd < 0) {
+		free(sch);
 		return NULL;
 	}
-	return channel;
+	if (!stat("/proc/thread-self/ns/net", &st)) {
+		sch->ns_dev = st.st_dev;
+		sch->ns_ino = st.st_ino;
+	}
+	return &sch->channel;
 }
 
 SOFTCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
@@ -119,7 +126,7 @@ SOFTCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel
 	if (!channel)
 		return;
 	close(channel->fd);
-	free(channel);
+	free(to_schannel(channel));
 }
 
 SOFTCM_EXPORT const char *softcm_version(void)

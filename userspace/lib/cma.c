@@ -7,6 +7,7 @@
  * are refreshed (id.c) after each call that can change them.
  */
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -18,6 +19,13 @@
 static int query(struct softcm_id_priv *priv, int which, void *buf, __u32 *len)
 {
 	return softcm_query_addr_at(priv->id.channel->fd, priv->handle, which, buf, len);
+}
+
+static int is_wildcard(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
 /* A NULL channel makes a synchronous id with a channel of its own. */
@@ -77,7 +85,12 @@ SOFTCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	memcpy(c.addr, addr, len);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_BIND, &c))
 		return -1;
-	return softcm_refresh_addr(priv);
+	if (softcm_refresh_addr(priv))
+		return -1;
+	/* As librdmacm: a specific address has a device, a wildcard none. */
+	if (!is_wildcard(addr))
+		softcm_cmdev_attach(priv);
+	return 0;
 }
 
 SOFTCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
@@ -225,46 +238,67 @@ SOFTCM_EXPORT int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *add
 
 /*
  * Always synchronous, as librdmacm's: a passive endpoint is bound to the
- * source address (none is EINVAL, as rdma_bind_addr(NULL)), an active one
- * resolved to the destination (address and route, 2 s each).  No QP can be
- * created without a verbs device, so qp_init_attr must be NULL; pd alone
- * is ignored, as <rdma/rdma_cma.h> says.
+ * source address (none is EINVAL, as rdma_bind_addr(NULL)) and keeps
+ * @qp_init_attr for the QPs rdma_get_request() makes, with @pd as the
+ * id's; an active one is resolved to the destination (address and route,
+ * 2 s each) and gets its QP now.
  */
 SOFTCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				 struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
+	struct softcm_id_priv *priv;
 	struct rdma_cm_id *cm_id;
 	int err;
 
 	if (!id || !res)
 		return softcm_err(EINVAL);
-	if (qp_init_attr)
-		return softcm_err(ENOSYS);
 	if (!(res->ai_flags & RAI_PASSIVE) && !res->ai_dst_addr)
 		return softcm_err(EINVAL);
 	if ((res->ai_flags & RAI_PASSIVE) && !res->ai_src_addr)
 		return softcm_err(EINVAL);
 	if (rdma_create_id(NULL, &cm_id, NULL, res->ai_port_space))
 		return -1;
+	priv = to_priv(cm_id);
 	if (res->ai_flags & RAI_PASSIVE) {
 		if (rdma_bind_addr(cm_id, res->ai_src_addr))
 			goto err_destroy;
+		if (pd)
+			cm_id->pd = pd;
+		if (qp_init_attr) {
+			priv->qp_init_attr = malloc(sizeof(*qp_init_attr));
+			if (!priv->qp_init_attr) {
+				errno = ENOMEM;
+				goto err_destroy;
+			}
+			*priv->qp_init_attr = *qp_init_attr;
+			priv->qp_init_attr->qp_type = res->ai_qp_type;
+		}
 	} else {
 		if (rdma_resolve_addr(cm_id, res->ai_src_addr, res->ai_dst_addr,
 				      CREATE_EP_RESOLVE_MS) ||
 		    rdma_resolve_route(cm_id, CREATE_EP_RESOLVE_MS))
 			goto err_destroy;
+		if (qp_init_attr) {
+			qp_init_attr->qp_type = res->ai_qp_type;
+			if (rdma_create_qp(cm_id, pd, qp_init_attr))
+				goto err_destroy;
+		}
 	}
 	*id = cm_id;
 	return 0;
 
 err_destroy:
 	err = errno;
-	rdma_destroy_id(cm_id);
+	rdma_destroy_ep(cm_id);
 	return softcm_err(err);
 }
 
+/* Its QP (and the CQs made for it) first, as librdmacm's. */
 SOFTCM_EXPORT void rdma_destroy_ep(struct rdma_cm_id *id)
 {
+	if (!id)
+		return;
+	if (id->qp)
+		rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
  * Connections: rdma_connect(), rdma_get_request(), rdma_accept(),
- * rdma_reject(), rdma_establish() and rdma_disconnect(), as librdmacm's
- * for an id without a QP.  The kernel checks private data lengths and
- * states; the library fills in the defaults librdmacm would have.
+ * rdma_reject(), rdma_establish() and rdma_disconnect(), as librdmacm's.
+ * The kernel checks private data lengths and states; the library fills in
+ * the defaults librdmacm would have, and moves the id's QP, if it has one,
+ * where librdmacm does (verbs.c).
  */
 #include <string.h>
 
@@ -12,8 +13,7 @@
 /*
  * For RDMA_PS_TCP, librdmacm refuses depths above the device's maximum
  * (0xFF asks for that maximum) and, in rdma_connect(), a NULL conn_param
- * on an id without a QP, which every softcm id is: the REQ's QP number
- * would come from nowhere.
+ * on an id without a QP: the REQ's QP number would come from nowhere.
  */
 static int check_param(struct softcm_id_priv *priv, const struct rdma_conn_param *param,
 		       int null_ok)
@@ -21,7 +21,7 @@ static int check_param(struct softcm_id_priv *priv, const struct rdma_conn_param
 	if (priv->id.ps != RDMA_PS_TCP)
 		return 0;
 	if (!param)
-		return null_ok ? 0 : softcm_err(EINVAL);
+		return null_ok || priv->id.qp ? 0 : softcm_err(EINVAL);
 	if (param->responder_resources != RDMA_MAX_RESP_RES &&
 	    param->responder_resources > SOFTCM_MAX_RD_ATOMIC)
 		return softcm_err(EINVAL);
@@ -35,8 +35,9 @@ static int check_param(struct softcm_id_priv *priv, const struct rdma_conn_param
  * The kernel's parameters: @param's, or librdmacm's defaults without one
  * (the maximum depths, 7 retries of each kind).  Responder resources and
  * initiator depth of 0xFF ask for the maximum: @max_res and @max_depth.
+ * The id's QP, when it has one, gives the QP number, as librdmacm.
  */
-static void fill_param(struct softcm_conn_param *kp, const struct rdma_conn_param *param,
+static void copy_param(struct softcm_conn_param *kp, const struct rdma_conn_param *param,
 		       uint8_t max_res, uint8_t max_depth)
 {
 	if (!param) {
@@ -61,15 +62,27 @@ static void fill_param(struct softcm_conn_param *kp, const struct rdma_conn_para
 	}
 }
 
+static void fill_param(struct softcm_conn_param *kp, const struct rdma_conn_param *param,
+		       uint8_t max_res, uint8_t max_depth, const struct ibv_qp *qp)
+{
+	copy_param(kp, param, max_res, max_depth);
+	if (qp) {
+		kp->qp_num = qp->qp_num;
+		kp->srq = 0;
+	}
+}
+
 static uint8_t min_u8(uint8_t a, uint8_t b)
 {
 	return a < b ? a : b;
 }
 
 /*
- * There is no QP to move to RTS, so the REP is reported as CONNECT_RESPONSE
- * and the application sends the RTU with rdma_establish(), as librdmacm
- * makes it do.  A synchronous id returns 0 on that event.
+ * Without a QP, the REP is reported as CONNECT_RESPONSE and the
+ * application sends the RTU with rdma_establish(), as librdmacm makes it
+ * do; with one, the library moves it to RTS and answers (event.c), and
+ * the application sees ESTABLISHED.  A synchronous id returns 0 on that
+ * event.
  */
 SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
@@ -83,7 +96,7 @@ SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *co
 		return -1;
 	memset(&c, 0, sizeof(c));
 	c.handle = priv->handle;
-	fill_param(&c.param, conn_param, SOFTCM_MAX_RD_ATOMIC, SOFTCM_MAX_RD_ATOMIC);
+	fill_param(&c.param, conn_param, SOFTCM_MAX_RD_ATOMIC, SOFTCM_MAX_RD_ATOMIC, id->qp);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_CONNECT, &c))
 		return -1;
 	return softcm_wait_sync(priv);
@@ -92,7 +105,9 @@ SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *co
 /*
  * Only for a synchronous listener.  The new id holds the request event in
  * id->event until rdma_accept(), rdma_reject() or rdma_destroy_id(); it is
- * acknowledged against the listener, which the kernel counted it on.
+ * acknowledged against the listener, which the kernel counted it on.  A
+ * listener from rdma_create_ep() with QP attributes gives the new id its
+ * QP, on the listener's PD (or the new id's device's), as librdmacm.
  */
 SOFTCM_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 {
@@ -112,6 +127,12 @@ SOFTCM_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id 
 	err = softcm_event_errno(event);
 	if (!err && event->event != RDMA_CM_EVENT_CONNECT_REQUEST)
 		err = EINVAL;
+	if (!err && priv->qp_init_attr) {
+		struct ibv_qp_init_attr attr = *priv->qp_init_attr;
+
+		if (rdma_create_qp(event->id, listen->pd, &attr))
+			err = errno;
+	}
 	if (err) {
 		listen->event = event;
 		return softcm_err(err);
@@ -124,7 +145,9 @@ SOFTCM_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id 
 /*
  * Without conn_param (which librdmacm allows only to an id with a QP) the
  * reply carries no private data and the depths the request asked for.
- * ESTABLISHED follows the peer's RTU; a synchronous RC id waits for it.
+ * A connected id's QP goes to RTR and RTS before the REP leaves, and to
+ * ERR if it cannot leave, as librdmacm's.  ESTABLISHED follows the peer's
+ * RTU; a synchronous RC id waits for it.
  */
 SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
@@ -142,9 +165,16 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 	/* The device's maximum is bounded by what the peer asked for. */
 	fill_param(&c.param, conn_param,
 		   min_u8(priv->responder_resources, SOFTCM_MAX_RD_ATOMIC),
-		   min_u8(priv->initiator_depth, SOFTCM_MAX_RD_ATOMIC));
-	if (softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c))
+		   min_u8(priv->initiator_depth, SOFTCM_MAX_RD_ATOMIC), id->qp);
+	if (id->qp_type != IBV_QPT_UD &&
+	    softcm_qp_rtr_rts(priv, c.param.responder_resources, c.param.initiator_depth))
 		return -1;
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c)) {
+		int err = errno;
+
+		softcm_qp_err(priv);
+		return softcm_err(err);
+	}
 
 	/* rdma_get_request()'s event is answered now. */
 	if (priv->sync)
@@ -189,9 +219,9 @@ SOFTCM_EXPORT int rdma_reject_ece(struct rdma_cm_id *id, const void *private_dat
 }
 
 /*
- * After CONNECT_RESPONSE, which an id without a QP always gets: send the
- * RTU.  librdmacm's does not wait for anything either, there being no
- * event to wait for.
+ * After CONNECT_RESPONSE, which an id without a QP gets: send the RTU.
+ * librdmacm's does not wait for anything either, there being no event to
+ * wait for; and refuses an id with a QP, whose RTU the library sent.
  */
 SOFTCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 {
@@ -199,6 +229,8 @@ SOFTCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 	struct softcm_accept c;
 
 	if (!id)
+		return softcm_err(EINVAL);
+	if (id->qp)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);
 	memset(&c, 0, sizeof(c));
@@ -208,7 +240,10 @@ SOFTCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
 	return softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c);
 }
 
-/* A synchronous id waits for DISCONNECTED, as librdmacm's. */
+/*
+ * The QP goes to ERR first, flushing its work, as librdmacm's for an IB
+ * transport.  A synchronous id waits for DISCONNECTED, as librdmacm's.
+ */
 SOFTCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 {
 	struct softcm_disconnect c = { 0 };
@@ -217,6 +252,8 @@ SOFTCM_EXPORT int rdma_disconnect(struct rdma_cm_id *id)
 	if (!id)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);
+	if (softcm_qp_err(priv))
+		return -1;
 	c.handle = priv->handle;
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_DISCONNECT, &c))
 		return -1;

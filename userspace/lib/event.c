@@ -85,6 +85,8 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_event
 		goto err_destroy;
 	if (softcm_refresh_addr(priv))
 		goto err_destroy;
+	/* The request came to one of the namespace's addresses: its device. */
+	softcm_cmdev_attach(priv);
 	return 0;
 
 err_destroy:
@@ -144,12 +146,42 @@ retry:
 	 */
 	switch (kev.event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
+		if (!kev.status)
+			softcm_cmdev_attach(priv);
+		break;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
 		softcm_refresh_route_at(priv, channel->fd, kev.handle);
+		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		/*
+		 * With a QP, the library answers the REP and the application
+		 * sees ESTABLISHED (or CONNECT_ERROR, after which the
+		 * connection's REJECTED or DISCONNECTED is not reported), as
+		 * librdmacm's ucma_process_conn_resp().
+		 */
+		if (!priv->id.qp || kev.status)
+			break;
+		if (softcm_qp_conn_resp(priv)) {
+			evt->event.event = RDMA_CM_EVENT_CONNECT_ERROR;
+			evt->event.status = -errno;
+			priv->connect_error = 1;
+		} else {
+			evt->event.event = RDMA_CM_EVENT_ESTABLISHED;
+		}
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (priv->connect_error) {
+			softcm_id_event_acked(priv);
+			goto retry;
+		}
+		if (kev.event == RDMA_CM_EVENT_REJECTED)
+			softcm_qp_err(priv);
 		break;
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		/* Without a new id the event means nothing: skip it. */

@@ -183,6 +183,8 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 
 void softcm_id_free(struct softcm_id_priv *priv)
 {
+	softcm_cmdev_put(priv->cmdev);
+	free(priv->qp_init_attr);
 	if (priv->sync)
 		rdma_destroy_event_channel(priv->id.channel);
 	pthread_cond_destroy(&priv->cond);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <rdma/rdma_cma.h>
 #include <linux/softcm.h>
@@ -52,6 +53,21 @@ static inline socklen_t softcm_sa_len(const struct sockaddr *sa)
  */
 #define SOFTCM_MAX_RD_ATOMIC	128
 
+/*
+ * An event channel and the network namespace it was opened in (its
+ * inode, as /proc/thread-self/ns/net shows it): the one its ids live in.
+ */
+struct softcm_channel {
+	struct rdma_event_channel channel;
+	dev_t ns_dev;
+	ino_t ns_ino;
+};
+
+static inline struct softcm_channel *to_schannel(struct rdma_event_channel *channel)
+{
+	return container_of(channel, struct softcm_channel, channel);
+}
+
 struct softcm_id_priv {
 	struct rdma_cm_id id;
 	uint32_t handle;
@@ -77,6 +93,18 @@ struct softcm_id_priv {
 	uint32_t events_completed;
 
 	struct ibv_sa_path_rec path;	/* id.route.path_rec once resolved */
+
+	/*
+	 * The namespace's verbs device, once the id has one (bound to an
+	 * address, resolved, or from a request), as librdmacm's cma_dev:
+	 * id.verbs, id.pd and id.port_num come from it.  connect_error: the
+	 * REP could not move the QP, CONNECT_ERROR was reported and the
+	 * connection's later events are dropped, as librdmacm does.
+	 * qp_init_attr: a passive rdma_create_ep()'s, for rdma_get_request().
+	 */
+	struct softcm_cmdev *cmdev;
+	int connect_error;
+	struct ibv_qp_init_attr *qp_init_attr;
 };
 
 struct softcm_event_priv {
@@ -91,12 +119,58 @@ static inline struct softcm_id_priv *to_priv(struct rdma_cm_id *id)
 }
 
 /*
+ * A verbs context: the public one is vctx.context, as libibverbs providers
+ * embed it, so that <infiniband/verbs.h>'s inline verbs_get_ctx() finds
+ * the extended operations.  An internal context (the one rdma_cm ids of a
+ * namespace share) is closed when its last user goes: the cm device's
+ * hold, and each object created on it.  An application's own context
+ * (ibv_open_device()) is closed by ibv_close_device() alone.
+ */
+struct softcm_context {
+	struct ibv_device device;	/* context.device points here */
+	__be64 node_guid;
+	int internal;
+	unsigned long users;		/* atomic; internal contexts only */
+	struct softcm_cmdev *cmdev;	/* the cm device holding it, if any */
+	/* called instead of freeing when users reaches 0, if set */
+	void (*last_put)(struct softcm_context *sctx);
+	struct verbs_context vctx;	/* last: verbs_context ends in context */
+};
+
+static inline struct softcm_context *to_sctx(struct ibv_context *ctx)
+{
+	return container_of(ctx, struct softcm_context, vctx.context);
+}
+
+/*
+ * The namespace's device as rdma_cm ids see it.  refcnt counts the ids
+ * and device lists using it; while it is not 0 the cm device holds its
+ * context and a PD.  It stays listed while its context lives (objects the
+ * application made on it), so that later ids get the same context.
+ */
+struct softcm_cmdev {
+	struct softcm_cmdev *next;
+	dev_t ns_dev;			/* the network namespace's inode */
+	ino_t ns_ino;
+	unsigned long refcnt;		/* under the list's lock */
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;		/* NULL while refcnt is 0 */
+};
+
+/*
  * The library's files call only downwards, in this order (lowest first):
  *   abi.c      the device, the ABI check, event channels
+ *   ibv_ctx.c  verbs contexts' ioctls and lifetime
+ *   ibv_mem.c, ibv_cq.c, ibv_qp.c, ibv_str.c: libibverbs' objects (PDs,
+ *              MRs and AHs; channels and CQs; QPs and posting) and the
+ *              *_str helpers
+ *   ibv_device.c  devices, contexts (their operations), queries, async
+ *              events, and the namespace's cm device
  *   id.c       the private id: alloc/free, ioctls, the kernel's addresses
  *              and path, acknowledged events, migration, destruction
+ *   verbs.c    the QP calls of librdmacm and the QP's CM transitions
  *   event.c    reading events, a synchronous id's wait for its event
- *   cma.c, resolve.c, conn.c, addrinfo.c, verbs.c: the rest of the API
+ *   cma.c, resolve.c, conn.c, addrinfo.c: the rest of the API
  * Files of one layer may call each other (rdma_create_ep() resolves), as
  * long as no cycle forms.  tests/static/library.sh checks both on the
  * object files.  The prototypes below are grouped by the file that
@@ -104,6 +178,28 @@ static inline struct softcm_id_priv *to_priv(struct rdma_cm_id *id)
  */
 
 /* abi.c: nothing private; id.c calls rdma_create/destroy_event_channel() */
+
+/* ibv_ctx.c */
+int softcm_vioctl(struct ibv_context *ctx, unsigned long cmd, void *arg);
+void softcm_ctx_free(struct softcm_context *sctx);
+void softcm_ctx_hold(struct ibv_context *ctx);
+void softcm_ctx_put(struct ibv_context *ctx);
+
+/* ibv_device.c */
+int softcm_cmdev_attach(struct softcm_id_priv *priv);
+struct softcm_cmdev *softcm_cmdev_get(void);
+void softcm_cmdev_put(struct softcm_cmdev *dev);
+
+/* ibv_cq.c: the context's operations */
+int softcm_ctx_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int softcm_ctx_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* ibv_qp.c */
+int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int softcm_ctx_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
+				       struct ibv_qp_init_attr_ex *attr);
+void softcm_qp_attr_from_kern(struct ibv_qp_attr *attr, const struct softcm_qp_attr *k);
 
 /* id.c */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
@@ -120,6 +216,11 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 void softcm_id_free(struct softcm_id_priv *priv);
 int softcm_id_destroy(struct softcm_id_priv *priv);
 int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *channel);
+
+/* verbs.c */
+int softcm_qp_conn_resp(struct softcm_id_priv *priv);
+int softcm_qp_rtr_rts(struct softcm_id_priv *priv, uint8_t resp_res, uint8_t init_depth);
+int softcm_qp_err(struct softcm_id_priv *priv);
 
 /* event.c */
 int softcm_wait_sync(struct softcm_id_priv *priv);

@@ -20,8 +20,9 @@ struct rdma_cm_id;
 /*
  * Kept for compatibility; it changes nothing.  rdma_set_option(id,
  * RDMA_OPTION_ID, SOFTCM_OPTION_ID_CONNECT_RESPONSE, &v, sizeof(int))
- * succeeds, and every active id gets RDMA_CM_EVENT_CONNECT_RESPONSE and
- * is established by rdma_establish(), as under librdmacm without a QP.
+ * succeeds, and every active id without a QP gets
+ * RDMA_CM_EVENT_CONNECT_RESPONSE and is established by rdma_establish(),
+ * as under librdmacm.
  * Numbered away from rdma-core's RDMA_OPTION_ID_* values.
  */
 #define SOFTCM_OPTION_ID_CONNECT_RESPONSE	0x100

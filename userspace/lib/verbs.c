@@ -1,70 +1,302 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
- * The parts of librdmacm's API that need a verbs device: softcm has none,
- * so there are no devices, and queue pairs, shared receive queues, QP
- * attributes, ECE, multicast and QP event notification fail with ENOSYS
- * (see softcm(7)).  They exist so that programs written for librdmacm
- * link unchanged.
+ * The parts of librdmacm's API that need the verbs device: the device
+ * list, the id's QP (created on id->verbs and moved to INIT with the
+ * kernel's attributes, as librdmacm's rdma_create_qp()), its attributes
+ * for each state (rdma_init_qp_attr()) and the transitions the CM makes
+ * (RTR and RTS on the REP or before ours, ERR on disconnect and
+ * rejection), which conn.c and event.c call.  Shared receive queues are
+ * not supported (EOPNOTSUPP); multicast, ECE and rdma_notify() fail with
+ * ENOSYS (see softcm(7)).
  */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 
 #include "internal.h"
 
+/*
+ * The namespace's device, the only one; an empty list when the module has
+ * no verbs.  The list holds the device open until rdma_free_devices().
+ */
 SOFTCM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 {
-	struct ibv_context **list = calloc(1, sizeof(*list));
+	struct ibv_context **list = calloc(2, sizeof(*list));
+	struct softcm_cmdev *dev;
 
 	if (!list) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	dev = softcm_cmdev_get();
+	if (dev)
+		list[0] = dev->verbs;
 	if (num_devices)
-		*num_devices = 0;
+		*num_devices = dev ? 1 : 0;
 	return list;
 }
 
 SOFTCM_EXPORT void rdma_free_devices(struct ibv_context **list)
 {
+	if (!list)
+		return;
+	if (list[0])
+		softcm_cmdev_put(to_sctx(list[0])->cmdev);
 	free(list);
+}
+
+/* The attributes the kernel gives for @attr->qp_state, from the id's CM state. */
+SOFTCM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
+				    int *qp_attr_mask)
+{
+	struct softcm_init_qp_attr c;
+
+	if (!id || !qp_attr || !qp_attr_mask)
+		return softcm_err(EINVAL);
+	memset(&c, 0, sizeof(c));
+	c.handle = to_priv(id)->handle;
+	c.qp_state = qp_attr->qp_state;
+	if (softcm_ioctl(to_priv(id), SOFTCM_IOCTL_INIT_QP_ATTR, &c))
+		return -1;
+	softcm_qp_attr_from_kern(qp_attr, &c.attr);
+	*qp_attr_mask = c.attr_mask;
+	return 0;
+}
+
+/* Move the id's QP to @state with the kernel's attributes; -1 and errno. */
+static int modify_to(struct rdma_cm_id *id, enum ibv_qp_state state,
+		     struct ibv_qp_attr *attr, int *mask)
+{
+	attr->qp_state = state;
+	return rdma_init_qp_attr(id, attr, mask);
+}
+
+static int seterr(int ret)
+{
+	return ret ? softcm_err(ret) : 0;
+}
+
+/*
+ * RTR then RTS, as librdmacm's ucma_modify_qp_rtr() and _rts(): INIT is
+ * applied again first, the kernel's port and P_Key being current only
+ * now; depths other than "the maximum" replace the kernel's.
+ */
+int softcm_qp_rtr_rts(struct softcm_id_priv *priv, uint8_t resp_res, uint8_t init_depth)
+{
+	struct rdma_cm_id *id = &priv->id;
+	struct ibv_qp_attr attr;
+	int mask, ret;
+
+	if (!id->qp)
+		return 0;
+	if (modify_to(id, IBV_QPS_INIT, &attr, &mask))
+		return -1;
+	ret = ibv_modify_qp(id->qp, &attr, mask);
+	if (ret)
+		return softcm_err(ret);
+	if (modify_to(id, IBV_QPS_RTR, &attr, &mask))
+		return -1;
+	if (resp_res != RDMA_MAX_RESP_RES)
+		attr.max_dest_rd_atomic = resp_res;
+	ret = ibv_modify_qp(id->qp, &attr, mask);
+	if (ret)
+		return softcm_err(ret);
+	if (modify_to(id, IBV_QPS_RTS, &attr, &mask))
+		return -1;
+	if (init_depth != RDMA_MAX_INIT_DEPTH)
+		attr.max_rd_atomic = init_depth;
+	return seterr(ibv_modify_qp(id->qp, &attr, mask));
+}
+
+/* As librdmacm's ucma_modify_qp_err(): no QP, nothing to do. */
+int softcm_qp_err(struct softcm_id_priv *priv)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (!priv->id.qp)
+		return 0;
+	return seterr(ibv_modify_qp(priv->id.qp, &attr, IBV_QP_STATE));
+}
+
+/*
+ * The active side's REP, with a QP: RTR and RTS, then the RTU, as
+ * librdmacm's ucma_process_conn_resp(); on failure the QP goes to ERR.
+ */
+int softcm_qp_conn_resp(struct softcm_id_priv *priv)
+{
+	struct softcm_accept c;
+	int err;
+
+	if (softcm_qp_rtr_rts(priv, RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH))
+		goto err;
+	memset(&c, 0, sizeof(c));
+	c.uid = (uintptr_t)priv;
+	c.handle = priv->handle;
+	c.flags = SOFTCM_ACCEPT_ESTABLISH;
+	if (softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c))
+		goto err;
+	return 0;
+err:
+	err = errno;
+	softcm_qp_err(priv);
+	return softcm_err(err);
+}
+
+static void destroy_cqs(struct rdma_cm_id *id)
+{
+	if (id->recv_cq) {
+		ibv_destroy_cq(id->recv_cq);
+		if (id->send_cq && id->send_cq != id->recv_cq)
+			ibv_destroy_cq(id->send_cq);
+	} else if (id->send_cq) {
+		ibv_destroy_cq(id->send_cq);
+	}
+	id->recv_cq = NULL;
+	id->send_cq = NULL;
+	if (id->recv_cq_channel) {
+		ibv_destroy_comp_channel(id->recv_cq_channel);
+		if (id->send_cq_channel && id->send_cq_channel != id->recv_cq_channel)
+			ibv_destroy_comp_channel(id->send_cq_channel);
+	} else if (id->send_cq_channel) {
+		ibv_destroy_comp_channel(id->send_cq_channel);
+	}
+	id->recv_cq_channel = NULL;
+	id->send_cq_channel = NULL;
+}
+
+/* A CQ with a channel of its own, for a QP created without one. */
+static int create_cq(struct rdma_cm_id *id, uint32_t size, struct ibv_cq **cq,
+		     struct ibv_comp_channel **channel)
+{
+	*channel = ibv_create_comp_channel(id->verbs);
+	if (!*channel)
+		return -1;
+	*cq = ibv_create_cq(id->verbs, size, id, *channel, 0);
+	return *cq ? 0 : -1;
+}
+
+/*
+ * A UD QP goes straight to RTS (send PSN 0), a connected one to INIT with
+ * the kernel's attributes, as librdmacm's ucma_init_ud_qp() and
+ * ucma_init_conn_qp().  An errno value.
+ */
+static int init_qp(struct rdma_cm_id *id, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr;
+	int mask, ret;
+
+	if (modify_to(id, IBV_QPS_INIT, &attr, &mask))
+		return errno;
+	ret = ibv_modify_qp(qp, &attr, mask);
+	if (ret || id->qp_type != IBV_QPT_UD)
+		return ret;
+	attr.qp_state = IBV_QPS_RTR;
+	ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	if (ret)
+		return ret;
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/*
+ * As librdmacm's: on the id's device (EINVAL without one, or for a PD of
+ * another context), with CQs and channels of the id's own for the CQs not
+ * given (rdma_destroy_qp() destroys those), the QP in INIT.
+ */
+SOFTCM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id,
+				    struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp *qp;
+	int ret;
+
+	if (!id || !attr)
+		return softcm_err(EINVAL);
+	if (id->qp || !id->verbs)
+		return softcm_err(EINVAL);
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+		attr->pd = id->pd;
+	} else if (attr->pd->context != id->verbs) {
+		return softcm_err(EINVAL);
+	}
+	if ((id->recv_cq && attr->recv_cq && id->recv_cq != attr->recv_cq) ||
+	    (id->send_cq && attr->send_cq && id->send_cq != attr->send_cq))
+		return softcm_err(EINVAL);
+
+	if (!attr->recv_cq && !id->recv_cq && attr->cap.max_recv_wr &&
+	    create_cq(id, attr->cap.max_recv_wr, &id->recv_cq, &id->recv_cq_channel))
+		goto err_cqs;
+	if (!attr->send_cq && !id->send_cq && attr->cap.max_send_wr &&
+	    create_cq(id, attr->cap.max_send_wr, &id->send_cq, &id->send_cq_channel))
+		goto err_cqs;
+	if (!attr->send_cq)
+		attr->send_cq = id->send_cq;
+	if (!attr->recv_cq)
+		attr->recv_cq = id->recv_cq;
+
+	qp = ibv_create_qp_ex(id->verbs, attr);
+	if (!qp)
+		goto err_cqs;
+	ret = init_qp(id, qp);
+	if (ret) {
+		ibv_destroy_qp(qp);
+		errno = ret;
+		goto err_cqs;
+	}
+	id->pd = qp->pd;
+	id->qp = qp;
+	return 0;
+
+err_cqs:
+	ret = errno;
+	destroy_cqs(id);
+	return softcm_err(ret);
 }
 
 SOFTCM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 				 struct ibv_qp_init_attr *qp_init_attr)
 {
-	return softcm_err(ENOSYS);
+	struct ibv_qp_init_attr_ex ex;
+	int ret;
+
+	if (!id || !qp_init_attr)
+		return softcm_err(EINVAL);
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd ? pd : id->pd;
+	ret = rdma_create_qp_ex(id, &ex);
+	memcpy(qp_init_attr, &ex, sizeof(*qp_init_attr));
+	return ret;
 }
 
-SOFTCM_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id,
-				    struct ibv_qp_init_attr_ex *qp_init_attr)
-{
-	return softcm_err(ENOSYS);
-}
-
-/* There is never a QP to destroy. */
+/* The QP and the CQs rdma_create_qp() made for it. */
 SOFTCM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 {
+	if (!id)
+		return;
+	if (id->qp)
+		ibv_destroy_qp(id->qp);
+	id->qp = NULL;
+	destroy_cqs(id);
 }
 
 SOFTCM_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 				  struct ibv_srq_init_attr *attr)
 {
-	return softcm_err(ENOSYS);
+	return softcm_err(EOPNOTSUPP);
 }
 
 SOFTCM_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
 				     struct ibv_srq_init_attr_ex *attr)
 {
-	return softcm_err(ENOSYS);
+	return softcm_err(EOPNOTSUPP);
 }
 
+/* There is never an SRQ to destroy. */
 SOFTCM_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 {
-}
-
-SOFTCM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
-				    int *qp_attr_mask)
-{
-	return softcm_err(ENOSYS);
 }
 
 SOFTCM_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,

@@ -2,7 +2,7 @@
 /*
  * softcm: look at and steer the softcm connection manager.  The commands
  * are in a table, as iproute2's: version and help here, ping in ping.c,
- * show and stats in show.c.
+ * show and stats in show.c, exec in exec.c.
  *
  * Exit status: 0 on success, 1 when the operation failed (module missing,
  * ABI mismatch, a connection that did not work), 2 on a usage error.
@@ -35,6 +35,7 @@ static const struct tool_cmd cmds[] = {
 	  "  stats [-z] [-j]\n"
 	  "             this namespace's counters (/proc/net/softcm_stats);\n"
 	  "             -z: only those not zero; -j: as JSON\n" },
+	{ "exec", cmd_exec, exec_help },
 	{ "help", cmd_help,
 	  "  help       print this text\n" },
 	{ "--version", cmd_version, NULL },

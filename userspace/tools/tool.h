@@ -27,4 +27,8 @@ int cmd_ping(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 
+/* exec.c */
+extern const char exec_help[];
+int cmd_exec(int argc, char **argv);
+
 #endif /* _SOFTCM_TOOL_H */

@@ -1,0 +1,318 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `softcm exec`: rdma-core's own programs, Debian's binaries unchanged,
+# run on softcm (issue 19's acceptance), inside the test VM; TAP on
+# stdout.  softcm to softcm between two namespaces, and softcm against
+# the Linux rdma_cm over soft-RoCE (rdma_rxe, in init_net as rxe needs),
+# both ways:
+#
+#   +--- netns sc-xa ---+      +-------- netns sc-xb --------+      +----- init_net -----+
+#   | softcm exec ...   |      | softcm exec ...             |      | rxex on xr0:       |
+#   | x0 10.92.0.1/24 <-+------+-> x1 10.92.0.2/24           |      | ucmatose, exec_peer |
+#   +-------------------+      |   xr1 10.91.0.2/24 <--------+------+-> xr0 10.91.0.1/24 |
+#                              +-----------------------------+      +--------------------+
+#
+# ucmatose -C 0 (RC, a QP, no messages) and cmtime (10 connections, each
+# with a QP) connect, and must exit 0.  ucmatose disconnects at once, so
+# the QPs are looked at with exec_peer (ours, built on rdma-core's
+# libraries, run as it is on rxe and under softcm exec on softcm), which
+# prints its QP once ESTABLISHED and holds the connection until told:
+# on both sides the QP is in RTS and names the other's QP number and
+# PSNs; on rxe, `rdma resource show qp` shows rxe's QP in RTS with
+# softcm's QP number as rqpn, softcm's starting send PSN as its rq-psn
+# and softcm's expected PSN as its sq-psn; and softcm's listing
+# (/proc/net/softcm) shows the connection with the same QP numbers, the
+# ones its REQ or REP announced.  Every wait is bounded and polled.
+
+set -u
+nsa=sc-xa nsb=sc-xb
+ip_a=10.92.0.1 ip_b=10.92.0.2
+ip_rxe=10.91.0.1 ip_sc=10.91.0.2
+rxe=rxex
+slow=1
+[ "${SOFTCM_KERNEL:-stock}" = debug ] && slow=4
+T=$((30 * slow))	# one program's limit, in seconds
+here=$(cd "$(dirname "$0")" && pwd)
+xpeer=$here/lib/exec_peer
+tmp=$(mktemp -d)
+pids=()
+n=0
+
+cases=(setup
+	softcm/ucmatose softcm/cmtime
+	rxe/softcm-ucmatose-client-rxe-ucmatose-server
+	rxe/rxe-ucmatose-client-softcm-ucmatose-server
+	qp/softcm-to-softcm
+	qp/softcm-client-rxe-server
+	qp/rxe-client-softcm-server
+	cleanup)
+echo "1..${#cases[@]}"
+
+# ok, not_ok, say, skip_rest, poll
+. "$here/lib/tap.sh"
+
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	exec 7>&- 8>&- 2>/dev/null
+	rdma link delete $rxe 2>/dev/null
+	ip link del xr0 2>/dev/null
+	ip netns del $nsa 2>/dev/null
+	ip netns del $nsb 2>/dev/null
+}
+trap 'cleanup; rm -rf "$tmp"' EXIT
+
+# at WHERE CMD...: CMD in namespace WHERE, or in init_net if WHERE is "".
+at() {
+	local where=$1
+	shift
+	if [ -n "$where" ]; then ip netns exec "$where" "$@"; else "$@"; fi
+}
+
+# bg OUT CMD...: start CMD in the background, its output to OUT; sets $bgpid.
+bg() {
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 &
+	bgpid=$!
+	pids+=("$bgpid")
+}
+
+# finish PID: wait for a background program for up to 20 s (80 s on the
+# debug kernel), then stop it; its exit status in $rc.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+finish() {
+	poll $((200 * slow)) gone "$1" || kill "$1" 2>/dev/null
+	rc=0
+	wait "$1" || rc=$?
+}
+
+# A softcm listener on PORT in namespace NS (its listing: "state" is the
+# 4th column, "local" the 5th).
+sc_listening() {
+	ip netns exec "$1" awk -v p=":$2" '$4 == "LISTEN" && substr($5, length($5) - length(p) + 1) == p { f = 1 }
+		END { exit !f }' /proc/net/softcm
+}
+# An rdma_cm listener on rxe (`rdma` writes "src-addr 10.91.0.1:7471").
+rxe_listening() {
+	rdma resource show cm_id 2>/dev/null | grep "state LISTEN" | grep -q "src-addr $1:$2 "
+}
+
+setup() {
+	local i
+	# A softcm UDP socket left open in init_net by a previous program
+	# would take 4791 from rxe: a fresh module, loaded after rxe, has none.
+	if [ -e /sys/module/softcm ] && [ ! -e /sys/module/rdma_rxe ]; then
+		rmmod softcm || return 1
+	fi
+	modprobe crc32_generic 2>/dev/null
+	modprobe -a rdma_rxe rdma_ucm ib_uverbs || return 1
+	[ -e /sys/module/softcm ] || insmod "$SOFTCM_KO" || return 1
+	ip netns add $nsa && ip netns add $nsb || return 1
+	ip link add x0 netns $nsa type veth peer name x1 netns $nsb || return 1
+	ip link add xr0 type veth peer name xr1 netns $nsb || return 1
+	ip -n $nsa addr add $ip_a/24 dev x0 && ip -n $nsb addr add $ip_b/24 dev x1 &&
+		ip addr add $ip_rxe/24 dev xr0 && ip -n $nsb addr add $ip_sc/24 dev xr1 || return 1
+	ip -n $nsa link set x0 up && ip -n $nsb link set x1 up && ip link set xr0 up &&
+		ip -n $nsb link set xr1 up && ip -n $nsa link set lo up &&
+		ip -n $nsb link set lo up || return 1
+	rdma link add $rxe type rxe netdev xr0 || return 1
+	poll $((100 * slow)) grep -qx "0000:0000:0000:0000:0000:ffff:0a5b:0001" \
+		/sys/class/infiniband/$rxe/ports/1/gids/* || { echo "no IPv4 GID on $rxe"; return 1; }
+	# Neighbours first: a CM message waiting for ARP stalls for a retry.
+	poll $((50 * slow)) ip netns exec $nsa ping -c 1 -W 1 $ip_b >/dev/null 2>&1 &&
+		poll $((50 * slow)) ip netns exec $nsb ping -c 1 -W 1 $ip_a >/dev/null 2>&1 &&
+		poll $((50 * slow)) ping -c 1 -W 1 $ip_sc >/dev/null 2>&1 &&
+		poll $((50 * slow)) ip netns exec $nsb ping -c 1 -W 1 $ip_rxe >/dev/null 2>&1 ||
+		{ echo "no ping"; return 1; }
+	# What the device and its QPs look like on this kernel, for the report.
+	rdma link show $rxe/1
+	for i in $nsa $nsb; do
+		echo "softcm exec in $i:"
+		ip netns exec $i softcm exec env LD_TRACE_LOADED_OBJECTS=1 "$(command -v ucmatose)"
+	done
+}
+
+# ---- rdma-core's programs, unchanged, on softcm ----
+
+# run_ucmatose NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT: a ucmatose
+# server in SRV_NS ("": init_net) and a client in CLI_NS; each runs under
+# softcm exec when its SC_* is 1, else as it is (on rxe).
+run_ucmatose() {
+	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 srv cli crc
+	local sx=() cx=()
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	[ "$ssc" = 1 ] && sx=(softcm exec --)
+	[ "$csc" = 1 ] && cx=(softcm exec --)
+	bg "$srv" at "$sns" timeout $T "${sx[@]}" ucmatose -b "$addr" -p $port -C 0
+	if [ "$ssc" = 1 ]; then
+		poll $((100 * slow)) sc_listening "$sns" $port
+	else
+		poll $((100 * slow)) rxe_listening "$addr" $port
+	fi || { not_ok "$name" "$srv"; say "the server did not listen"; return; }
+	crc=0
+	at "$cns" timeout $T "${cx[@]}" ucmatose -s "$addr" -p $port -C 0 >"$cli" 2>&1 || crc=$?
+	finish "$bgpid"
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && grep -qx "return status 0" "$cli" &&
+	   grep -qx "return status 0" "$srv"; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
+}
+
+# cmtime's server never exits: it serves until stopped, once the client
+# (10 connections: bind, resolve, route, QP, connect, disconnect each)
+# has exited 0 having failed no step.
+run_cmtime() {
+	local name=softcm/cmtime port=7475 srv=$tmp/cmtime.server cli=$tmp/cmtime.client crc
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- cmtime -b $ip_a -p $port
+	poll $((100 * slow)) sc_listening $nsa $port ||
+		{ not_ok $name "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- cmtime -s $ip_a -p $port -c 10 \
+		>"$cli" 2>&1 || crc=$?
+	kill "$bgpid" 2>/dev/null
+	wait "$bgpid" 2>/dev/null
+	if [ "$crc" = 0 ] && grep -q '^disconnecting' "$cli" &&
+	   ! grep -qiE 'fail|error|unable' "$cli" "$srv"; then
+		ok $name
+	else
+		not_ok $name "$cli" "$srv"
+		say "client exit $crc"
+	fi
+}
+
+# ---- the QPs, while connected ----
+
+# field FILE KEY: the value after KEY on exec_peer's "qp" line.
+field() {
+	awk -v k="$2" '$1 == "qp" { for (i = 2; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$1"
+}
+# check_pair A B: A's QP in RTS, naming B's QP number and PSNs.
+check_pair() {
+	local a=$1 b=$2 ok=1
+	[ "$(field "$a" state)" = RTS ] || { ok=0; say "${a##*/}: not in RTS"; }
+	[ "$(field "$a" dest_qpn)" = "$(field "$b" qpn)" ] ||
+		{ ok=0; say "${a##*/}: dest_qpn is not ${b##*/}'s qpn"; }
+	[ "$(field "$a" rq_psn)" = "$(field "$b" sq_psn)" ] ||
+		{ ok=0; say "${a##*/}: rq_psn is not ${b##*/}'s sq_psn"; }
+	[ $ok = 1 ]
+}
+# rxe_qp_check SC RXE: rxe's own view of its QP (rdma resource show qp)
+# agrees with what softcm's QP announced.
+rxe_qp_check() {
+	local sc=$1 rx=$2 line
+	rdma resource show qp link $rxe/1 >"$tmp/rdma-qp" 2>&1
+	line=$(grep -E "lqpn $(field "$rx" qpn)( |\$)" "$tmp/rdma-qp") ||
+		{ say "rxe shows no QP $(field "$rx" qpn)"; return 1; }
+	say "rxe: $line"
+	echo "$line" | grep -qE "(^| )rqpn $(field "$sc" qpn)( |\$)" &&
+		echo "$line" | grep -qE "(^| )state RTS( |\$)" &&
+		echo "$line" | grep -qE "(^| )rq-psn $(field "$sc" sq_psn)( |\$)" &&
+		echo "$line" | grep -qE "(^| )sq-psn $(field "$sc" rq_psn)( |\$)" ||
+		{ say "rxe's QP does not match softcm's"; return 1; }
+}
+# sc_listing_check NS SC OTHER: softcm's listing in NS has a connection of
+# the QP in SC with OTHER's QP as its peer's: what its REQ or REP said.
+# (The guest has no /dev/fd: files, not process substitution.)
+sc_listing_check() {
+	local ns=$1 q r f
+	q=$(field "$2" qpn) r=$(field "$3" qpn)
+	ip netns exec "$ns" cat /proc/net/softcm >"$tmp/listing"
+	tail -n +2 "$tmp/listing" >"$tmp/listing.ids"
+	# qpn and remote_qpn, the 11th and 12th columns, in hex.
+	while read -r -a f; do
+		[ "${f[10]:0:2}" = 0x ] && [ "${f[11]:0:2}" = 0x ] || continue
+		[ $((f[10])) = "$q" ] && [ $((f[11])) = "$r" ] && return 0
+	done <"$tmp/listing.ids"
+	say "softcm's listing in $ns shows no connection of QP $q with $r:"
+	sed 's/^/# listing: /' "$tmp/listing"
+	return 1
+}
+
+# run_qp NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT: exec_peer on
+# both sides (as ucmatose above), held connected while the QPs are
+# compared; then both disconnect.
+run_qp() {
+	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 srv cli ok=1 spid cpid
+	local sx=() cx=() src crc
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	[ "$ssc" = 1 ] && sx=(softcm exec --)
+	[ "$csc" = 1 ] && cx=(softcm exec --)
+	rm -f "$tmp/sgo" "$tmp/cgo"
+	mkfifo "$tmp/sgo" "$tmp/cgo"
+	at "$sns" timeout $T "${sx[@]}" "$xpeer" server "$addr" $port <"$tmp/sgo" >"$srv" 2>&1 &
+	spid=$!
+	pids+=("$spid")
+	exec 7>"$tmp/sgo"
+	if ! poll $((100 * slow)) grep -qx listening "$srv"; then
+		not_ok "$name" "$srv"
+		exec 7>&-
+		finish "$spid"
+		return
+	fi
+	at "$cns" timeout $T "${cx[@]}" "$xpeer" client "$addr" $port <"$tmp/cgo" >"$cli" 2>&1 &
+	cpid=$!
+	pids+=("$cpid")
+	exec 8>"$tmp/cgo"
+	poll $((200 * slow)) grep -qx established "$srv" &&
+		poll $((200 * slow)) grep -qx established "$cli" ||
+		{ ok=0; say "not established on both sides"; }
+	if [ $ok = 1 ]; then
+		say "server: $(grep '^qp ' "$srv")"
+		say "client: $(grep '^qp ' "$cli")"
+		check_pair "$srv" "$cli" && check_pair "$cli" "$srv" || ok=0
+		[ "$ssc" = 1 ] && { sc_listing_check "$sns" "$srv" "$cli" || ok=0; }
+		[ "$csc" = 1 ] && { sc_listing_check "$cns" "$cli" "$srv" || ok=0; }
+		if [ "$ssc" = 0 ]; then
+			rxe_qp_check "$cli" "$srv" || ok=0
+		elif [ "$csc" = 0 ]; then
+			rxe_qp_check "$srv" "$cli" || ok=0
+		fi
+	fi
+	# Both disconnect now.  A subshell writes: if a side is already gone,
+	# its SIGPIPE must not end this script.
+	(echo go >&7) 2>/dev/null
+	(echo go >&8) 2>/dev/null
+	exec 7>&- 8>&-
+	finish "$cpid"
+	crc=$rc
+	finish "$spid"
+	src=$rc
+	[ "$crc" = 0 ] && [ "$src" = 0 ] || { ok=0; say "client exit $crc, server exit $src"; }
+	if [ $ok = 1 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv" "$tmp/rdma-qp"
+	fi
+}
+
+if ! setup >"$tmp/setup" 2>&1; then
+	not_ok setup "$tmp/setup"
+	skip_rest "no topology"
+else
+	sed 's/^/# /' "$tmp/setup"
+	ok setup
+
+	run_ucmatose softcm/ucmatose $nsa $ip_a $nsb 7471 1 1
+	run_cmtime
+	run_ucmatose rxe/softcm-ucmatose-client-rxe-ucmatose-server "" $ip_rxe $nsb 7472 0 1
+	run_ucmatose rxe/rxe-ucmatose-client-softcm-ucmatose-server $nsb $ip_sc "" 7473 1 0
+
+	run_qp qp/softcm-to-softcm $nsa $ip_a $nsb 7476 1 1
+	run_qp qp/softcm-client-rxe-server "" $ip_rxe $nsb 7477 0 1
+	run_qp qp/rxe-client-softcm-server $nsb $ip_sc "" 7478 1 0
+fi
+
+say "the cases took ${SECONDS} s"
+cleanup
+if [ ! -e /sys/class/infiniband/$rxe ] && ! ip netns list | grep -qwE "$nsa|$nsb"; then
+	ok cleanup
+else
+	not_ok cleanup
+fi

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * INIT_QP_ATTR with raw ioctls: the attributes and masks that move an
+ * id's QP to INIT, RTR and RTS, as rdma_init_qp_attr() gives them over
+ * the Linux CM for RoCE, on ids in every stage of a connection between
+ * two namespaces:
+ *
+ *   +-- sc-a1 (active) ------+          +-- sc-a2 (passive) -----+
+ *   | a1 10.92.0.1/24        |--veth----| a2 10.92.0.2/24        |
+ *   |    fd92::1/64          |          |    fd92::2/64          |
+ *   +------------------------+          +------------------------+
+ *
+ * The masks expected are the Linux CM's (cm.c, cma.c), in libibverbs'
+ * bits: INIT STATE|PKEY_INDEX|PORT|ACCESS_FLAGS (UD: QKEY for
+ * ACCESS_FLAGS), RTR STATE|AV|PATH_MTU|DEST_QPN|RQ_PSN|
+ * MAX_DEST_RD_ATOMIC|MIN_RNR_TIMER, RTS STATE|SQ_PSN|RETRY_CNT|
+ * RNR_RETRY|MAX_QP_RD_ATOMIC|TIMEOUT.  The PSNs are the Linux CM's: each
+ * side's rq_psn is its own starting PSN, and the other side's sq_psn.
+ */
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <linux/softcm.h>
+
+#include "kselftest_harness.h"
+#include "ioctl_helpers.h"
+#include "vm_helpers.h"
+#include "topo_helpers.h"
+
+TOPO_NAMESPACES("sc-a1 sc-a2")
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in sc-a1 sc-a2; do ip netns add $n; ip -n $n link set lo up; done\n"
+	"ip link add a1 netns sc-a1 type veth peer name a2 netns sc-a2\n"
+	"ip -n sc-a1 addr add 10.92.0.1/24 dev a1\n"
+	"ip -n sc-a1 addr add fd92::1/64 dev a1 nodad\n"
+	"ip -n sc-a2 addr add 10.92.0.2/24 dev a2\n"
+	"ip -n sc-a2 addr add fd92::2/64 dev a2 nodad\n"
+	"ip -n sc-a1 link set a1 up\n"
+	"ip -n sc-a2 link set a2 up\n";
+
+static const struct softcm_timers fast = { .response = 14, .life = 10, .mra = 14, .retries = 3 };
+
+#define WAIT_MS 20000
+
+#define INIT_MASK	(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+#define UD_INIT_MASK	(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)
+#define RTR_MASK	(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | \
+			 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RTS_MASK	(IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | \
+			 IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_TIMEOUT)
+
+/* The parameters both sides give (the active side's are the REQ's). */
+#define A_QPN		0x123456
+#define P_QPN		0x654321
+#define A_RESP_RES	3
+#define A_INIT_DEPTH	5
+#define P_RESP_RES	2
+#define P_INIT_DEPTH	4
+#define A_RETRY		7
+#define A_RNR_RETRY	6
+#define P_RNR_RETRY	5
+
+static void set_sa(struct sockaddr_storage *ss, const char *ip, int port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(ip, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		inet_pton(AF_INET6, ip, &s6->sin6_addr);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		inet_pton(AF_INET, ip, &s4->sin_addr);
+	}
+}
+
+static __u32 sa_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+	       sizeof(struct sockaddr_in);
+}
+
+/* INIT_QP_ATTR of @h for @state into @c; 0 or -errno. */
+static int init_qp_attr(int fd, __u32 h, __u32 state, struct softcm_init_qp_attr *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->handle = h;
+	c->qp_state = state;
+	return ioctl(fd, SOFTCM_IOCTL_INIT_QP_ATTR, c) ? -errno : 0;
+}
+
+static int bind_id(int fd, __u32 h, const char *ip, int port)
+{
+	struct softcm_bind b = { .handle = h };
+	struct sockaddr_storage ss;
+
+	set_sa(&ss, ip, port);
+	b.addr_len = sa_len(&ss);
+	memcpy(b.addr, &ss, b.addr_len);
+	return ioctl(fd, SOFTCM_IOCTL_BIND, &b) ? -errno : 0;
+}
+
+static int do_listen(int fd, __u16 ps, const char *ip, int port, __u32 *h)
+{
+	struct softcm_listen l = { .backlog = 4 };
+	int ret = create_id(fd, ps, 0x1000 + port, h);
+
+	ret = ret ?: bind_id(fd, *h, ip, port);
+	if (ret)
+		return ret;
+	l.handle = *h;
+	return ioctl(fd, SOFTCM_IOCTL_LISTEN, &l) ? -errno : 0;
+}
+
+static int resolve_addr(int fd, __u32 h, const char *ip, int port)
+{
+	struct softcm_resolve_addr r = { .handle = h, .timeout_ms = 5000 };
+	struct sockaddr_storage ss;
+	struct softcm_event ev;
+	int ret;
+
+	set_sa(&ss, ip, port);
+	r.dst_len = sa_len(&ss);
+	memcpy(r.dst, &ss, r.dst_len);
+	if (ioctl(fd, SOFTCM_IOCTL_RESOLVE_ADDR, &r))
+		return -errno;
+	ret = next_event(fd, &ev, WAIT_MS);
+	return ret ?: ev.event == SOFTCM_EVENT_ADDR_RESOLVED ? 0 : -EPROTO;
+}
+
+static int resolve_route(int fd, __u32 h)
+{
+	struct softcm_resolve_route rr = { .handle = h, .timeout_ms = 5000 };
+	struct softcm_event ev;
+	int ret;
+
+	if (ioctl(fd, SOFTCM_IOCTL_RESOLVE_ROUTE, &rr))
+		return -errno;
+	ret = next_event(fd, &ev, WAIT_MS);
+	return ret ?: ev.event == SOFTCM_EVENT_ROUTE_RESOLVED ? 0 : -EPROTO;
+}
+
+static int connect_id(int fd, __u32 h)
+{
+	struct softcm_connect c = { .handle = h };
+
+	c.param.qp_num = A_QPN;
+	c.param.responder_resources = A_RESP_RES;
+	c.param.initiator_depth = A_INIT_DEPTH;
+	c.param.retry_count = A_RETRY;
+	c.param.rnr_retry_count = A_RNR_RETRY;
+	return ioctl(fd, SOFTCM_IOCTL_CONNECT, &c) ? -errno : 0;
+}
+
+static int accept_id(int fd, __u32 h)
+{
+	struct softcm_accept c = { .uid = 0x77, .handle = h };
+
+	c.param.qp_num = P_QPN;
+	c.param.responder_resources = P_RESP_RES;
+	c.param.initiator_depth = P_INIT_DEPTH;
+	c.param.rnr_retry_count = P_RNR_RETRY;
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
+}
+
+static int establish_id(int fd, __u32 h)
+{
+	struct softcm_accept c = { .handle = h, .flags = SOFTCM_ACCEPT_ESTABLISH };
+
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
+}
+
+static int query_route(int fd, __u32 h, struct softcm_query_route *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->handle = h;
+	return ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, q) ? -errno : 0;
+}
+
+/* The next event of @fd, which must be @type; -errno or -EPROTO. */
+static int expect_event(int fd, __u32 type, struct softcm_event *ev)
+{
+	int ret = next_event(fd, ev, WAIT_MS);
+
+	return ret ?: ev->event == type ? 0 : -EPROTO;
+}
+
+/* The Linux CM's cm_ack_timeout(): the QP's local ACK timeout. */
+static int ack_timeout(int ca_ack_delay, int packet_life_time)
+{
+	int t = packet_life_time + 1;
+
+	if (t >= ca_ack_delay)
+		t += ca_ack_delay >= t - 1;
+	else
+		t = ca_ack_delay + (t >= ca_ack_delay - 1);
+	return t < 31 ? t : 31;
+}
+
+static int open_in(int nsfd, int home)
+{
+	int fd;
+
+	if (netns_enter(nsfd))
+		return -errno;
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	netns_enter(home);
+	return fd;
+}
+
+FIXTURE(qpattr) {
+	int home, ns[2], st[2];
+	int a;		/* a file in sc-a1: active ids */
+	int p;		/* a file in sc-a2: passive ids */
+};
+
+FIXTURE_SETUP(qpattr)
+{
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	if (access("/run/netns/sc-a1", F_OK)) {
+		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, netns_set_timers_named("sc-a1 sc-a2", &fast));
+	}
+	self->home = netns_self();
+	ASSERT_LE(0, self->home);
+	for (int i = 0; i < 2; i++) {
+		self->ns[i] = netns_open(i ? "sc-a2" : "sc-a1");
+		ASSERT_LE(0, self->ns[i]);
+		self->st[i] = stats_open(self->ns[i], self->home);
+		ASSERT_LE(0, self->st[i]);
+	}
+	self->a = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, self->a);
+	self->p = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, self->p);
+}
+
+FIXTURE_TEARDOWN(qpattr)
+{
+	close(self->a);
+	close(self->p);
+	/* no connection, id or file left behind in either namespace */
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(0, stats_wait_idle(self->st[i], STATS_IDLE_MS));
+		close(self->st[i]);
+		close(self->ns[i]);
+	}
+	close(self->home);
+}
+
+/*
+ * Without a device there is nothing to answer, as rdma_ucm says EINVAL
+ * for an id without one: an idle id, one bound to a wildcard address, a
+ * listener on one.  RTR and RTS need a connection in any case.
+ */
+TEST_F(qpattr, no_device_is_einval)
+{
+	struct softcm_init_qp_attr c;
+	__u32 h, l;
+
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 1, &h));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+	ASSERT_EQ(0, bind_id(self->a, h, "0.0.0.0", 0));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+
+	ASSERT_EQ(0, do_listen(self->a, SOFTCM_PS_TCP, "::", 7501, &l));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, l, IBV_QPS_INIT, &c));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_UDP, 2, &h));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+}
+
+/*
+ * With a device and no connection: INIT is the port, P_Key index 0 and
+ * no remote access (cma_ib_init_qp_attr()), after a bind to an address,
+ * on a listener bound to one, after address and route resolution; RTR
+ * and RTS are EINVAL.
+ */
+TEST_F(qpattr, init_before_connection)
+{
+	struct softcm_init_qp_attr c;
+	__u32 h, l;
+
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 1, &h));
+	ASSERT_EQ(0, bind_id(self->a, h, "10.92.0.1", 0));
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(INIT_MASK, c.attr_mask);
+	EXPECT_EQ(IBV_QPS_INIT, c.attr.qp_state);
+	EXPECT_EQ(1, c.attr.port_num);
+	EXPECT_EQ(0, c.attr.pkey_index);
+	EXPECT_EQ(0, c.attr.qp_access_flags);
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+
+	ASSERT_EQ(0, do_listen(self->a, SOFTCM_PS_TCP, "fd92::1", 7502, &l));
+	ASSERT_EQ(0, init_qp_attr(self->a, l, IBV_QPS_INIT, &c));
+	EXPECT_EQ(INIT_MASK, c.attr_mask);
+
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 3, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7503));
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(INIT_MASK, c.attr_mask);
+	EXPECT_EQ(1, c.attr.port_num);
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(INIT_MASK, c.attr_mask);
+	EXPECT_EQ(0, c.attr.qp_access_flags);
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+}
+
+/* A QP state that no rdma_init_qp_attr() answers, or a reserved member. */
+TEST_F(qpattr, bad_state_or_reserved_is_einval)
+{
+	static const __u32 states[] = {
+		IBV_QPS_RESET, IBV_QPS_SQD, IBV_QPS_SQE, IBV_QPS_ERR, 7, 0xffffffff,
+	};
+	struct softcm_init_qp_attr c;
+	__u32 h;
+
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 1, &h));
+	ASSERT_EQ(0, bind_id(self->a, h, "10.92.0.1", 0));
+	for (unsigned int i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, states[i], &c));
+	memset(&c, 0, sizeof(c));
+	c.handle = h;
+	c.qp_state = IBV_QPS_INIT;
+	c.reserved0 = 1;
+	EXPECT_EQ(-1, ioctl(self->a, SOFTCM_IOCTL_INIT_QP_ATTR, &c));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, c.attr_mask);
+	c.reserved0 = 0;
+	EXPECT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_INIT_QP_ATTR, &c));
+}
+
+/* A handle of another file, a destroyed one, 0: ENOENT. */
+TEST_F(qpattr, foreign_and_stale_handles)
+{
+	struct softcm_init_qp_attr c;
+	__u32 h, other;
+
+	ASSERT_EQ(0, create_id(self->p, SOFTCM_PS_TCP, 1, &other));
+	ASSERT_EQ(0, bind_id(self->p, other, "10.92.0.2", 0));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 1, &h));
+	ASSERT_EQ(0, bind_id(self->a, h, "10.92.0.1", 0));
+	ASSERT_EQ(0, init_qp_attr(self->p, other, IBV_QPS_INIT, &c));
+	if (other != h)
+		EXPECT_EQ(-ENOENT, init_qp_attr(self->a, other, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, h + 100, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, 0, IBV_QPS_INIT, &c));
+	ASSERT_EQ(0, destroy_id(self->a, h, NULL));
+	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+}
+
+/* What both sides' RTR and RTS must say of one connection. */
+static void check_connected(struct __test_metadata *_metadata, int a, __u32 ah,
+			    int p, __u32 ph)
+{
+	struct softcm_init_qp_attr ar, as, pr, ps, ai, pi;
+	struct softcm_query_route aq, pq;
+	int timeout = ack_timeout(15, fast.life + softcm_slow_shift());
+
+	ASSERT_EQ(0, init_qp_attr(a, ah, IBV_QPS_INIT, &ai));
+	ASSERT_EQ(0, init_qp_attr(a, ah, IBV_QPS_RTR, &ar));
+	ASSERT_EQ(0, init_qp_attr(a, ah, IBV_QPS_RTS, &as));
+	ASSERT_EQ(0, init_qp_attr(p, ph, IBV_QPS_INIT, &pi));
+	ASSERT_EQ(0, init_qp_attr(p, ph, IBV_QPS_RTR, &pr));
+	ASSERT_EQ(0, init_qp_attr(p, ph, IBV_QPS_RTS, &ps));
+	ASSERT_EQ(0, query_route(a, ah, &aq));
+	ASSERT_EQ(0, query_route(p, ph, &pq));
+
+	/* INIT: remote writes, and reads since both have responder resources */
+	EXPECT_EQ(INIT_MASK, ai.attr_mask);
+	EXPECT_EQ(INIT_MASK, pi.attr_mask);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, ai.attr.qp_access_flags);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, pi.attr.qp_access_flags);
+	EXPECT_EQ(1, ai.attr.port_num);
+	EXPECT_EQ(1, pi.attr.port_num);
+
+	/* RTR: each side's peer QP, and the PSNs cross */
+	EXPECT_EQ(RTR_MASK, ar.attr_mask);
+	EXPECT_EQ(RTR_MASK, pr.attr_mask);
+	EXPECT_EQ(IBV_QPS_RTR, ar.attr.qp_state);
+	EXPECT_EQ(P_QPN, ar.attr.dest_qp_num);
+	EXPECT_EQ(A_QPN, pr.attr.dest_qp_num);
+	EXPECT_EQ(ps.attr.sq_psn, ar.attr.rq_psn);
+	EXPECT_EQ(as.attr.sq_psn, pr.attr.rq_psn);
+	EXPECT_NE(ar.attr.rq_psn, pr.attr.rq_psn);	/* 1 in 2^24 */
+	EXPECT_EQ(0, ar.attr.rq_psn >> 24);
+	EXPECT_EQ(0, pr.attr.rq_psn >> 24);
+	EXPECT_EQ(IBV_MTU_1024, ar.attr.path_mtu);	/* veth, MTU 1500 */
+	EXPECT_EQ(IBV_MTU_1024, pr.attr.path_mtu);
+	/* the REP's initiator depth and the accept's responder resources */
+	EXPECT_EQ(P_INIT_DEPTH, ar.attr.max_dest_rd_atomic);
+	EXPECT_EQ(P_RESP_RES, pr.attr.max_dest_rd_atomic);
+	EXPECT_EQ(0, ar.attr.min_rnr_timer);
+	EXPECT_EQ(0, pr.attr.min_rnr_timer);
+	/* the address vectors: towards each other, on the same path */
+	EXPECT_EQ(0, memcmp(ar.attr.ah_attr.dgid, aq.dgid, 16));
+	EXPECT_EQ(0, memcmp(pr.attr.ah_attr.dgid, aq.sgid, 16));
+	EXPECT_EQ(0, memcmp(pr.attr.ah_attr.dgid, pq.dgid, 16));
+	EXPECT_EQ(1, ar.attr.ah_attr.is_global);
+	EXPECT_EQ(1, pr.attr.ah_attr.is_global);
+	EXPECT_EQ(1, ar.attr.ah_attr.port_num);
+	EXPECT_EQ(1, pr.attr.ah_attr.port_num);
+	EXPECT_EQ(aq.hop_limit, ar.attr.ah_attr.hop_limit);
+	EXPECT_EQ(pq.hop_limit, pr.attr.ah_attr.hop_limit);
+	EXPECT_EQ(aq.flow_label, ar.attr.ah_attr.flow_label);
+	EXPECT_EQ(aq.flow_label, pr.attr.ah_attr.flow_label);
+	EXPECT_EQ(aq.traffic_class, ar.attr.ah_attr.traffic_class);
+	EXPECT_EQ(aq.traffic_class, pr.attr.ah_attr.traffic_class);
+	EXPECT_GT(SOFTCM_GID_TABLE_LEN, ar.attr.ah_attr.sgid_index);
+	EXPECT_GT(SOFTCM_GID_TABLE_LEN, pr.attr.ah_attr.sgid_index);
+
+	/* RTS: the depths the other side answers for, the retry counts */
+	EXPECT_EQ(RTS_MASK, as.attr_mask);
+	EXPECT_EQ(RTS_MASK, ps.attr_mask);
+	EXPECT_EQ(IBV_QPS_RTS, as.attr.qp_state);
+	EXPECT_EQ(P_RESP_RES, as.attr.max_rd_atomic);
+	EXPECT_EQ(P_INIT_DEPTH, ps.attr.max_rd_atomic);
+	EXPECT_EQ(A_RETRY, as.attr.retry_cnt);
+	EXPECT_EQ(A_RETRY, ps.attr.retry_cnt);
+	EXPECT_EQ(P_RNR_RETRY, as.attr.rnr_retry);	/* the REP's */
+	EXPECT_EQ(A_RNR_RETRY, ps.attr.rnr_retry);	/* the REQ's */
+	EXPECT_EQ(timeout, as.attr.timeout);
+	EXPECT_EQ(timeout, ps.attr.timeout);
+}
+
+/*
+ * One connection from request to disconnect: what each side may ask for
+ * at each step, and the two sides' attributes, which must fit together
+ * (the peer's QP number, the PSNs crossing, the depths), with the Linux
+ * CM's masks.
+ */
+TEST_F(qpattr, connection_sides_agree)
+{
+	struct softcm_init_qp_attr c;
+	struct softcm_event ev;
+	__u32 l, h, ph;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "0.0.0.0", 7510, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 5, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7510));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+
+	/* REQ sent: INIT with the REQ's responder resources, no RTR yet */
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(INIT_MASK, c.attr_mask);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, c.attr.qp_access_flags);
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+
+	/* REQ received: all three, before the answer (cm.c allows RTS) */
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	ASSERT_EQ(0, init_qp_attr(self->p, ph, IBV_QPS_RTR, &c));
+	EXPECT_EQ(RTR_MASK, c.attr_mask);
+	EXPECT_EQ(A_QPN, c.attr.dest_qp_num);
+	EXPECT_EQ(A_INIT_DEPTH, c.attr.max_dest_rd_atomic);	/* the REQ's, turned */
+	ASSERT_EQ(0, init_qp_attr(self->p, ph, IBV_QPS_RTS, &c));
+	EXPECT_EQ(RTS_MASK, c.attr_mask);
+	EXPECT_EQ(A_RESP_RES, c.attr.max_rd_atomic);
+
+	/* REP received (CONNECT_RESPONSE), then established on both sides */
+	ASSERT_EQ(0, accept_id(self->p, ph));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	check_connected(_metadata, self->a, h, self->p, ph);
+	ASSERT_EQ(0, establish_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	check_connected(_metadata, self->a, h, self->p, ph);
+
+	/* over: nothing more to move a QP to */
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_DISCONNECT,
+			   &(struct softcm_disconnect){ .handle = h }));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_DISCONNECTED, &ev));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_DISCONNECTED, &ev));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->p, ph, IBV_QPS_RTS, &c));
+}
+
+/*
+ * The same over IPv6, with ACK_TIMEOUT set on the active id: its RTS
+ * timeout is the option's (rdma_set_ack_timeout()), the passive side's
+ * the one the REQ implies.  A REJ ends it: EINVAL after.
+ */
+TEST_F(qpattr, ipv6_ack_timeout_and_reject)
+{
+	struct softcm_set_option o = { .level = SOFTCM_OPTION_ID,
+				       .optname = SOFTCM_OPTION_ID_ACK_TIMEOUT };
+	struct softcm_reject rej = { 0 };
+	struct softcm_init_qp_attr c, s;
+	struct softcm_query_route q;
+	struct softcm_event ev;
+	__u8 want[16];
+	__u32 l, h;
+	int ack = 12 + softcm_slow_shift();
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "::", 7511, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 6, &h));
+	o.handle = h;
+	o.value = ack;
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_SET_OPTION, &o));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "fd92::2", 7511));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ASSERT_EQ(0, init_qp_attr(self->p, ev.handle, IBV_QPS_RTR, &c));
+	inet_pton(AF_INET6, "fd92::1", want);
+	EXPECT_EQ(0, memcmp(want, c.attr.ah_attr.dgid, 16));
+	ASSERT_EQ(0, init_qp_attr(self->p, ev.handle, IBV_QPS_RTS, &s));
+	/*
+	 * The REQ's local ACK timeout, from the option's packet life time;
+	 * the passive QP's is that life time plus one, as the Linux CM's.
+	 */
+	EXPECT_EQ(ack_timeout(15, ack - 1), s.attr.timeout);
+	ASSERT_EQ(0, accept_id(self->p, ev.handle));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTS, &s));
+	EXPECT_EQ(ack, s.attr.timeout);
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	ASSERT_EQ(0, query_route(self->a, h, &q));
+	inet_pton(AF_INET6, "fd92::2", want);
+	EXPECT_EQ(0, memcmp(want, c.attr.ah_attr.dgid, 16));
+	EXPECT_EQ(0, memcmp(q.dgid, c.attr.ah_attr.dgid, 16));
+	EXPECT_EQ(P_QPN, c.attr.dest_qp_num);
+
+	/* the active side rejects the REP: the connection is over */
+	rej.handle = h;
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_REJECT, &rej));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+}
+
+/*
+ * UD ids: INIT with rdma_cm's Q_Key, RTR the state alone, RTS the state
+ * and a send PSN of 0 (what librdmacm and cma_init_ud_qp() apply), on
+ * both sides of a SIDR exchange and before it.
+ */
+TEST_F(qpattr, ud_ids_get_the_qkey)
+{
+	struct softcm_init_qp_attr c;
+	struct softcm_event ev;
+	__u32 l, h;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_UDP, "10.92.0.2", 7520, &l));
+	ASSERT_EQ(0, init_qp_attr(self->p, l, IBV_QPS_INIT, &c));
+	EXPECT_EQ(UD_INIT_MASK, c.attr_mask);
+	EXPECT_EQ(SOFTCM_UDP_QKEY, c.attr.qkey);
+	EXPECT_EQ(1, c.attr.port_num);
+	EXPECT_EQ(0, c.attr.pkey_index);
+	EXPECT_EQ(0, c.attr.qp_access_flags);
+
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_UDP, 7, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7520));
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(UD_INIT_MASK, c.attr_mask);
+	EXPECT_EQ(SOFTCM_UDP_QKEY, c.attr.qkey);
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	EXPECT_EQ(IBV_QP_STATE, c.attr_mask);
+	EXPECT_EQ(IBV_QPS_RTR, c.attr.qp_state);
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+	EXPECT_EQ(IBV_QP_STATE | IBV_QP_SQ_PSN, c.attr_mask);
+	EXPECT_EQ(IBV_QPS_RTS, c.attr.qp_state);
+	EXPECT_EQ(0, c.attr.sq_psn);
+
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ASSERT_EQ(0, init_qp_attr(self->p, ev.handle, IBV_QPS_INIT, &c));
+	EXPECT_EQ(UD_INIT_MASK, c.attr_mask);
+	EXPECT_EQ(SOFTCM_UDP_QKEY, c.attr.qkey);
+	ASSERT_EQ(0, accept_id(self->p, ev.handle));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_ESTABLISHED, &ev));
+	EXPECT_EQ(P_QPN, ev.param.qp_num);
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
+	EXPECT_EQ(UD_INIT_MASK, c.attr_mask);
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+	EXPECT_EQ(IBV_QP_STATE | IBV_QP_SQ_PSN, c.attr_mask);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libsoftcm as a libibverbs and librdmacm with QPs: this program uses only
+ * the public API of rdma-core's <infiniband/verbs.h> and <rdma/rdma_cma.h>
+ * and links with -lsoftcm alone.  Two namespaces, built once:
+ *
+ *   +-- sc-vl1 (passive) ----+          +-- sc-vl2 (active) -----+
+ *   | v1 10.84.0.1/24        |--veth----| v2 10.84.0.2/24        |
+ *   |    fd84::1/64          |          |    fd84::2/64          |
+ *   +------------------------+          +------------------------+
+ *
+ * A namespace's device is opened by a thread inside it, so each side of a
+ * connection is a thread that enters its namespace first.
+ *
+ * Covered: the device list, port and GID table; PD, MR, CQ, channel and
+ * QP lifetimes and the EBUSY of objects in use; the RLIMIT_MEMLOCK limit;
+ * foreign and stale handles; a posted send's completion while there is
+ * no data path, through a completion channel; a bad WR in a list;
+ * rdma_create_qp() on a resolved id; a connection whose two QPs reach RTS
+ * with each other's QP number and PSN and go to ERR on disconnect;
+ * rdma_create_ep() and rdma_get_request() with QP attributes; a rejected
+ * connection's QP in ERR.  Every test ends with both namespaces idle: no
+ * id and no file left, the library's device included.
+ */
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include <linux/softcm.h>
+
+#include "kselftest_harness.h"
+#include "vm_helpers.h"
+#include "topo_helpers.h"
+
+#define NS1	"sc-vl1"	/* the passive side */
+#define NS2	"sc-vl2"	/* the active side */
+#define IP1	"10.84.0.1"
+#define IP2	"10.84.0.2"
+#define IP61	"fd84::1"
+
+/* How long a completion or a connection may take on a loaded debug kernel. */
+#define WAIT_MS	30000
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in " NS1 " " NS2 "; do ip netns add $n; ip -n $n link set lo up; done\n"
+	"ip link add v1 netns " NS1 " type veth peer name v2 netns " NS2 "\n"
+	"ip -n " NS1 " addr add " IP1 "/24 dev v1\n"
+	"ip -n " NS1 " addr add " IP61 "/64 dev v1 nodad\n"
+	"ip -n " NS2 " addr add " IP2 "/24 dev v2\n"
+	"ip -n " NS2 " addr add fd84::2/64 dev v2 nodad\n"
+	"ip -n " NS1 " link set v1 up\n"
+	"ip -n " NS2 " link set v2 up\n";
+
+TOPO_NAMESPACES(NS1 " " NS2)
+
+static struct sockaddr_in sin4(const char *ip, int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ip, &sin.sin_addr);
+	return sin;
+}
+
+/* The calling thread enters namespace @name; 0 or -errno. */
+static int enter(const char *name)
+{
+	int fd = netns_open(name), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = netns_enter(fd);
+	close(fd);
+	return ret;
+}
+
+FIXTURE(verbs) {
+	int dummy;
+};
+
+FIXTURE_SETUP(verbs)
+{
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	if (access("/run/netns/" NS1, F_OK) || access("/run/netns/" NS2, F_OK)) {
+		if (system("ip netns del " NS1" 2>/dev/null; ip netns del " NS2 " 2>/dev/null"))
+			TH_LOG("(no old namespaces)");
+		ASSERT_EQ(0, system(setup_cmds));
+	}
+}
+
+FIXTURE_TEARDOWN(verbs)
+{
+	/* Nothing of the test's may be left, the library's device included. */
+	EXPECT_EQ(0, netns_wait_idle(NS1, STATS_IDLE_MS)) TH_LOG(NS1 " not idle");
+	EXPECT_EQ(0, netns_wait_idle(NS2, STATS_IDLE_MS)) TH_LOG(NS2 " not idle");
+}
+
+/* The namespace's one device, opened. */
+static struct ibv_context *open_softcm0(struct __test_metadata *_metadata)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	int n = -1;
+
+	list = ibv_get_device_list(&n);
+	EXPECT_NE(NULL, list);
+	if (!list)
+		return NULL;
+	EXPECT_EQ(1, n);
+	EXPECT_NE(NULL, list[0]);
+	if (n != 1 || !list[0]) {
+		ibv_free_device_list(list);
+		return NULL;
+	}
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	EXPECT_NE(NULL, ctx) TH_LOG("ibv_open_device: %s", strerror(errno));
+	return ctx;
+}
+
+TEST_F(verbs, device_list_and_port)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx, **devs;
+	struct ibv_device_attr dattr;
+	struct ibv_port_attr pattr;
+	__be16 pkey = 0;
+	int n = -1;
+
+	ASSERT_EQ(0, enter(NS1));
+	list = ibv_get_device_list(&n);
+	ASSERT_NE(NULL, list);
+	ASSERT_EQ(1, n);
+	ASSERT_NE(NULL, list[0]);
+	EXPECT_EQ(NULL, list[1]);
+	EXPECT_STREQ("softcm0", ibv_get_device_name(list[0]));
+	EXPECT_EQ(IBV_NODE_CA, list[0]->node_type);
+	EXPECT_EQ(IBV_TRANSPORT_IB, list[0]->transport_type);
+	ctx = ibv_open_device(list[0]);
+	ASSERT_NE(NULL, ctx) TH_LOG("ibv_open_device: %s", strerror(errno));
+	EXPECT_NE(0, ibv_get_device_guid(list[0]));
+	ibv_free_device_list(list);
+
+	ASSERT_EQ(0, ibv_query_device(ctx, &dattr));
+	EXPECT_EQ(1, dattr.phys_port_cnt);
+	EXPECT_NE(0, dattr.node_guid);
+	EXPECT_LT(0, dattr.max_qp);
+	ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+	EXPECT_EQ(IBV_PORT_ACTIVE, pattr.state);
+	EXPECT_EQ(IBV_LINK_LAYER_ETHERNET, pattr.link_layer);
+	EXPECT_LT(0, pattr.gid_tbl_len);
+	EXPECT_STREQ("active", ibv_port_state_str(pattr.state));
+	/* another port: an errno value, as libibverbs */
+	EXPECT_EQ(EINVAL, ibv_query_port(ctx, 2, &pattr));
+	EXPECT_EQ(0, ibv_query_pkey(ctx, 1, 0, &pkey));
+	EXPECT_EQ(0xffff, ntohs(pkey));
+	EXPECT_EQ(-1, ibv_query_pkey(ctx, 1, 1, &pkey));
+	EXPECT_EQ(0, ibv_close_device(ctx));
+
+	/* librdmacm's list: the same device */
+	devs = rdma_get_devices(&n);
+	ASSERT_NE(NULL, devs);
+	ASSERT_EQ(1, n);
+	ASSERT_NE(NULL, devs[0]);
+	EXPECT_STREQ("softcm0", ibv_get_device_name(devs[0]->device));
+	EXPECT_EQ(NULL, devs[1]);
+	rdma_free_devices(devs);
+}
+
+TEST_F(verbs, gid_table_has_the_namespace_addresses)
+{
+	struct ibv_port_attr pattr;
+	struct in6_addr v4mapped, v6;
+	struct ibv_context *ctx;
+	union ibv_gid gid;
+	int found4 = 0, found6 = 0;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(1, inet_pton(AF_INET6, "::ffff:" IP1, &v4mapped));
+	ASSERT_EQ(1, inet_pton(AF_INET6, IP61, &v6));
+	ASSERT_EQ(0, ibv_query_port(ctx, 1, &pattr));
+	for (int i = 0; i < pattr.gid_tbl_len; i++) {
+		ASSERT_EQ(0, ibv_query_gid(ctx, 1, i, &gid)) TH_LOG("index %d", i);
+		found4 |= !memcmp(gid.raw, &v4mapped, 16);
+		found6 |= !memcmp(gid.raw, &v6, 16);
+	}
+	EXPECT_TRUE(found4);
+	EXPECT_TRUE(found6);
+	/* beyond the table */
+	EXPECT_EQ(-1, ibv_query_gid(ctx, 1, pattr.gid_tbl_len, &gid));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/* An RC QP on two new CQs, in RESET. */
+struct objs {
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_qp_cap cap;		/* as granted */
+	char buf[4096];
+};
+
+static void make_objs(struct __test_metadata *_metadata, struct ibv_context *ctx,
+		      struct objs *o)
+{
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	o->pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, o->pd) TH_LOG("ibv_alloc_pd: %s", strerror(errno));
+	o->mr = ibv_reg_mr(o->pd, o->buf, sizeof(o->buf), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, o->mr) TH_LOG("ibv_reg_mr: %s", strerror(errno));
+	o->ch = ibv_create_comp_channel(ctx);
+	ASSERT_NE(NULL, o->ch) TH_LOG("ibv_create_comp_channel: %s", strerror(errno));
+	o->scq = ibv_create_cq(ctx, 8, o, o->ch, 0);
+	ASSERT_NE(NULL, o->scq) TH_LOG("ibv_create_cq: %s", strerror(errno));
+	EXPECT_LE(8, o->scq->cqe);
+	o->rcq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	ASSERT_NE(NULL, o->rcq) TH_LOG("ibv_create_cq: %s", strerror(errno));
+	attr.send_cq = o->scq;
+	attr.recv_cq = o->rcq;
+	o->qp = ibv_create_qp(o->pd, &attr);
+	ASSERT_NE(NULL, o->qp) TH_LOG("ibv_create_qp: %s", strerror(errno));
+	EXPECT_LE(4, attr.cap.max_send_wr);
+	EXPECT_LE(1, attr.cap.max_recv_sge);
+	o->cap = attr.cap;
+}
+
+static void free_objs(struct __test_metadata *_metadata, struct objs *o)
+{
+	EXPECT_EQ(0, ibv_destroy_qp(o->qp));
+	EXPECT_EQ(0, ibv_destroy_cq(o->scq));
+	EXPECT_EQ(0, ibv_destroy_cq(o->rcq));
+	EXPECT_EQ(0, ibv_destroy_comp_channel(o->ch));
+	EXPECT_EQ(0, ibv_dereg_mr(o->mr));
+	EXPECT_EQ(0, ibv_dealloc_pd(o->pd));
+}
+
+TEST_F(verbs, objects_live_while_used)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_context *ctx;
+	struct ibv_qp_attr attr;
+	struct objs o;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	make_objs(_metadata, ctx, &o);
+	EXPECT_LT(1, o.qp->qp_num);
+	EXPECT_GT(1U << 24, o.qp->qp_num);
+	EXPECT_EQ(IBV_QPS_RESET, o.qp->state);
+	ASSERT_EQ(0, ibv_query_qp(o.qp, &attr, IBV_QP_STATE | IBV_QP_CAP, &init));
+	EXPECT_EQ(IBV_QPS_RESET, attr.qp_state);
+	EXPECT_EQ(IBV_QPT_RC, init.qp_type);
+	EXPECT_EQ(o.scq, init.send_cq);
+	EXPECT_EQ(o.rcq, init.recv_cq);
+
+	/* in use: an errno value each, and nothing is gone */
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(o.pd));
+	EXPECT_EQ(EBUSY, ibv_destroy_cq(o.scq));
+	EXPECT_EQ(EBUSY, ibv_destroy_comp_channel(o.ch));
+	/* SRQ and resizing are not supported */
+	EXPECT_EQ(NULL, ibv_create_srq(o.pd, &(struct ibv_srq_init_attr){ 0 }));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(EOPNOTSUPP, ibv_resize_cq(o.rcq, 64));
+	free_objs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/* Drop CAP_IPC_LOCK from this (forked) test process: the limit applies. */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[0].effective &= ~(1U << CAP_IPC_LOCK);
+	return syscall(SYS_capset, &h, d);
+}
+
+TEST_F(verbs, mr_beyond_memlock_is_enomem)
+{
+	struct rlimit rl = { .rlim_cur = 64 << 10, .rlim_max = 64 << 10 };
+	size_t big = 4 << 20;
+	struct ibv_context *ctx;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	char *buf;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	buf = aligned_alloc(4096, big);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0, big);
+	ASSERT_EQ(0, drop_ipc_lock());
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_reg_mr(pd, buf, big, IBV_ACCESS_LOCAL_WRITE));
+	EXPECT_EQ(ENOMEM, errno);
+	/* within the limit it works */
+	mr = ibv_reg_mr(pd, buf, 8192, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, mr) TH_LOG("ibv_reg_mr: %s", strerror(errno));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+	EXPECT_EQ(0, ibv_close_device(ctx));
+	free(buf);
+}
+
+TEST_F(verbs, foreign_and_stale_handles)
+{
+	struct ibv_context *a, *b;
+	struct ibv_pd *pd, copy;
+	struct ibv_cq *cq, cq_copy;
+
+	ASSERT_EQ(0, enter(NS1));
+	a = open_softcm0(_metadata);
+	ASSERT_NE(NULL, a);
+	b = open_softcm0(_metadata);
+	ASSERT_NE(NULL, b);
+	pd = ibv_alloc_pd(a);
+	ASSERT_NE(NULL, pd);
+	cq = ibv_create_cq(a, 4, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+
+	/* a's handles mean nothing in b */
+	copy = *pd;
+	copy.context = b;
+	EXPECT_EQ(ENOENT, ibv_dealloc_pd(&copy));
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_reg_mr(&copy, &copy, sizeof(copy), 0));
+	EXPECT_EQ(ENOENT, errno);
+	cq_copy = *cq;
+	cq_copy.context = b;
+	EXPECT_EQ(-1, ibv_poll_cq(&cq_copy, 1, &(struct ibv_wc){ 0 }));
+
+	/* a destroyed object's handle is stale */
+	copy = *pd;
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+	EXPECT_EQ(ENOENT, ibv_dealloc_pd(&copy));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	EXPECT_EQ(0, ibv_close_device(b));
+	EXPECT_EQ(0, ibv_close_device(a));
+}
+
+/* INIT, RTR and RTS by hand, connected to itself over GID @gid_index. */
+static void qp_to_rts(struct __test_metadata *_metadata, struct ibv_qp *qp, int gid_index)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.rq_psn = 0x123;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	ASSERT_EQ(0, ibv_query_gid(qp->context, 1, gid_index, &a.ah_attr.grh.dgid));
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x123;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				   IBV_QP_MAX_QP_RD_ATOMIC));
+	EXPECT_EQ(IBV_QPS_RTS, qp->state);
+}
+
+/* The index of a non-empty GID entry of the port. */
+static int some_gid(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pattr;
+	union ibv_gid gid, zero = { 0 };
+
+	if (ibv_query_port(ctx, 1, &pattr))
+		return -1;
+	for (int i = 0; i < pattr.gid_tbl_len; i++)
+		if (!ibv_query_gid(ctx, 1, i, &gid) && memcmp(&gid, &zero, sizeof(gid)))
+			return i;
+	return -1;
+}
+
+TEST_F(verbs, posted_send_completes_with_no_data_path)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad = NULL;
+	struct ibv_context *ctx;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	struct ibv_wc wc;
+	struct ibv_cq *cq;
+	struct pollfd pfd;
+	struct objs o;
+	void *cq_ctx;
+	long deadline;
+	int n = 0, gid;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	make_objs(_metadata, ctx, &o);
+	gid = some_gid(ctx);
+	ASSERT_LE(0, gid);
+	qp_to_rts(_metadata, o.qp, gid);
+	ASSERT_EQ(0, ibv_req_notify_cq(o.scq, 0));
+
+	sge.addr = (uintptr_t)o.buf;
+	sge.length = 64;
+	sge.lkey = o.mr->lkey;
+	wr.wr_id = 0xfeed;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, ibv_post_send(o.qp, &wr, &bad));
+
+	/* the completion channel says so, then the CQ has it */
+	pfd.fd = o.ch->fd;
+	pfd.events = POLLIN;
+	ASSERT_EQ(1, poll(&pfd, 1, WAIT_MS));
+	ASSERT_EQ(0, ibv_get_cq_event(o.ch, &cq, &cq_ctx));
+	EXPECT_EQ(o.scq, cq);
+	EXPECT_EQ(&o, cq_ctx);
+	ibv_ack_cq_events(cq, 1);
+	deadline = topo_now_ms() + WAIT_MS;
+	while (n == 0 && topo_now_ms() < deadline)
+		n = ibv_poll_cq(o.scq, 1, &wc);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(0xfeed, wc.wr_id);
+	EXPECT_EQ(IBV_WC_GENERAL_ERR, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(SOFTCM_VENDOR_ERR_NO_DATA_PATH, wc.vendor_err);
+	EXPECT_EQ(o.qp->qp_num, wc.qp_num);
+	/* a completion error puts the QP in ERR */
+	ASSERT_EQ(0, ibv_query_qp(o.qp, &attr, IBV_QP_STATE, &init));
+	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+	free_objs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+TEST_F(verbs, bad_wr_is_the_first_not_queued)
+{
+	struct ibv_sge sge[8];
+	struct ibv_recv_wr wr[2], *bad = NULL;
+	struct ibv_context *ctx;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct objs o;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	make_objs(_metadata, ctx, &o);
+	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS));
+	ASSERT_GT(8, o.cap.max_recv_sge);
+	for (int i = 0; i < 8; i++) {
+		sge[i].addr = (uintptr_t)o.buf + i * 64;
+		sge[i].length = 64;
+		sge[i].lkey = o.mr->lkey;
+	}
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].sg_list = sge;
+	wr[0].num_sge = 1;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 2;
+	wr[1].sg_list = sge;
+	wr[1].num_sge = o.cap.max_recv_sge + 1;	/* beyond the QP's */
+	EXPECT_NE(0, ibv_post_recv(o.qp, wr, &bad));
+	EXPECT_EQ(&wr[1], bad);
+	free_objs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+TEST_F(verbs, create_qp_on_a_resolved_id)
+{
+	struct sockaddr_in any = sin4("0.0.0.0", 0), dst = sin4(IP1, 20190);
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr got;
+	struct rdma_cm_id *id, *wild;
+	struct ibv_qp_attr attr;
+
+	ASSERT_EQ(0, enter(NS2));
+	/* a wildcard bind has no device, as under librdmacm */
+	ASSERT_EQ(0, rdma_create_id(NULL, &wild, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(wild, (struct sockaddr *)&any));
+	EXPECT_EQ(NULL, wild->verbs);
+
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(NULL, id->verbs);
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, WAIT_MS));
+	ASSERT_NE(NULL, id->verbs);
+	EXPECT_STREQ("softcm0", ibv_get_device_name(id->verbs->device));
+	EXPECT_EQ(1, id->port_num);
+	EXPECT_NE(NULL, id->pd);
+	ASSERT_EQ(0, rdma_resolve_route(id, WAIT_MS));
+
+	/* no CQs given: the id gets its own, with channels */
+	ASSERT_EQ(0, rdma_create_qp(id, NULL, &init)) TH_LOG("%s", strerror(errno));
+	ASSERT_NE(NULL, id->qp);
+	EXPECT_NE(NULL, id->send_cq);
+	EXPECT_NE(NULL, id->recv_cq);
+	EXPECT_NE(NULL, id->recv_cq_channel);
+	EXPECT_EQ(id->pd, id->qp->pd);
+	ASSERT_EQ(0, ibv_query_qp(id->qp, &attr, IBV_QP_STATE | IBV_QP_PORT, &got));
+	EXPECT_EQ(IBV_QPS_INIT, attr.qp_state);
+	EXPECT_EQ(1, attr.port_num);
+	/* one QP per id */
+	EXPECT_EQ(-1, rdma_create_qp(id, NULL, &init));
+	EXPECT_EQ(EINVAL, errno);
+	rdma_destroy_qp(id);
+	EXPECT_EQ(NULL, id->qp);
+	EXPECT_EQ(NULL, id->send_cq);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	EXPECT_EQ(0, rdma_destroy_id(wild));
+}
+
+/* ---- connections: a server thread in NS1, the test's thread in NS2 ---- */
+
+struct side {
+	uint32_t qp_num, sq_psn, rq_psn, dest_qp_num;
+	int state, state_after;
+};
+
+struct server {
+	int port;
+	int reject;		/* reject the request instead */
+	int use_ep;		/* rdma_create_ep() with QP attributes */
+	int ret;		/* 0, or the line that failed */
+	int err;
+	struct side side;
+	int had_qp;		/* rdma_get_request()'s id came with a QP */
+	pthread_mutex_t mut;
+	pthread_cond_t cond;
+	int listening, client_done;
+};
+
+static const struct ibv_qp_init_attr qp_caps = {
+	.qp_type = IBV_QPT_RC,
+	.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1, .max_recv_sge = 1 },
+	.sq_sig_all = 1,
+};
+
+static void signal_flag(struct server *s, int *flag)
+{
+	pthread_mutex_lock(&s->mut);
+	*flag = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->mut);
+}
+
+static int wait_flag(struct server *s, int *flag)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	pthread_mutex_lock(&s->mut);
+	while (!*flag && !ret)
+		ret = pthread_cond_timedwait(&s->cond, &s->mut, &ts);
+	pthread_mutex_unlock(&s->mut);
+	return *flag ? 0 : -1;
+}
+
+static int query_side(struct ibv_qp *qp, struct side *side, int after)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN |
+			 IBV_QP_DEST_QPN, &init))
+		return -1;
+	if (after) {
+		side->state_after = a.qp_state;
+		return 0;
+	}
+	side->qp_num = qp->qp_num;
+	side->sq_psn = a.sq_psn;
+	side->rq_psn = a.rq_psn;
+	side->dest_qp_num = a.dest_qp_num;
+	side->state = a.qp_state;
+	return 0;
+}
+
+#define FAIL(s) do { (s)->ret = __LINE__; (s)->err = errno; goto out; } while (0)
+
+static void *server_main(void *p)
+{
+	struct server *s = p;
+	struct sockaddr_in sin = sin4(IP1, s->port);
+	struct rdma_cm_id *listen = NULL, *id = NULL;
+	struct ibv_qp_init_attr attr = qp_caps;
+
+	if (enter(NS1))
+		FAIL(s);
+	if (s->use_ep) {
+		struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE | RAI_NUMERICHOST };
+		struct rdma_addrinfo *res;
+		char port[8];
+
+		snprintf(port, sizeof(port), "%d", s->port);
+		if (rdma_getaddrinfo(IP1, port, &hints, &res))
+			FAIL(s);
+		if (rdma_create_ep(&listen, res, NULL, &attr)) {
+			rdma_freeaddrinfo(res);
+			FAIL(s);
+		}
+		rdma_freeaddrinfo(res);
+	} else {
+		if (rdma_create_id(NULL, &listen, NULL, RDMA_PS_TCP))
+			FAIL(s);
+		if (rdma_bind_addr(listen, (struct sockaddr *)&sin))
+			FAIL(s);
+	}
+	if (rdma_listen(listen, 4))
+		FAIL(s);
+	signal_flag(s, &s->listening);
+	if (rdma_get_request(listen, &id))
+		FAIL(s);
+	s->had_qp = id->qp != NULL;
+	if (s->reject) {
+		if (rdma_reject(id, NULL, 0))
+			FAIL(s);
+		wait_flag(s, &s->client_done);
+		goto out;
+	}
+	if (!id->qp && rdma_create_qp(id, NULL, &attr))
+		FAIL(s);
+	if (rdma_accept(id, NULL))
+		FAIL(s);
+	if (query_side(id->qp, &s->side, 0))
+		FAIL(s);
+	if (wait_flag(s, &s->client_done))
+		FAIL(s);
+	if (rdma_disconnect(id))
+		FAIL(s);
+	if (query_side(id->qp, &s->side, 1))
+		FAIL(s);
+out:
+	if (id) {
+		if (id->qp)
+			rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+	}
+	if (listen)
+		rdma_destroy_ep(listen);
+	signal_flag(s, &s->listening);
+	return NULL;
+}
+
+static void server_start(struct __test_metadata *_metadata, struct server *s, pthread_t *t)
+{
+	pthread_mutex_init(&s->mut, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	ASSERT_EQ(0, pthread_create(t, NULL, server_main, s));
+	ASSERT_EQ(0, wait_flag(s, &s->listening));
+	ASSERT_EQ(0, s->ret) TH_LOG("server failed at line %d: %s", s->ret, strerror(s->err));
+}
+
+/* A resolved synchronous id in NS2 with a QP in INIT. */
+static struct rdma_cm_id *client_id(struct __test_metadata *_metadata, int port, int use_ep)
+{
+	struct sockaddr_in dst = sin4(IP1, port);
+	struct ibv_qp_init_attr attr = qp_caps;
+	struct rdma_cm_id *id = NULL;
+
+	if (use_ep) {
+		struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST };
+		struct rdma_addrinfo *res;
+		char p[8];
+
+		snprintf(p, sizeof(p), "%d", port);
+		EXPECT_EQ(0, rdma_getaddrinfo(IP1, p, &hints, &res));
+		EXPECT_EQ(0, rdma_create_ep(&id, res, NULL, &attr)) TH_LOG("%s", strerror(errno));
+		rdma_freeaddrinfo(res);
+		return id;
+	}
+	EXPECT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, WAIT_MS));
+	EXPECT_EQ(0, rdma_resolve_route(id, WAIT_MS));
+	EXPECT_EQ(0, rdma_create_qp(id, NULL, &attr)) TH_LOG("%s", strerror(errno));
+	return id;
+}
+
+static void connect_both(struct __test_metadata *_metadata, int port, int use_ep)
+{
+	struct server s = { .port = port, .use_ep = use_ep };
+	struct side c = { 0 };
+	struct rdma_cm_id *id;
+	pthread_t t;
+
+	ASSERT_EQ(0, enter(NS2));
+	server_start(_metadata, &s, &t);
+	id = client_id(_metadata, port, use_ep);
+	ASSERT_NE(NULL, id);
+	ASSERT_NE(NULL, id->qp);
+	ASSERT_EQ(0, rdma_connect(id, NULL)) TH_LOG("rdma_connect: %s", strerror(errno));
+	/* with a QP, the library answered the REP: ESTABLISHED, not CONNECT_RESPONSE */
+	ASSERT_NE(NULL, id->event);
+	EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, id->event->event);
+	ASSERT_EQ(0, query_side(id->qp, &c, 0));
+
+	/* the server has queried its QP once rdma_accept() returned */
+	signal_flag(&s, &s.client_done);
+	EXPECT_EQ(0, rdma_disconnect(id));
+	ASSERT_EQ(0, query_side(id->qp, &c, 1));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
+	if (use_ep)
+		EXPECT_TRUE(s.had_qp);
+
+	EXPECT_EQ(IBV_QPS_RTS, c.state);
+	EXPECT_EQ(IBV_QPS_RTS, s.side.state);
+	EXPECT_EQ(s.side.qp_num, c.dest_qp_num);
+	EXPECT_EQ(c.qp_num, s.side.dest_qp_num);
+	EXPECT_EQ(s.side.sq_psn, c.rq_psn);
+	EXPECT_EQ(c.sq_psn, s.side.rq_psn);
+	EXPECT_EQ(IBV_QPS_ERR, c.state_after);
+	EXPECT_EQ(IBV_QPS_ERR, s.side.state_after);
+	if (use_ep) {
+		rdma_destroy_ep(id);
+	} else {
+		rdma_destroy_qp(id);
+		EXPECT_EQ(0, rdma_destroy_id(id));
+	}
+}
+
+TEST_F(verbs, connection_moves_both_qps_to_rts_then_err)
+{
+	connect_both(_metadata, 20191, 0);
+}
+
+TEST_F(verbs, create_ep_and_get_request_with_qp_attributes)
+{
+	connect_both(_metadata, 20192, 1);
+}
+
+TEST_F(verbs, rejected_connection_puts_the_qp_in_err)
+{
+	struct server s = { .port = 20193, .reject = 1 };
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct rdma_cm_id *id;
+	pthread_t t;
+
+	ASSERT_EQ(0, enter(NS2));
+	server_start(_metadata, &s, &t);
+	id = client_id(_metadata, s.port, 0);
+	ASSERT_NE(NULL, id);
+	ASSERT_NE(NULL, id->qp);
+	EXPECT_EQ(-1, rdma_connect(id, NULL));
+	EXPECT_EQ(ECONNREFUSED, errno);
+	ASSERT_EQ(0, ibv_query_qp(id->qp, &attr, IBV_QP_STATE, &init));
+	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+	signal_flag(&s, &s.client_done);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
+	rdma_destroy_qp(id);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * Completion channels and completion queues.  A channel is a descriptor
+ * the kernel made; read() gives one record per completion event, naming
+ * the CQ by the pointer we gave as its uid.  Destroying a CQ waits until
+ * the application has acknowledged every event the kernel reported for
+ * it, as libibverbs does.  poll_cq and req_notify_cq are the context's
+ * operations, which <infiniband/verbs.h>'s inlines call.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* How many completions one POLL_CQ fetches into the stack. */
+#define POLL_BATCH	16
+
+SOFTCM_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct softcm_create_comp_channel c = { 0 };
+	struct ibv_comp_channel *channel;
+
+	channel = calloc(1, sizeof(*channel));
+	if (!channel) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (softcm_vioctl(context, SOFTCM_IOCTL_CREATE_COMP_CHANNEL, &c)) {
+		free(channel);
+		return NULL;
+	}
+	channel->context = context;
+	channel->fd = c.fd;
+	softcm_ctx_hold(context);
+	return channel;
+}
+
+/* EBUSY while a CQ uses it; an errno value, as libibverbs. */
+SOFTCM_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct ibv_context *context = channel->context;
+
+	pthread_mutex_lock(&context->mutex);
+	if (channel->refcnt) {
+		pthread_mutex_unlock(&context->mutex);
+		return EBUSY;
+	}
+	pthread_mutex_unlock(&context->mutex);
+	close(channel->fd);
+	free(channel);
+	softcm_ctx_put(context);
+	return 0;
+}
+
+SOFTCM_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+					   void *cq_context,
+					   struct ibv_comp_channel *channel,
+					   int comp_vector)
+{
+	struct softcm_create_cq c;
+	struct ibv_cq *cq;
+
+	if (cqe < 1 || comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&c, 0, sizeof(c));
+	c.uid = (uintptr_t)cq;
+	c.cqe = cqe;
+	c.comp_vector = comp_vector;
+	c.channel_fd = channel ? channel->fd : -1;
+	if (softcm_vioctl(context, SOFTCM_IOCTL_CREATE_CQ, &c)) {
+		free(cq);
+		return NULL;
+	}
+	cq->context = context;
+	cq->channel = channel;
+	cq->cq_context = cq_context;
+	cq->handle = c.handle;
+	cq->cqe = c.cqe;
+	pthread_mutex_init(&cq->mutex, NULL);
+	pthread_cond_init(&cq->cond, NULL);
+	if (channel) {
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&context->mutex);
+	}
+	softcm_ctx_hold(context);
+	return cq;
+}
+
+/* Not supported: an errno value, as a provider without resize_cq. */
+SOFTCM_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	return EOPNOTSUPP;
+}
+
+/*
+ * EBUSY while a QP uses it.  Then waits for the application to
+ * acknowledge the events the kernel reported, so that none it still holds
+ * points at freed memory.
+ */
+SOFTCM_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct softcm_destroy_cq d = { .handle = cq->handle };
+	struct ibv_comp_channel *channel = cq->channel;
+	struct ibv_context *context = cq->context;
+
+	if (softcm_vioctl(context, SOFTCM_IOCTL_DESTROY_CQ, &d))
+		return errno;
+	if (channel) {
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt--;
+		pthread_mutex_unlock(&context->mutex);
+	}
+	pthread_mutex_lock(&cq->mutex);
+	while (cq->comp_events_completed < d.comp_events_reported ||
+	       cq->async_events_completed < d.async_events_reported)
+		pthread_cond_wait(&cq->cond, &cq->mutex);
+	pthread_mutex_unlock(&cq->mutex);
+	pthread_cond_destroy(&cq->cond);
+	pthread_mutex_destroy(&cq->mutex);
+	free(cq);
+	softcm_ctx_put(context);
+	return 0;
+}
+
+/* Blocks unless the channel's fd is O_NONBLOCK; 0, or -1 with errno. */
+SOFTCM_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
+				   struct ibv_cq **cq, void **cq_context)
+{
+	struct softcm_comp_event ev;
+	ssize_t len;
+
+	len = read(channel->fd, &ev, sizeof(ev));
+	if (len != sizeof(ev))
+		return softcm_err(len < 0 ? errno : EIO);
+	*cq = (struct ibv_cq *)(uintptr_t)ev.cq_uid;
+	*cq_context = (*cq)->cq_context;
+	return 0;
+}
+
+SOFTCM_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+static void wc_from_kern(struct ibv_wc *wc, const struct softcm_wc *k)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = k->wr_id;
+	wc->status = k->status;
+	wc->opcode = k->opcode;
+	wc->vendor_err = k->vendor_err;
+	wc->byte_len = k->byte_len;
+	wc->imm_data = k->imm_data;
+	wc->qp_num = k->qp_num;
+	wc->src_qp = k->src_qp;
+	wc->wc_flags = k->wc_flags;
+	wc->pkey_index = k->pkey_index;
+	wc->slid = k->slid;
+	wc->sl = k->sl;
+	wc->dlid_path_bits = k->dlid_path_bits;
+}
+
+/* The number of completions, or -1 with errno, as a provider's. */
+int softcm_ctx_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+{
+	struct softcm_wc kwc[POLL_BATCH];
+	struct softcm_poll_cq p;
+	int got = 0;
+
+	if (ne < 0)
+		return softcm_err(EINVAL);
+	while (got < ne) {
+		p.wc = (uintptr_t)kwc;
+		p.handle = cq->handle;
+		p.ne = ne - got < POLL_BATCH ? ne - got : POLL_BATCH;
+		if (softcm_vioctl(cq->context, SOFTCM_IOCTL_POLL_CQ, &p))
+			return got ? got : -1;
+		for (unsigned int i = 0; i < p.ne; i++)
+			wc_from_kern(&wc[got + i], &kwc[i]);
+		got += p.ne;
+		if (p.ne < POLL_BATCH)
+			break;
+	}
+	return got;
+}
+
+/* An errno value, as a provider's. */
+int softcm_ctx_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	struct softcm_req_notify_cq r = {
+		.handle = cq->handle,
+		.solicited_only = !!solicited_only,
+	};
+
+	return softcm_vioctl(cq->context, SOFTCM_IOCTL_REQ_NOTIFY_CQ, &r) ? errno : 0;
+}
