@@ -12,10 +12,10 @@
  * Both live in the namespace's key table (an xarray keyed by key), the
  * lookup the data path will do for every RDMA request and SGE.
  *
- * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table
- * and gives the PD its use back; the pages stay pinned until the last
- * reference is dropped, since a lookup may have found the MR just before,
- * and are then unpinned and uncharged from a work after a grace period
+ * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table,
+ * gives the PD its use back and uncharges the pages; they stay pinned
+ * until the last reference is dropped, since a lookup may have found the
+ * MR just before, and are then unpinned from a work after a grace period
  * (on the module's workqueue, which a namespace's exit flushes).
  */
 
@@ -151,25 +151,29 @@ static void erase_keys(struct softcm_mr *mr)
 		xa_erase(&mr->sn->mr_keys, mr->rkey);
 }
 
-/* Out of the table: no new lookup finds it, its PD is free to go. */
+/*
+ * Out of the table: no new lookup finds it, its PD is free to go, and its
+ * owner has its RLIMIT_MEMLOCK budget back at once, as after ib_umem's
+ * release (the pages themselves stay pinned until the last reference).
+ */
 static void mr_destroy(struct softcm_uobj *obj)
 {
 	struct softcm_mr *mr = container_of(obj, struct softcm_mr, uobj);
 
 	erase_keys(mr);
+	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
 	/* the use only: the reference stays for the data path's PD check */
 	atomic_dec(&mr->pd->uobj.usecnt);
 	atomic_dec(&mr->sn->nr_uobjs);
 }
 
-/* After a grace period, in process context: unpin, uncharge, free. */
+/* After a grace period, in process context: unpin and free. */
 static void mr_free_work(struct work_struct *work)
 {
 	struct softcm_mr *mr = container_of(to_rcu_work(work), struct softcm_mr,
 					    free_work);
 
 	unpin_user_pages_dirty_lock(mr->pages, mr->npages, writable(mr->access));
-	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
 	mmdrop(mr->mm);
 	kvfree(mr->pages);
 	softcm_uobj_put(&mr->pd->uobj);
