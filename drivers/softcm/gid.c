@@ -145,12 +145,15 @@ bool softcm_gid_get(struct softcm_net *sn, u32 index, u8 gid[16], int *ifindex)
 	return *ifindex != 0;
 }
 
-/* Up and running (a veth whose peer is down has no carrier). */
+/*
+ * Up with carrier, as rxe's port follows its netdev (a veth has carrier
+ * while its peer is up).
+ */
 static bool dev_usable(struct net *net, int ifindex)
 {
 	struct net_device *dev = dev_get_by_index_rcu(net, ifindex);
 
-	return dev && netif_running(dev) && netif_oper_up(dev);
+	return dev && netif_running(dev) && netif_carrier_ok(dev);
 }
 
 bool softcm_gid_usable(struct softcm_net *sn)

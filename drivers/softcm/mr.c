@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory regions, as ib_umem_get() and uverbs make them: the user range
- * is pinned long-term (FOLL_LONGTERM, with FOLL_WRITE when the access
- * lets anyone write it) and charged to the owner's RLIMIT_MEMLOCK through
- * mm->pinned_vm, which is what lets the uncharge run in any context;
- * beyond the limit REG_MR is ENOMEM unless the caller has CAP_IPC_LOCK.
+ * is pinned long-term (FOLL_LONGTERM; pin() says why always FOLL_WRITE)
+ * and charged to the owner's RLIMIT_MEMLOCK through mm->pinned_vm, which
+ * is what lets the uncharge run in any context; beyond the limit REG_MR
+ * is ENOMEM unless the caller has CAP_IPC_LOCK.
  *
  * Keys: lkey and rkey are random 32-bit values, unique in the namespace,
  * because an rkey is what a peer presents to read or write our memory:
@@ -103,9 +103,19 @@ static bool writable(u32 access)
 	return access & (ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
 }
 
+/*
+ * FOLL_WRITE always, as this kernel's ib_umem_get() does, with FOLL_FORCE
+ * when nobody may write through the MR: a read-only pin of a page not yet
+ * written (the shared zero page, a page shared with a parent after fork)
+ * would keep the old page while the program's next write replaces it, so
+ * that a peer's RDMA READ would never see the program's data.  Forcing
+ * the write fault gives the MR the page the program writes, and lets
+ * memory the program cannot write (PROT_READ) be registered read-only.
+ */
 static int pin(struct softcm_mr *mr, u64 addr)
 {
-	unsigned int flags = FOLL_LONGTERM | (writable(mr->access) ? FOLL_WRITE : 0);
+	unsigned int flags = FOLL_LONGTERM | FOLL_WRITE |
+			     (writable(mr->access) ? 0 : FOLL_FORCE);
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long done = 0;
 	int ret;
