@@ -22,12 +22,14 @@
  */
 
 #include <linux/errno.h>
+#include <linux/export.h>
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
 #include <linux/nospec.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
+#include <kunit/visibility.h>
 
 #include "gid.h"
 #include "netns.h"
@@ -66,6 +68,7 @@ void softcm_gid_add(struct softcm_net *sn, const struct in6_addr *a, int ifindex
 out:
 	spin_unlock_bh(&t->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_add);
 
 void softcm_gid_del(struct softcm_net *sn, const struct in6_addr *a, int ifindex)
 {
@@ -78,6 +81,7 @@ void softcm_gid_del(struct softcm_net *sn, const struct in6_addr *a, int ifindex
 		memset(&t->e[i], 0, sizeof(t->e[i]));
 	spin_unlock_bh(&t->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_del);
 
 /* The addresses @dev has now, IPv4 then IPv6. */
 static void add_dev(struct softcm_net *sn, struct net_device *dev)
@@ -103,6 +107,62 @@ static void add_dev(struct softcm_net *sn, struct net_device *dev)
 			softcm_gid_add(sn, &ifa6->addr, dev->ifindex);
 		read_unlock_bh(&idev->lock);
 	}
+}
+
+/* Whether @dev has @a now: under RTNL (IPv4) and @idev's lock (IPv6). */
+static bool dev_has(struct net_device *dev, struct inet6_dev *idev,
+		    const struct in6_addr *a)
+{
+	struct inet6_ifaddr *ifa6;
+	struct in_device *in_dev;
+	struct in_ifaddr *ifa;
+
+	if (ipv6_addr_v4mapped(a)) {
+		in_dev = __in_dev_get_rtnl(dev);
+		if (!in_dev)
+			return false;
+		in_dev_for_each_ifa_rtnl(ifa, in_dev) {
+			if (ifa->ifa_local == a->s6_addr32[3])
+				return true;
+		}
+		return false;
+	}
+	if (!idev)
+		return false;
+	list_for_each_entry(ifa6, &idev->addr_list, if_list) {
+		if (ipv6_addr_equal(&ifa6->addr, a))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Make @dev's entries its addresses: drop those whose address is gone,
+ * add those missing.  Under RTNL, which every IPv4 change and every IPv6
+ * removal hold; the IPv6 list is read under its lock, which an IPv6 add
+ * (in softirq, without RTNL) takes to link the address before its
+ * notifier adds the entry, so no entry is dropped for an address that is
+ * being added.
+ */
+void softcm_gid_sync_dev(struct softcm_net *sn, struct net_device *dev)
+{
+	struct inet6_dev *idev = __in6_dev_get(dev);
+	struct softcm_gid_table *t = &sn->gids;
+	int i;
+
+	ASSERT_RTNL();
+	if (idev)
+		read_lock_bh(&idev->lock);
+	spin_lock_bh(&t->lock);
+	for (i = 0; i < SOFTCM_GID_TABLE_LEN; i++) {
+		if (t->e[i].ifindex == dev->ifindex &&
+		    !dev_has(dev, idev, &t->e[i].gid))
+			memset(&t->e[i], 0, sizeof(t->e[i]));
+	}
+	spin_unlock_bh(&t->lock);
+	if (idev)
+		read_unlock_bh(&idev->lock);
+	add_dev(sn, dev);
 }
 
 /*
@@ -131,6 +191,7 @@ int softcm_gid_find(struct softcm_net *sn, const u8 gid[16])
 	spin_unlock_bh(&sn->gids.lock);
 	return i;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_find);
 
 bool softcm_gid_get(struct softcm_net *sn, u32 index, u8 gid[16], int *ifindex)
 {
@@ -144,13 +205,17 @@ bool softcm_gid_get(struct softcm_net *sn, u32 index, u8 gid[16], int *ifindex)
 	spin_unlock_bh(&sn->gids.lock);
 	return *ifindex != 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_get);
 
-/* Up and running (a veth whose peer is down has no carrier). */
+/*
+ * Up with carrier, as rxe's port follows its netdev (a veth has carrier
+ * while its peer is up).
+ */
 static bool dev_usable(struct net *net, int ifindex)
 {
 	struct net_device *dev = dev_get_by_index_rcu(net, ifindex);
 
-	return dev && netif_running(dev) && netif_oper_up(dev);
+	return dev && netif_running(dev) && netif_carrier_ok(dev);
 }
 
 bool softcm_gid_usable(struct softcm_net *sn)
