@@ -522,7 +522,6 @@ TEST_F(qp, create_types_and_caps)
 	/* a receive side of nothing is allowed, as rxe */
 	cap = small_cap;
 	cap.max_recv_wr = 0;
-	cap.max_recv_sge = 0;
 	ASSERT_EQ(0, create_qp_caps(self->fd, QPT_RC, self->pd, self->cq, self->cq, &cap, &qp));
 	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_INIT, RC_INIT_MASK));
 	EXPECT_EQ(-ENOMEM, post_recv_n(self->fd, qp.h, 1, 0, NULL));
