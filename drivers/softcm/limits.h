@@ -41,7 +41,7 @@
  */
 #define SOFTCM_MAX_MR_SIZE		SZ_4G
 /* One message: max_msg_sz of the port, as RoCE devices report 2^31. */
-#define SOFTCM_MAX_MSG_SZ		(1U << 31)
+#define SOFTCM_MAX_MSG_SZ		SZ_2G
 
 #define SOFTCM_MAX_PKEYS		1	/* the default P_Key, 0xffff */
 #define SOFTCM_LOCAL_CA_ACK_DELAY	15	/* as rxe */

@@ -13,6 +13,7 @@
 #include <net/netns/generic.h>
 
 #include "conntab.h"
+#include "gid.h"
 #include "port.h"
 #include "stats.h"
 #include "transport.h"
@@ -59,6 +60,8 @@ struct softcm_net {
 	u32 qpn_next;
 	struct softcm_stats stats;
 	struct softcm_transport transport;
+	struct softcm_gid_table gids;	/* gid.c */
+	struct xarray mr_keys;		/* lkeys and rkeys -> MR (mr.c) */
 };
 
 extern unsigned int softcm_net_id;

@@ -38,6 +38,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_NEIGH_WAKEUPS] = "neigh_wakeups",
 	[SOFTCM_STAT_REQ_HELD] = "req_held",
 	[SOFTCM_STAT_REQ_PROMOTED] = "req_promoted",
+	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
 };
 
 const char *softcm_stat_name(enum softcm_stat i)
