@@ -8,6 +8,8 @@
  * Each test runs in a namespace of its own, whose gauges it checks.
  */
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -50,6 +52,14 @@ enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4,
 
 #define WAIT_MS		20000	/* a bound for an event that must come */
 
+/* Not inlined: system() in a test body upsets -Wclobbered. */
+static int __attribute__((noinline)) sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static int vioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
@@ -60,6 +70,25 @@ static int alloc_pd(int fd, __u32 *h)
 	struct softcm_alloc_pd c = { 0 };
 	int ret = vioctl(fd, SOFTCM_IOCTL_ALLOC_PD, &c);
 
+	*h = c.handle;
+	return ret;
+}
+
+/* An AH from GID 0 (the loopback's first address) to 10.9.0.2. */
+static int create_ah(int fd, __u32 pd, __u32 *h)
+{
+	struct softcm_create_ah c = {
+		.pd_handle = pd,
+		.attr = { .is_global = 1, .hop_limit = 64, .port_num = 1 },
+	};
+	int ret;
+
+	c.attr.dgid[10] = 0xff;
+	c.attr.dgid[11] = 0xff;
+	c.attr.dgid[12] = 10;
+	c.attr.dgid[13] = 9;
+	c.attr.dgid[15] = 2;
+	ret = vioctl(fd, SOFTCM_IOCTL_CREATE_AH, &c);
 	*h = c.handle;
 	return ret;
 }
@@ -293,6 +322,8 @@ FIXTURE_SETUP(qp)
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	/* a namespace of our own: its QP numbers and gauges are ours */
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	/* GIDs for the address vectors: the loopback's addresses */
+	ASSERT_EQ(0, sh("ip link set lo up"));
 	self->fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, alloc_pd(self->fd, &self->pd));
@@ -715,6 +746,9 @@ TEST_F(qp, rc_refused_masks_and_values)
 	a.ah_attr.sgid_index = 128;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_RTR_MASK, &a));
 	a = rc_attr(QPS_RTR);
+	a.ah_attr.sgid_index = 127;	/* in range, no address */
+	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_RTR_MASK, &a));
+	a = rc_attr(QPS_RTR);
 	a.ah_attr.port_num = 2;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_RTR_MASK, &a));
 	EXPECT_EQ(QPS_INIT, qp_state(self->fd, qp.h));
@@ -918,6 +952,51 @@ TEST_F(qp, post_send_fails_without_data_path)
 	EXPECT_EQ(0, bad);
 	EXPECT_EQ(QPS_RTS, qp_state(self->fd, ud.h));
 	EXPECT_EQ(0, poll_cq(self->fd, self->cq, wc, 8));
+}
+
+TEST_F(qp, ud_send_needs_an_ah_of_its_pd)
+{
+	struct softcm_qp_attr a = rc_attr(QPS_INIT);
+	struct softcm_send_wr wr = { .wr_id = 42, .opcode = WR_SEND_WITH_IMM };
+	struct softcm_post c = { .wr = (__u64)(uintptr_t)&wr, .wr_count = 1 };
+	__u32 ah, other_ah, other_pd;
+	struct softcm_wc wc[2];
+	struct qp ud;
+
+	ASSERT_EQ(0, alloc_pd(self->fd, &other_pd));
+	ASSERT_EQ(0, create_ah(self->fd, self->pd, &ah));
+	ASSERT_EQ(0, create_ah(self->fd, other_pd, &other_ah));
+	ASSERT_EQ(0, create_qp(self->fd, QPT_UD, self->pd, self->cq, self->cq, &ud));
+	ASSERT_EQ(0, modify_qp(self->fd, ud.h, UD_INIT_MASK, &a));
+	a.qp_state = QPS_RTR;
+	ASSERT_EQ(0, modify_qp(self->fd, ud.h, M_STATE, &a));
+	a.qp_state = QPS_RTS;
+	ASSERT_EQ(0, modify_qp(self->fd, ud.h, M_STATE | M_SQ_PSN, &a));
+	c.handle = ud.h;
+
+	/* not an AH; an AH of another PD; a remote QPN beyond 24 bits */
+	wr.wr.ud.ah_handle = other_pd;
+	EXPECT_EQ(-ENOENT, vioctl(self->fd, SOFTCM_IOCTL_POST_SEND, &c));
+	wr.wr.ud.ah_handle = other_ah;
+	EXPECT_EQ(-EINVAL, vioctl(self->fd, SOFTCM_IOCTL_POST_SEND, &c));
+	wr.wr.ud.ah_handle = ah;
+	wr.wr.ud.remote_qpn = 1 << 24;
+	EXPECT_EQ(-EINVAL, vioctl(self->fd, SOFTCM_IOCTL_POST_SEND, &c));
+	EXPECT_EQ(0, c.bad_wr);
+	EXPECT_EQ(QPS_RTS, qp_state(self->fd, ud.h));
+
+	/* a valid one fails for want of a data path, and says so */
+	wr.wr.ud.remote_qpn = 0x1234;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	ASSERT_EQ(0, vioctl(self->fd, SOFTCM_IOCTL_POST_SEND, &c));
+	EXPECT_EQ(1, c.bad_wr);
+	ASSERT_EQ(1, poll_cq(self->fd, self->cq, wc, 2));
+	EXPECT_EQ(42, wc[0].wr_id);
+	EXPECT_EQ(WC_GENERAL_ERR, wc[0].status);
+	EXPECT_EQ(SOFTCM_VENDOR_ERR_NO_DATA_PATH, wc[0].vendor_err);
+	EXPECT_EQ(WC_SEND, wc[0].opcode);
+	EXPECT_EQ(ud.qpn, wc[0].qp_num);
+	EXPECT_EQ(QPS_ERR, qp_state(self->fd, ud.h));
 }
 
 TEST_F(qp, cq_overflow_reports_cq_err)
