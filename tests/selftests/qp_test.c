@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 
 #include <linux/softcm.h>
@@ -1038,11 +1039,12 @@ TEST_F(qp, cq_overflow_reports_cq_err)
 
 TEST_F(qp, comp_channel_notifies)
 {
+	struct epoll_event e = { .events = EPOLLIN }, got = { 0 };
 	struct softcm_comp_event ev[4];
 	struct softcm_wc wc[4];
 	__u32 cq, comp = 9;
 	struct qp qp;
-	int ch;
+	int ch, ep;
 
 	ch = comp_channel(self->fd);
 	ASSERT_LE(0, ch);
@@ -1065,6 +1067,12 @@ TEST_F(qp, comp_channel_notifies)
 	EXPECT_EQ(0, req_notify(self->fd, cq, 0));
 	ASSERT_EQ(0, post_recv_n(self->fd, qp.h, 2, 10, NULL));
 	ASSERT_EQ(0, wait_readable(ch));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, ch, &e));
+	EXPECT_EQ(1, epoll_wait(ep, &got, 1, WAIT_MS));
+	EXPECT_TRUE(got.events & EPOLLIN);
+	close(ep);
 	ASSERT_EQ(sizeof(ev[0]), read(ch, ev, sizeof(ev)));
 	EXPECT_EQ(0xfeed, ev[0].cq_uid);
 	EXPECT_EQ(cq, ev[0].cq_handle);
