@@ -1,16 +1,115 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Not yet implemented: every command answers EOPNOTSUPP (issue 19). */
+/*
+ * Address handles.  RoCE has no LIDs, so an AH must be global (a GRH with
+ * the destination GID) and name its source by an index of the
+ * namespace's GID table that holds an address, as ib_core requires of a
+ * RoCE AH; the only port is 1.  The AH keeps a use of its PD until it is
+ * destroyed.  The source entry is checked at creation only: an address
+ * that goes later makes the sends through this AH fail, not the AH.
+ */
 
 #include <linux/errno.h>
+#include <linux/slab.h>
 
 #include "ah.h"
+#include "file.h"
+#include "gid.h"
+#include "netns.h"
+#include "pd.h"
+
+static void ah_destroy(struct softcm_uobj *obj)
+{
+	struct softcm_ah *ah = container_of(obj, struct softcm_ah, uobj);
+
+	softcm_pd_unuse(ah->pd);
+	atomic_dec(&ah->sn->nr_uobjs);
+}
+
+static void ah_free(struct softcm_uobj *obj)
+{
+	kfree_rcu(container_of(obj, struct softcm_ah, uobj), rcu);
+}
+
+static const struct softcm_uobj_ops ah_ops = {
+	.destroy = ah_destroy,
+	.free = ah_free,
+};
+
+static int check_attr(struct softcm_net *sn, const struct softcm_ah_attr *a)
+{
+	u8 gid[16];
+	int ifindex;
+
+	if (a->reserved0 || !a->is_global || a->port_num != SOFTCM_PORT_NUM)
+		return -EINVAL;
+	if (a->sgid_index >= SOFTCM_GID_TABLE_LEN ||
+	    !softcm_gid_get(sn, a->sgid_index, gid, &ifindex))
+		return -EINVAL;
+	return 0;
+}
 
 int softcm_ah_create(struct softcm_file *sf, struct softcm_create_ah *c)
 {
-	return -EOPNOTSUPP;
+	struct softcm_net *sn = softcm_net(sf->net);
+	struct softcm_ah *ah;
+	int ret;
+
+	ret = check_attr(sn, &c->attr);
+	if (ret)
+		return ret;
+	ah = kzalloc(sizeof(*ah), GFP_KERNEL_ACCOUNT);
+	if (!ah)
+		return -ENOMEM;
+	softcm_uobj_init(&ah->uobj, SOFTCM_UOBJ_AH, &ah_ops);
+	ah->sn = sn;
+	ah->attr = c->attr;
+
+	mutex_lock(&sf->uobjs.lock);
+	ah->pd = softcm_pd_use(sf, c->pd_handle);
+	if (IS_ERR(ah->pd)) {
+		ret = PTR_ERR(ah->pd);
+		goto err_unlock;
+	}
+	atomic_inc(&sn->nr_uobjs);
+	ret = softcm_uobj_add(&sf->uobjs, &ah->uobj);
+	if (ret)
+		goto err_unuse;
+	c->handle = ah->uobj.handle;	/* freeable once we unlock */
+	mutex_unlock(&sf->uobjs.lock);
+	return 0;
+
+err_unuse:
+	atomic_dec(&sn->nr_uobjs);
+	softcm_pd_unuse(ah->pd);
+err_unlock:
+	mutex_unlock(&sf->uobjs.lock);
+	kfree(ah);
+	return ret;
 }
 
 int softcm_ah_destroy(struct softcm_file *sf, struct softcm_destroy_obj *c)
 {
-	return -EOPNOTSUPP;
+	struct softcm_uobj *obj;
+
+	if (c->reserved0)
+		return -EINVAL;
+	obj = softcm_uobj_remove(&sf->uobjs, SOFTCM_UOBJ_AH, c->handle);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	softcm_uobj_put(obj);
+	return 0;
+}
+
+struct softcm_ah *softcm_ah_get(struct softcm_file *sf, u32 handle)
+{
+	struct softcm_uobj *obj = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_AH, handle);
+
+	if (IS_ERR(obj))
+		return ERR_CAST(obj);
+	return container_of(obj, struct softcm_ah, uobj);
+}
+
+void softcm_ah_put(struct softcm_ah *ah)
+{
+	softcm_uobj_put(&ah->uobj);
 }

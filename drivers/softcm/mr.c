@@ -1,16 +1,340 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Not yet implemented: every command answers EOPNOTSUPP (issue 19). */
+/*
+ * Memory regions, as ib_umem_get() and uverbs make them: the user range
+ * is pinned long-term (FOLL_LONGTERM, with FOLL_WRITE when the access
+ * lets anyone write it) and charged to the owner's RLIMIT_MEMLOCK through
+ * mm->pinned_vm, which is what lets the uncharge run in any context;
+ * beyond the limit REG_MR is ENOMEM unless the caller has CAP_IPC_LOCK.
+ *
+ * Keys: lkey and rkey are random 32-bit values, unique in the namespace,
+ * because an rkey is what a peer presents to read or write our memory:
+ * it must not be guessable from other keys or from the number of MRs.
+ * Both live in the namespace's key table (an xarray keyed by key), the
+ * lookup the data path will do for every RDMA request and SGE.
+ *
+ * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table,
+ * gives the PD its use back and uncharges the pages; they stay pinned
+ * until the last reference is dropped, since a lookup may have found the
+ * MR just before, and are then unpinned from a work after a grace period
+ * (on the module's workqueue, which a namespace's exit flushes).
+ */
 
 #include <linux/errno.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 
+#include "core.h"
+#include "file.h"
+#include "limits.h"
 #include "mr.h"
+#include "netns.h"
+#include "pd.h"
+
+/*
+ * Access flags, libibverbs' values: what we enforce, what we refuse as
+ * not supported, and the hints that uverbs accepts from any caller and a
+ * device may ignore (HUGETLB, and the optional range, relaxed ordering
+ * among them), which we ignore.
+ */
+#define ACCESS_LOCAL_WRITE	IB_UVERBS_ACCESS_LOCAL_WRITE
+#define ACCESS_REMOTE_WRITE	IB_UVERBS_ACCESS_REMOTE_WRITE
+#define ACCESS_SUPPORTED	(IB_UVERBS_ACCESS_LOCAL_WRITE | \
+				 IB_UVERBS_ACCESS_REMOTE_WRITE | \
+				 IB_UVERBS_ACCESS_REMOTE_READ)
+#define ACCESS_UNSUPPORTED	(IB_UVERBS_ACCESS_REMOTE_ATOMIC | \
+				 IB_UVERBS_ACCESS_MW_BIND | \
+				 IB_UVERBS_ACCESS_ZERO_BASED | \
+				 IB_UVERBS_ACCESS_ON_DEMAND)
+#define ACCESS_HINTS		(IB_UVERBS_ACCESS_HUGETLB | \
+				 IB_UVERBS_ACCESS_OPTIONAL_RANGE)
+
+/* Tries at a free random key: with 2^32 keys, a second try is already rare. */
+#define KEY_TRIES		16
+
+static int check_access(u32 access)
+{
+	if (access & ~(ACCESS_SUPPORTED | ACCESS_UNSUPPORTED | ACCESS_HINTS))
+		return -EINVAL;
+	if (access & ACCESS_UNSUPPORTED)
+		return -EOPNOTSUPP;
+	/* As ib_check_mr_access(): a peer may write only what we may write. */
+	if ((access & ACCESS_REMOTE_WRITE) && !(access & ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+/* The range as uverbs checks it, and its number of pages. */
+static int check_range(const struct softcm_reg_mr *c, unsigned long *npages)
+{
+	u64 end = c->addr + c->length;
+
+	if (!c->length || c->length > SOFTCM_MAX_MR_SIZE)
+		return -EINVAL;
+	if (end < c->addr || PAGE_ALIGN(end) < end || end > TASK_SIZE)
+		return -EINVAL;
+	if (c->iova + c->length < c->iova)
+		return -EINVAL;
+	/* The data path maps iova to pages by offset, as uverbs requires. */
+	if ((c->addr & ~PAGE_MASK) != (c->iova & ~PAGE_MASK))
+		return -EINVAL;
+	*npages = (PAGE_ALIGN(end) - (c->addr & PAGE_MASK)) >> PAGE_SHIFT;
+	return 0;
+}
+
+/* As ib_umem_get(): pinned_vm may be uncharged from any context. */
+static int charge(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool writable(u32 access)
+{
+	return access & (ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
+}
+
+static int pin(struct softcm_mr *mr, u64 addr)
+{
+	unsigned int flags = FOLL_LONGTERM | (writable(mr->access) ? FOLL_WRITE : 0);
+	unsigned long start = addr & PAGE_MASK;
+	unsigned long done = 0;
+	int ret;
+
+	while (done < mr->npages) {
+		cond_resched();
+		ret = pin_user_pages_fast(start + done * PAGE_SIZE,
+					  min(mr->npages - done, 1UL << 16), flags,
+					  mr->pages + done);
+		if (ret <= 0) {
+			unpin_user_pages(mr->pages, done);
+			return ret ?: -EFAULT;
+		}
+		done += ret;
+	}
+	return 0;
+}
+
+static int insert_key(struct softcm_mr *mr, u32 *key)
+{
+	int i, ret;
+	u32 k;
+
+	for (i = 0; i < KEY_TRIES; i++) {
+		k = get_random_u32();
+		if (!k)
+			continue;	/* 0 reads as "no key" too easily */
+		ret = xa_insert(&mr->sn->mr_keys, k, mr, GFP_KERNEL_ACCOUNT);
+		if (ret != -EBUSY) {
+			if (!ret)
+				*key = k;
+			return ret;
+		}
+	}
+	return -EAGAIN;
+}
+
+static void erase_keys(struct softcm_mr *mr)
+{
+	if (mr->lkey)
+		xa_erase(&mr->sn->mr_keys, mr->lkey);
+	if (mr->rkey)
+		xa_erase(&mr->sn->mr_keys, mr->rkey);
+}
+
+/*
+ * Out of the table: no new lookup finds it, its PD is free to go, and its
+ * owner has its RLIMIT_MEMLOCK budget back at once, as after ib_umem's
+ * release (the pages themselves stay pinned until the last reference).
+ */
+static void mr_destroy(struct softcm_uobj *obj)
+{
+	struct softcm_mr *mr = container_of(obj, struct softcm_mr, uobj);
+
+	erase_keys(mr);
+	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
+	/* the use only: the reference stays for the data path's PD check */
+	atomic_dec(&mr->pd->uobj.usecnt);
+	atomic_dec(&mr->sn->nr_uobjs);
+}
+
+/* After a grace period, in process context: unpin and free. */
+static void mr_free_work(struct work_struct *work)
+{
+	struct softcm_mr *mr = container_of(to_rcu_work(work), struct softcm_mr,
+					    free_work);
+
+	unpin_user_pages_dirty_lock(mr->pages, mr->npages, writable(mr->access));
+	mmdrop(mr->mm);
+	kvfree(mr->pages);
+	softcm_uobj_put(&mr->pd->uobj);
+	kfree(mr);
+}
+
+static void mr_free(struct softcm_uobj *obj)
+{
+	struct softcm_mr *mr = container_of(obj, struct softcm_mr, uobj);
+
+	queue_rcu_work(softcm_workqueue(), &mr->free_work);
+}
+
+static const struct softcm_uobj_ops mr_ops = {
+	.destroy = mr_destroy,
+	.free = mr_free,
+};
+
+/*
+ * Complete @mr in its PD and publish it: keys first, then the handle, all
+ * under the file's lock so that no DEALLOC_PD or DEREG_MR runs between.
+ * On failure after the keys, a lookup may hold the MR: it goes through
+ * destroy and put like any other.
+ */
+static int publish(struct softcm_file *sf, struct softcm_mr *mr,
+		   struct softcm_reg_mr *c)
+{
+	int ret;
+
+	mutex_lock(&sf->uobjs.lock);
+	mr->pd = softcm_pd_use(sf, c->pd_handle);
+	if (IS_ERR(mr->pd)) {
+		ret = PTR_ERR(mr->pd);
+		mr->pd = NULL;
+		goto out;
+	}
+	atomic_inc(&mr->sn->nr_uobjs);
+	ret = insert_key(mr, &mr->lkey);
+	if (!ret)
+		ret = insert_key(mr, &mr->rkey);
+	if (!ret)
+		ret = softcm_uobj_add(&sf->uobjs, &mr->uobj);
+	if (ret) {
+		mr_destroy(&mr->uobj);
+		goto out;
+	}
+	c->handle = mr->uobj.handle;
+	c->lkey = mr->lkey;
+	c->rkey = mr->rkey;
+out:
+	mutex_unlock(&sf->uobjs.lock);
+	return ret;
+}
 
 int softcm_mr_reg(struct softcm_file *sf, struct softcm_reg_mr *c)
 {
-	return -EOPNOTSUPP;
+	unsigned long npages;
+	struct softcm_mr *mr;
+	int ret;
+
+	if (c->reserved0)
+		return -EINVAL;
+	ret = check_access(c->access);
+	if (!ret)
+		ret = check_range(c, &npages);
+	if (ret)
+		return ret;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		return -ENOMEM;
+	softcm_uobj_init(&mr->uobj, SOFTCM_UOBJ_MR, &mr_ops);
+	INIT_RCU_WORK(&mr->free_work, mr_free_work);
+	mr->sn = softcm_net(sf->net);
+	mr->iova = c->iova;
+	mr->length = c->length;
+	mr->access = c->access & ACCESS_SUPPORTED;
+	mr->offset = c->addr & ~PAGE_MASK;
+	mr->npages = npages;
+	mr->mm = current->mm;
+	mmgrab(mr->mm);
+
+	ret = charge(mr->mm, npages);
+	if (ret)
+		goto err_drop_mm;
+	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
+	if (!mr->pages) {
+		ret = -ENOMEM;
+		goto err_uncharge;
+	}
+	ret = pin(mr, c->addr);
+	if (ret)
+		goto err_free_pages;
+
+	ret = publish(sf, mr, c);
+	if (ret && mr->pd) {
+		softcm_uobj_put(&mr->uobj);	/* the free work unwinds the rest */
+		return ret;
+	}
+	if (ret)
+		goto err_unpin;
+	return 0;
+
+err_unpin:
+	unpin_user_pages(mr->pages, npages);
+err_free_pages:
+	kvfree(mr->pages);
+err_uncharge:
+	atomic64_sub(npages, &mr->mm->pinned_vm);
+err_drop_mm:
+	mmdrop(mr->mm);
+	kfree(mr);
+	return ret;
 }
 
 int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c)
 {
-	return -EOPNOTSUPP;
+	struct softcm_uobj *obj;
+
+	if (c->reserved0)
+		return -EINVAL;
+	obj = softcm_uobj_remove(&sf->uobjs, SOFTCM_UOBJ_MR, c->handle);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	softcm_uobj_put(obj);
+	return 0;
+}
+
+struct softcm_mr *softcm_mr_get_key(struct softcm_net *sn, u32 key, bool remote)
+{
+	struct softcm_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sn->mr_keys, key);
+	if (mr && ((remote ? mr->rkey : mr->lkey) != key ||
+		   !kref_get_unless_zero(&mr->uobj.ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void softcm_mr_put(struct softcm_mr *mr)
+{
+	softcm_uobj_put(&mr->uobj);
+}
+
+void softcm_mr_net_init(struct softcm_net *sn)
+{
+	xa_init(&sn->mr_keys);
+}
+
+/*
+ * Files pin their namespace, and their MRs leave the key table when they
+ * close: none is left.  Their free works may still be waiting for a grace
+ * period, and the module's code must outlive them: module exit runs this
+ * for every namespace before the workqueue goes.
+ */
+void softcm_mr_net_uninit(struct softcm_net *sn)
+{
+	rcu_barrier();
+	flush_workqueue(softcm_workqueue());
+	WARN_ON(!xa_empty(&sn->mr_keys));
+	xa_destroy(&sn->mr_keys);
 }

@@ -2,11 +2,52 @@
 #ifndef _SOFTCM_MR_H
 #define _SOFTCM_MR_H
 
+#include <linux/workqueue.h>
 #include <uapi/linux/softcm.h>
 
+#include "uobj.h"
+
+struct mm_struct;
+struct page;
 struct softcm_file;
+struct softcm_net;
+struct softcm_pd;
+
+/*
+ * A memory region: user pages pinned long-term, named by two random keys
+ * in its namespace's key table.  The data path finds it by key
+ * (softcm_mr_get_key()) and copies through @pages: byte @off of the
+ * region, whose first byte is at @iova for peers, is at byte
+ * @offset + @off of pages[0..npages).
+ */
+struct softcm_mr {
+	struct softcm_uobj uobj;
+	struct softcm_net *sn;		/* whose mr_keys has the keys */
+	struct softcm_pd *pd;		/* used until destroy, referenced until free */
+	u64 iova;
+	u64 length;
+	u32 access;			/* IBV_ACCESS_* */
+	u32 lkey;
+	u32 rkey;
+	unsigned int offset;		/* of the start in pages[0] */
+	unsigned long npages;
+	struct page **pages;
+	struct mm_struct *mm;		/* grabbed: its pinned_vm is charged */
+	struct rcu_work free_work;
+};
 
 int softcm_mr_reg(struct softcm_file *sf, struct softcm_reg_mr *c);
 int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c);
+
+/*
+ * The MR whose lkey (or, with @remote, rkey) is @key, referenced (release
+ * with softcm_mr_put()), or NULL.  Any context; a deregistered MR is not
+ * found, one found just before keeps its pages until the last put.
+ */
+struct softcm_mr *softcm_mr_get_key(struct softcm_net *sn, u32 key, bool remote);
+void softcm_mr_put(struct softcm_mr *mr);
+
+void softcm_mr_net_init(struct softcm_net *sn);
+void softcm_mr_net_uninit(struct softcm_net *sn);
 
 #endif /* _SOFTCM_MR_H */

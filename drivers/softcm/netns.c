@@ -13,7 +13,9 @@
 
 #include "cm.h"
 #include "conntab.h"
+#include "gid.h"
 #include "listing.h"
+#include "mr.h"
 #include "netns.h"
 #include "stats.h"
 #include "transport.h"
@@ -157,6 +159,8 @@ static int __net_init softcm_net_init(struct net *net)
 	mutex_init(&sn->ids_lock);
 	INIT_LIST_HEAD(&sn->ids);
 	softcm_transport_net_init(sn);
+	softcm_gid_init(sn);
+	softcm_mr_net_init(sn);
 
 	ret = softcm_conntab_init(sn);
 	if (ret)
@@ -182,6 +186,7 @@ err_uninit_stats:
 err_uninit_conntab:
 	softcm_conntab_uninit(sn);
 err_uninit_transport:
+	softcm_mr_net_uninit(sn);
 	softcm_transport_net_uninit(sn);
 	softcm_ports_uninit(&sn->ports);
 	return ret;
@@ -201,6 +206,7 @@ static void __net_exit softcm_net_exit(struct net *net)
 	softcm_conntab_uninit(sn);
 	/* Ids pin their namespace: none can exist or be resolving now. */
 	WARN_ON(!list_empty(&sn->ids));
+	softcm_mr_net_uninit(sn);	/* files pin it too: no MR is left */
 	mutex_destroy(&sn->ids_lock);
 	softcm_ports_uninit(&sn->ports);
 	pr_debug("netns %u destroyed\n", net->ns.inum);

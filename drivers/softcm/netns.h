@@ -8,10 +8,12 @@
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
 #include "conntab.h"
+#include "gid.h"
 #include "port.h"
 #include "stats.h"
 #include "transport.h"
@@ -47,8 +49,11 @@ struct softcm_net {
 	atomic_t nr_ids;
 	atomic_t nr_files;
 	atomic_t nr_held;		/* REQs listeners hold (backlog.c) */
+	atomic_t nr_uobjs;		/* verbs objects in files' tables */
 	struct softcm_stats stats;
 	struct softcm_transport transport;
+	struct softcm_gid_table gids;	/* gid.c */
+	struct xarray mr_keys;		/* lkeys and rkeys -> MR (mr.c) */
 };
 
 extern unsigned int softcm_net_id;

@@ -6,6 +6,7 @@
  *                         DEVICE_REMOVAL, with that event;
  *   device down           ids resolved over it get ADDR_CHANGE;
  *   address removed       ids whose source address it was get ADDR_CHANGE;
+ *   address added/removed the GID table (gid.c) follows, at once;
  *   neighbour valid       the resolutions waiting for it run, and the ids
  *                         resolved through it learn its new MAC.
  *
@@ -30,6 +31,7 @@
 #include "addr.h"
 #include "core.h"
 #include "event.h"
+#include "gid.h"
 #include "id.h"
 #include "netns.h"
 #include "notify.h"
@@ -165,14 +167,29 @@ static int netdev_event(struct notifier_block *nb, unsigned long event, void *pt
 	return NOTIFY_DONE;
 }
 
+/* The GID table follows every address, in the notifier's own context. */
+static void gid_update(struct net_device *dev, unsigned long event,
+		       const struct in6_addr *a)
+{
+	struct softcm_net *sn = softcm_net(dev_net(dev));
+
+	if (!READ_ONCE(sn->ready))
+		return;
+	if (event == NETDEV_UP)
+		softcm_gid_add(sn, a, dev->ifindex);
+	else if (event == NETDEV_DOWN)
+		softcm_gid_del(sn, a, dev->ifindex);
+}
+
 static int inetaddr_event(struct notifier_block *nb, unsigned long event, void *ptr)
 {
 	struct in_ifaddr *ifa = ptr;
 	struct in6_addr a;
 
+	ipv6_addr_set_v4mapped(ifa->ifa_local, &a);
+	gid_update(ifa->ifa_dev->dev, event, &a);
 	if (event != NETDEV_DOWN)
 		return NOTIFY_DONE;
-	ipv6_addr_set_v4mapped(ifa->ifa_local, &a);
 	post(dev_net(ifa->ifa_dev->dev), NOTICE_ADDR_GONE, ifa->ifa_dev->dev->ifindex,
 	     &a);
 	return NOTIFY_DONE;
@@ -182,6 +199,7 @@ static int inet6addr_event(struct notifier_block *nb, unsigned long event, void 
 {
 	struct inet6_ifaddr *ifa = ptr;
 
+	gid_update(ifa->idev->dev, event, &ifa->addr);
 	if (event != NETDEV_DOWN)
 		return NOTIFY_DONE;
 	post(dev_net(ifa->idev->dev), NOTICE_ADDR_GONE, ifa->idev->dev->ifindex,

@@ -38,6 +38,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_NEIGH_WAKEUPS] = "neigh_wakeups",
 	[SOFTCM_STAT_REQ_HELD] = "req_held",
 	[SOFTCM_STAT_REQ_PROMOTED] = "req_promoted",
+	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
 };
 
 const char *softcm_stat_name(enum softcm_stat i)
@@ -65,6 +66,7 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "ids %d\n", atomic_read(&sn->nr_ids));
 	seq_printf(m, "files %d\n", atomic_read(&sn->nr_files));
 	seq_printf(m, "held_requests %d\n", atomic_read(&sn->nr_held));
+	seq_printf(m, "uobjs %d\n", atomic_read(&sn->nr_uobjs));
 	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->transport.sock_state[0]));
 	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->transport.sock_state[1]));
 	seq_printf(m, "udp_port %u\n", softcm_udp_port);

@@ -41,6 +41,7 @@ enum softcm_stat {
 	/* REQs beyond a listener's backlog held (and MRAed), and answered */
 	SOFTCM_STAT_REQ_HELD,
 	SOFTCM_STAT_REQ_PROMOTED,
+	SOFTCM_STAT_GID_TABLE_FULL,	/* addresses left out of the GID table */
 	SOFTCM_STAT_COUNT
 };
 

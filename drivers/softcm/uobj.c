@@ -13,13 +13,27 @@
 #include <linux/lockdep.h>
 #include <linux/slab.h>
 
+#include "limits.h"
 #include "uobj.h"
+
+/* What QUERY_DEVICE reports as max_pd, max_mr, ...: per file. */
+static const unsigned int uobj_max[SOFTCM_UOBJ_TYPE_MAX + 1] = {
+	[SOFTCM_UOBJ_AH] = SOFTCM_MAX_AH,
+	[SOFTCM_UOBJ_QP] = SOFTCM_MAX_QP,
+	[SOFTCM_UOBJ_MR] = SOFTCM_MAX_MR,
+	[SOFTCM_UOBJ_CQ] = SOFTCM_MAX_CQ,
+	[SOFTCM_UOBJ_PD] = SOFTCM_MAX_PD,
+};
 
 void softcm_uobjs_init(struct softcm_uobjs *u)
 {
+	int type;
+
 	mutex_init(&u->lock);
 	xa_init_flags(&u->objs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&u->count, 0);
+	for (type = 0; type <= SOFTCM_UOBJ_TYPE_MAX; type++)
+		atomic_set(&u->nr[type], 0);
 }
 
 static void uobj_release(struct kref *ref)
@@ -47,23 +61,35 @@ void softcm_uobj_init(struct softcm_uobj *obj, enum softcm_uobj_type type,
 /*
  * Publish @obj under a new handle (obj->handle); the table takes over the
  * caller's initial reference.  Called with the table's lock held, after
- * the object is complete: from here on other threads can find it.
+ * the object is complete: from here on other threads can find it.  A file
+ * at its limit of objects of this type gets ENOMEM, what a device out of
+ * resources answers under libibverbs.
  */
 int softcm_uobj_add(struct softcm_uobjs *u, struct softcm_uobj *obj)
 {
 	int ret;
 
 	lockdep_assert_held(&u->lock);
+	if (atomic_inc_return(&u->nr[obj->type]) > uobj_max[obj->type]) {
+		ret = -ENOMEM;
+		goto err_dec_type;
+	}
 	if (atomic_inc_return(&u->count) > SOFTCM_MAX_UOBJS_PER_FILE) {
-		atomic_dec(&u->count);
-		return -EMFILE;
+		ret = -EMFILE;
+		goto err_dec_count;
 	}
 	ret = xa_alloc(&u->objs, &obj->handle, obj, xa_limit_31b, GFP_KERNEL_ACCOUNT);
 	if (ret) {
-		atomic_dec(&u->count);
-		return ret == -EBUSY ? -EMFILE : ret;
+		ret = ret == -EBUSY ? -EMFILE : ret;
+		goto err_dec_count;
 	}
 	return 0;
+
+err_dec_count:
+	atomic_dec(&u->count);
+err_dec_type:
+	atomic_dec(&u->nr[obj->type]);
+	return ret;
 }
 
 /* A new reference on the object @handle of @type, or ERR_PTR(-ENOENT). */
@@ -107,6 +133,7 @@ static void uobj_take_out(struct softcm_uobjs *u, struct softcm_uobj *obj)
 {
 	__xa_erase(&u->objs, obj->handle);
 	atomic_dec(&u->count);
+	atomic_dec(&u->nr[obj->type]);
 }
 
 /*

@@ -57,6 +57,8 @@ struct softcm_uobjs {
 	struct mutex lock;		/* creation and destruction */
 	struct xarray objs;		/* handle -> struct softcm_uobj */
 	atomic_t count;
+	/* per type, each bounded by its SOFTCM_MAX_* of limits.h */
+	atomic_t nr[SOFTCM_UOBJ_TYPE_MAX + 1];
 };
 
 #define SOFTCM_MAX_UOBJS_PER_FILE	BIT(20)
