@@ -22,6 +22,7 @@
 
 #include "chardev.h"
 #include "event.h"
+#include "evfd.h"
 #include "file.h"
 #include "ucmd.h"
 #include "vcmd.h"
@@ -41,7 +42,11 @@ static int softcm_open(struct inode *inode, struct file *filp)
 
 static int softcm_release(struct inode *inode, struct file *filp)
 {
-	softcm_file_release(filp->private_data);
+	struct softcm_file *sf = filp->private_data;
+
+	/* evfd.c is above file.c: its part of the file is let go here */
+	softcm_evfd_file_release(sf);
+	softcm_file_release(sf);
 	return 0;
 }
 

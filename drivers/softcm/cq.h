@@ -2,13 +2,60 @@
 #ifndef _SOFTCM_CQ_H
 #define _SOFTCM_CQ_H
 
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
 #include <uapi/linux/softcm.h>
 
+#include "evfd.h"
+#include "uobj.h"
+
 struct softcm_file;
+
+enum softcm_cq_arm {
+	SOFTCM_CQ_DISARMED,
+	SOFTCM_CQ_ARMED_NEXT,
+	SOFTCM_CQ_ARMED_SOLICITED,
+};
+
+/*
+ * A completion queue: a ring of cqe completions that QPs append to
+ * (softcm_cq_push()) and the owner polls.  Once full it is in error, as
+ * IBTA says: the completion that found it full is lost, IBV_EVENT_CQ_ERR
+ * is reported, and every later completion is refused.
+ */
+struct softcm_cq {
+	struct softcm_uobj uobj;
+	spinlock_t lock;		/* the fields below; BH: completions */
+	u32 head;			/* oldest completion */
+	u32 count;
+	u32 cqe;			/* the ring's size */
+	enum softcm_cq_arm armed;
+	bool error;			/* overflowed */
+	bool dead;			/* destroyed: no more completions */
+	struct softcm_wc *ring;
+	struct mutex poll_mutex;	/* pollers, one at a time */
+	struct softcm_file *sf;		/* for the async event, until destroyed */
+	struct softcm_evfd *channel;	/* referenced, or NULL */
+	u64 uid;
+	struct softcm_evfd_entry comp_ev;
+	struct softcm_evfd_entry async_ev;
+	/* what destroy reports, read once the CQ has left its table */
+	u32 comp_reported;
+	u32 async_reported;
+	struct rcu_head rcu;
+};
+
+static inline struct softcm_cq *softcm_cq_of(struct softcm_uobj *obj)
+{
+	return container_of(obj, struct softcm_cq, uobj);
+}
 
 int softcm_cq_create(struct softcm_file *sf, struct softcm_create_cq *c);
 int softcm_cq_destroy(struct softcm_file *sf, struct softcm_destroy_cq *c);
 int softcm_cq_req_notify(struct softcm_file *sf, struct softcm_req_notify_cq *c);
 int softcm_cq_poll(struct softcm_file *sf, struct softcm_poll_cq *c);
+
+int softcm_cq_push(struct softcm_cq *cq, const struct softcm_wc *wc, bool solicited);
 
 #endif /* _SOFTCM_CQ_H */

@@ -11,6 +11,7 @@
 
 struct net;
 struct pid;
+struct softcm_evfd;
 struct softcm_id;
 
 /*
@@ -25,6 +26,8 @@ struct softcm_file {
 	atomic_t nr_ids;
 	struct softcm_evq evq;		/* its ids' events, for read() */
 	struct softcm_uobjs uobjs;	/* its verbs objects */
+	/* its async event descriptor's queue (evfd.c), referenced */
+	struct softcm_evfd __rcu *async;
 };
 
 struct softcm_file *softcm_file_create(struct net *net);

@@ -158,6 +158,7 @@ static int __net_init softcm_net_init(struct net *net)
 	softcm_ports_init(&sn->ports);
 	mutex_init(&sn->ids_lock);
 	INIT_LIST_HEAD(&sn->ids);
+	xa_init_flags(&sn->qpns, XA_FLAGS_ALLOC);
 	softcm_transport_net_init(sn);
 	softcm_gid_init(sn);
 	softcm_mr_net_init(sn);
@@ -208,6 +209,9 @@ static void __net_exit softcm_net_exit(struct net *net)
 	WARN_ON(!list_empty(&sn->ids));
 	softcm_mr_net_uninit(sn);	/* files pin it too: no MR is left */
 	mutex_destroy(&sn->ids_lock);
+	/* QPs pin their file, which pins the namespace */
+	WARN_ON(!xa_empty(&sn->qpns));
+	xa_destroy(&sn->qpns);
 	softcm_ports_uninit(&sn->ports);
 	pr_debug("netns %u destroyed\n", net->ns.inum);
 }

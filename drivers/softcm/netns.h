@@ -50,6 +50,14 @@ struct softcm_net {
 	atomic_t nr_files;
 	atomic_t nr_held;		/* REQs listeners hold (backlog.c) */
 	atomic_t nr_uobjs;		/* verbs objects in files' tables */
+	atomic_t nr_cqs;		/* verbs objects not yet destroyed */
+	atomic_t nr_qps;
+	/*
+	 * QP number -> struct softcm_qp (qp.c), for the data path to find a
+	 * packet's destination under RCU; cyclic from 2, 24 bits.
+	 */
+	struct xarray qpns;
+	u32 qpn_next;
 	struct softcm_stats stats;
 	struct softcm_transport transport;
 	struct softcm_gid_table gids;	/* gid.c */

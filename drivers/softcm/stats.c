@@ -67,6 +67,8 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "files %d\n", atomic_read(&sn->nr_files));
 	seq_printf(m, "held_requests %d\n", atomic_read(&sn->nr_held));
 	seq_printf(m, "uobjs %d\n", atomic_read(&sn->nr_uobjs));
+	seq_printf(m, "cqs %d\n", atomic_read(&sn->nr_cqs));
+	seq_printf(m, "qps %d\n", atomic_read(&sn->nr_qps));
 	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->transport.sock_state[0]));
 	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->transport.sock_state[1]));
 	seq_printf(m, "udp_port %u\n", softcm_udp_port);
