@@ -119,6 +119,15 @@ static int nevfds;
 static pthread_mutex_t evfds_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_long vcreated, vfailed, modified;
 
+/* Unexpected errnos, counted by value so that the end of the run says which. */
+static atomic_long bad_by[256];
+
+static long note_bad(int e)
+{
+	atomic_fetch_add(&bad_by[e & 255], 1);
+	return atomic_fetch_add(&bad_errno, 1);
+}
+
 /* errnos the ABI documents for its commands and read() */
 static bool errno_ok(int e)
 {
@@ -644,7 +653,7 @@ static void pick_modify(struct rng *r, int slot, struct softcm_modify_qp *m)
 			break;
 		}
 		if (!errno_ok(errno))
-			atomic_fetch_add(&bad_errno, 1);
+			note_bad(errno);
 		__attribute__((fallthrough));
 	case 2:
 		at->qp_state = below(r, 8);
@@ -880,8 +889,9 @@ static void read_evfd(struct rng *r)
 	if (fd < 0)
 		return;
 	n = read(fd, buf, chance(r, 80) ? sizeof(buf) : below(r, 17));
-	if (n < 0 && !errno_ok(errno)) {
-		if (atomic_fetch_add(&bad_errno, 1) < 5)
+	/* EIO: its file is closed (replaced), as a disassociated uverbs one */
+	if (n < 0 && errno != EIO && !errno_ok(errno)) {
+		if (note_bad(errno) < 5)
 			fprintf(stderr, "# read of a verbs descriptor: errno %d\n", errno);
 	} else if (n > 0 && n % 16) {
 		if (atomic_fetch_add(&bad_events, 1) < 5)
@@ -1069,7 +1079,7 @@ static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
 		a.qpattr.handle = ev->handle;
 		a.qpattr.qp_state = IBV_QPS_INIT + below(r, 3);
 		if (ioctl(fd, SOFTCM_IOCTL_INIT_QP_ATTR, &a.qpattr) && !errno_ok(errno))
-			atomic_fetch_add(&bad_errno, 1);
+			note_bad(errno);
 		memset(&a, 0, sizeof(a));
 		a.accept.handle = ev->handle;
 		a.accept.flags = SOFTCM_ACCEPT_ESTABLISH;
@@ -1080,7 +1090,7 @@ static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
 	}
 	/* the id may be gone or moved meanwhile: any documented errno */
 	if (ret && !errno_ok(errno))
-		atomic_fetch_add(&bad_errno, 1);
+		note_bad(errno);
 }
 
 /* Read events; answer connection requests as an application would. */
@@ -1102,7 +1112,7 @@ static void drain(struct rng *r, int slot)
 		if (n < 0 && errno == EFAULT)
 			atomic_fetch_add(&faulted_reads, 1);
 		else if (n < 0 && !errno_ok(errno))
-			atomic_fetch_add(&bad_errno, 1);
+			note_bad(errno);
 		return;
 	default:
 		len = sizeof(ev[0]) * (1 + below(r, 3));
@@ -1111,7 +1121,7 @@ static void drain(struct rng *r, int slot)
 	n = read(fd, ev, len);
 	if (n < 0) {
 		if (!errno_ok(errno))
-			atomic_fetch_add(&bad_errno, 1);
+			note_bad(errno);
 		return;
 	}
 	for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
@@ -1153,7 +1163,7 @@ static void *fuzz(void *arg)
 	union args a;
 
 	if (!vbufs_init()) {
-		atomic_fetch_add(&bad_errno, 1);
+		note_bad(errno);
 		fprintf(stderr, "# no memory for the verbs buffers\n");
 		return NULL;
 	}
@@ -1215,7 +1225,7 @@ static void *fuzz(void *arg)
 			argp = (void *)(uintptr_t)bad_ptr(&r, &a);
 		ret = ioctl(fd, req, argp);
 		if (ret > 0 || (ret < 0 && !errno_ok(errno))) {
-			if (atomic_fetch_add(&bad_errno, 1) < 5)
+			if (note_bad(errno) < 5)
 				fprintf(stderr, "# cmd %u size %u dir %u: ret %d errno %d\n",
 					nr, size, dir, ret, errno);
 			continue;
@@ -1235,7 +1245,7 @@ static void *fuzz(void *arg)
 			/* from a file of the other namespace: EINVAL, always */
 			atomic_fetch_add(&cross_migrations, 1);
 			if (ret != -1 || errno != EINVAL) {
-				if (atomic_fetch_add(&bad_errno, 1) < 5)
+				if (note_bad(errno) < 5)
 					fprintf(stderr, "# MIGRATE_ID across namespaces: ret %d errno %d\n",
 						ret, ret ? errno : 0);
 			}
@@ -1365,6 +1375,10 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
 	printf("# verbs: %ld objects created, %ld commands refused, %ld QPs moved, %d descriptors kept\n",
 	       atomic_load(&vcreated), atomic_load(&vfailed), atomic_load(&modified), nevfds);
+	for (int e = 0; e < 256; e++) {
+		if (atomic_load(&bad_by[e]))
+			printf("# errno %d unexpected %ld times\n", e, atomic_load(&bad_by[e]));
+	}
 	EXPECT_EQ(0, atomic_load(&bad_errno));
 	EXPECT_EQ(0, atomic_load(&bad_events));
 	/* the events' handles, now that every thread noted what it got */
