@@ -696,6 +696,16 @@ static void server_start(struct __test_metadata *_metadata, struct server *s, pt
 	ASSERT_EQ(0, s->ret) TH_LOG("server failed at line %d: %s", s->ret, strerror(s->err));
 }
 
+/* The server thread, within the bound a test waits for anything. */
+static void join_server(struct server *s, pthread_t t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	pthread_timedjoin_np(t, NULL, &ts);
+}
+
 /* A resolved synchronous id in NS2 with a QP in INIT. */
 static struct rdma_cm_id *client_id(struct __test_metadata *_metadata, int port, int use_ep)
 {
@@ -733,7 +743,15 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 	id = client_id(_metadata, port, use_ep);
 	ASSERT_NE(NULL, id);
 	ASSERT_NE(NULL, id->qp);
-	ASSERT_EQ(0, rdma_connect(id, NULL)) TH_LOG("rdma_connect: %s", strerror(errno));
+	if (rdma_connect(id, NULL)) {
+		int err = errno;
+
+		/* say why the server refused, if it did */
+		signal_flag(&s, &s.client_done);
+		join_server(&s, t);
+		ASSERT_EQ(0, err) TH_LOG("rdma_connect: %s; server: line %d, %s",
+					 strerror(err), s.ret, strerror(s.err));
+	}
 	/* with a QP, the library answered the REP: ESTABLISHED, not CONNECT_RESPONSE */
 	ASSERT_NE(NULL, id->event);
 	EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, id->event->event);
@@ -743,7 +761,7 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 	signal_flag(&s, &s.client_done);
 	EXPECT_EQ(0, rdma_disconnect(id));
 	ASSERT_EQ(0, query_side(id->qp, &c, 1));
-	pthread_join(t, NULL);
+	join_server(&s, t);
 	ASSERT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
 	if (use_ep)
 		EXPECT_TRUE(s.had_qp);
@@ -792,7 +810,7 @@ TEST_F(verbs, rejected_connection_puts_the_qp_in_err)
 	ASSERT_EQ(0, ibv_query_qp(id->qp, &attr, IBV_QP_STATE, &init));
 	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
 	signal_flag(&s, &s.client_done);
-	pthread_join(t, NULL);
+	join_server(&s, t);
 	EXPECT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
 	rdma_destroy_qp(id);
 	EXPECT_EQ(0, rdma_destroy_id(id));

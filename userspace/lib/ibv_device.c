@@ -482,6 +482,29 @@ static void cmdev_ctx_last_put(struct softcm_context *sctx)
 	free(dev);
 }
 
+/* The depths librdmacm's cma_dev takes from the device's attributes. */
+static void set_depths(struct softcm_cmdev *dev)
+{
+	struct ibv_device_attr attr;
+
+	dev->max_resp_res = SOFTCM_MAX_RD_ATOMIC;
+	dev->max_init_depth = SOFTCM_MAX_RD_ATOMIC;
+	if (ibv_query_device(dev->verbs, &attr))
+		return;
+	dev->max_resp_res = attr.max_qp_rd_atom < 0xff ? attr.max_qp_rd_atom : 0xfe;
+	dev->max_init_depth = attr.max_qp_init_rd_atom < 0xff ? attr.max_qp_init_rd_atom : 0xfe;
+}
+
+uint8_t softcm_max_resp_res(const struct softcm_id_priv *priv)
+{
+	return priv->cmdev ? priv->cmdev->max_resp_res : SOFTCM_MAX_RD_ATOMIC;
+}
+
+uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv)
+{
+	return priv->cmdev ? priv->cmdev->max_init_depth : SOFTCM_MAX_RD_ATOMIC;
+}
+
 /* The calling thread's namespace's cm device, with a reference; NULL, errno. */
 struct softcm_cmdev *softcm_cmdev_get(void)
 {
@@ -528,6 +551,7 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 	}
 	dev->ns_dev = st.st_dev;
 	dev->ns_ino = st.st_ino;
+	set_depths(dev);
 	to_sctx(dev->verbs)->cmdev = dev;
 	to_sctx(dev->verbs)->last_put = cmdev_ctx_last_put;
 	dev->next = cmdevs;
