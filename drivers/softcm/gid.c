@@ -22,12 +22,14 @@
  */
 
 #include <linux/errno.h>
+#include <linux/export.h>
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
 #include <linux/nospec.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
+#include <kunit/visibility.h>
 
 #include "gid.h"
 #include "netns.h"
@@ -66,6 +68,7 @@ void softcm_gid_add(struct softcm_net *sn, const struct in6_addr *a, int ifindex
 out:
 	spin_unlock_bh(&t->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_add);
 
 void softcm_gid_del(struct softcm_net *sn, const struct in6_addr *a, int ifindex)
 {
@@ -78,6 +81,7 @@ void softcm_gid_del(struct softcm_net *sn, const struct in6_addr *a, int ifindex
 		memset(&t->e[i], 0, sizeof(t->e[i]));
 	spin_unlock_bh(&t->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_del);
 
 /* The addresses @dev has now, IPv4 then IPv6. */
 static void add_dev(struct softcm_net *sn, struct net_device *dev)
@@ -131,6 +135,7 @@ int softcm_gid_find(struct softcm_net *sn, const u8 gid[16])
 	spin_unlock_bh(&sn->gids.lock);
 	return i;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_find);
 
 bool softcm_gid_get(struct softcm_net *sn, u32 index, u8 gid[16], int *ifindex)
 {
@@ -144,13 +149,17 @@ bool softcm_gid_get(struct softcm_net *sn, u32 index, u8 gid[16], int *ifindex)
 	spin_unlock_bh(&sn->gids.lock);
 	return *ifindex != 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_gid_get);
 
-/* Up and running (a veth whose peer is down has no carrier). */
+/*
+ * Up with carrier, as rxe's port follows its netdev (a veth has carrier
+ * while its peer is up).
+ */
 static bool dev_usable(struct net *net, int ifindex)
 {
 	struct net_device *dev = dev_get_by_index_rcu(net, ifindex);
 
-	return dev && netif_running(dev) && netif_oper_up(dev);
+	return dev && netif_running(dev) && netif_carrier_ok(dev);
 }
 
 bool softcm_gid_usable(struct softcm_net *sn)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory regions, as ib_umem_get() and uverbs make them: the user range
- * is pinned long-term (FOLL_LONGTERM, with FOLL_WRITE when the access
- * lets anyone write it) and charged to the owner's RLIMIT_MEMLOCK through
- * mm->pinned_vm, which is what lets the uncharge run in any context;
- * beyond the limit REG_MR is ENOMEM unless the caller has CAP_IPC_LOCK.
+ * is pinned long-term (FOLL_LONGTERM; pin() says why always FOLL_WRITE)
+ * and charged to the owner's RLIMIT_MEMLOCK through mm->pinned_vm, which
+ * is what lets the uncharge run in any context; beyond the limit REG_MR
+ * is ENOMEM unless the caller has CAP_IPC_LOCK.
  *
  * Keys: lkey and rkey are random 32-bit values, unique in the namespace,
  * because an rkey is what a peer presents to read or write our memory:
@@ -12,10 +12,10 @@
  * Both live in the namespace's key table (an xarray keyed by key), the
  * lookup the data path will do for every RDMA request and SGE.
  *
- * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table
- * and gives the PD its use back; the pages stay pinned until the last
- * reference is dropped, since a lookup may have found the MR just before,
- * and are then unpinned and uncharged from a work after a grace period
+ * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table,
+ * gives the PD its use back and uncharges the pages; they stay pinned
+ * until the last reference is dropped, since a lookup may have found the
+ * MR just before, and are then unpinned from a work after a grace period
  * (on the module's workqueue, which a namespace's exit flushes).
  */
 
@@ -103,9 +103,19 @@ static bool writable(u32 access)
 	return access & (ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
 }
 
+/*
+ * FOLL_WRITE always, as this kernel's ib_umem_get() does, with FOLL_FORCE
+ * when nobody may write through the MR: a read-only pin of a page not yet
+ * written (the shared zero page, a page shared with a parent after fork)
+ * would keep the old page while the program's next write replaces it, so
+ * that a peer's RDMA READ would never see the program's data.  Forcing
+ * the write fault gives the MR the page the program writes, and lets
+ * memory the program cannot write (PROT_READ) be registered read-only.
+ */
 static int pin(struct softcm_mr *mr, u64 addr)
 {
-	unsigned int flags = FOLL_LONGTERM | (writable(mr->access) ? FOLL_WRITE : 0);
+	unsigned int flags = FOLL_LONGTERM | FOLL_WRITE |
+			     (writable(mr->access) ? 0 : FOLL_FORCE);
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long done = 0;
 	int ret;
@@ -151,25 +161,29 @@ static void erase_keys(struct softcm_mr *mr)
 		xa_erase(&mr->sn->mr_keys, mr->rkey);
 }
 
-/* Out of the table: no new lookup finds it, its PD is free to go. */
+/*
+ * Out of the table: no new lookup finds it, its PD is free to go, and its
+ * owner has its RLIMIT_MEMLOCK budget back at once, as after ib_umem's
+ * release (the pages themselves stay pinned until the last reference).
+ */
 static void mr_destroy(struct softcm_uobj *obj)
 {
 	struct softcm_mr *mr = container_of(obj, struct softcm_mr, uobj);
 
 	erase_keys(mr);
+	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
 	/* the use only: the reference stays for the data path's PD check */
 	atomic_dec(&mr->pd->uobj.usecnt);
 	atomic_dec(&mr->sn->nr_uobjs);
 }
 
-/* After a grace period, in process context: unpin, uncharge, free. */
+/* After a grace period, in process context: unpin and free. */
 static void mr_free_work(struct work_struct *work)
 {
 	struct softcm_mr *mr = container_of(to_rcu_work(work), struct softcm_mr,
 					    free_work);
 
 	unpin_user_pages_dirty_lock(mr->pages, mr->npages, writable(mr->access));
-	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
 	mmdrop(mr->mm);
 	kvfree(mr->pages);
 	softcm_uobj_put(&mr->pd->uobj);

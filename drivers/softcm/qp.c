@@ -25,9 +25,11 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/ib_verbs.h>
 
+#include "ah.h"
 #include "cq.h"
 #include "evfd.h"
 #include "file.h"
+#include "gid.h"
 #include "limits.h"
 #include "netns.h"
 #include "pd.h"
@@ -274,19 +276,25 @@ int softcm_qp_destroy(struct softcm_file *sf, struct softcm_destroy_qp *c)
 	return 0;
 }
 
-static int check_av(const struct softcm_ah_attr *av)
+static int check_av(struct softcm_net *sn, const struct softcm_ah_attr *av)
 {
+	u8 sgid[16];
+	int ifindex;
+
 	/* RoCE has no LIDs: every address is a GRH's */
 	if (!av->is_global || av->port_num != SOFTCM_PORT_NUM || av->reserved0)
 		return -EINVAL;
-	if (av->sgid_index >= SOFTCM_GID_TABLE_LEN || av->flow_label > 0xfffff ||
-	    av->sl > 15)
+	if (av->flow_label > 0xfffff || av->sl > 15)
+		return -EINVAL;
+	/* a source GID in use now; the data path checks it again per packet */
+	if (av->sgid_index >= SOFTCM_GID_TABLE_LEN ||
+	    !softcm_gid_get(sn, av->sgid_index, sgid, &ifindex))
 		return -EINVAL;
 	return 0;
 }
 
 /* The values of the attributes @mask names, whatever the transition. */
-static int check_attr(u32 mask, const struct softcm_qp_attr *a)
+static int check_attr(struct softcm_net *sn, u32 mask, const struct softcm_qp_attr *a)
 {
 	if ((mask & IB_QP_STATE) && a->qp_state > IB_QPS_ERR)
 		return -EINVAL;
@@ -303,7 +311,7 @@ static int check_attr(u32 mask, const struct softcm_qp_attr *a)
 		return -EINVAL;
 	if ((mask & IB_QP_PORT) && a->port_num != SOFTCM_PORT_NUM)
 		return -EINVAL;
-	if ((mask & IB_QP_AV) && check_av(&a->ah_attr))
+	if ((mask & IB_QP_AV) && check_av(sn, &a->ah_attr))
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096))
@@ -378,7 +386,7 @@ int softcm_qp_modify(struct softcm_file *sf, struct softcm_modify_qp *c)
 	u32 cur, next;
 	int ret;
 
-	ret = check_attr(mask, a);
+	ret = check_attr(softcm_net(sf->net), mask, a);
 	if (ret)
 		return ret;
 	obj = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_QP, c->handle);
@@ -567,7 +575,7 @@ static u32 wc_opcode(u32 wr_opcode)
 static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 		      const struct softcm_send_wr *wr, const struct softcm_sge *sge)
 {
-	struct softcm_uobj *ah;
+	struct softcm_ah *ah;
 	u64 len = 0;
 	u32 i;
 	int ret;
@@ -587,13 +595,14 @@ static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 	if (qp->type == IB_QPT_UD) {
 		if (wr->wr.ud.remote_qpn > QPN_MASK)
 			return -EINVAL;
-		/* of this file and an AH; its PD is for the data path to compare */
-		ah = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_AH, wr->wr.ud.ah_handle);
+		/* an AH of this file, in the QP's PD as IBTA requires */
+		ah = softcm_ah_get(sf, wr->wr.ud.ah_handle);
 		if (IS_ERR(ah))
 			return PTR_ERR(ah);
-		softcm_uobj_put(ah);
+		ret = ah->pd == qp->pd ? 0 : -EINVAL;
+		softcm_ah_put(ah);
 	}
-	return 0;
+	return ret;
 }
 
 /*

@@ -144,20 +144,17 @@ static int rc_init_attr(struct softcm_id *id, u32 *mask, struct softcm_qp_attr *
 
 /*
  * The address vector: the path, with the GID table's index of our
- * source address, the one the REQ named.
+ * source address, the one the REQ named.  An address that has gone since
+ * has no entry, and our QP no source to send from: EADDRNOTAVAIL.
  */
-static void cm_av(struct softcm_id *id, struct softcm_ah_attr *ah)
+static int cm_av(struct softcm_id *id, struct softcm_ah_attr *ah)
 {
 	const struct softcm_path *path = &id->path;
 	int index;
 
 	index = softcm_gid_find(softcm_net(id->net), path->sgid);
-	/*
-	 * TODO(issue 19): until the GID table (h-vdev's gid.c) is merged,
-	 * softcm_gid_find() is a stub that finds nothing: take entry 0.
-	 */
 	if (index < 0)
-		index = 0;
+		return -EADDRNOTAVAIL;
 	memcpy(ah->dgid, path->dgid, sizeof(ah->dgid));
 	ah->flow_label = path->flow_label;
 	ah->sgid_index = index;
@@ -165,18 +162,23 @@ static void cm_av(struct softcm_id *id, struct softcm_ah_attr *ah)
 	ah->traffic_class = path->traffic_class;
 	ah->is_global = 1;
 	ah->port_num = SOFTCM_PORT_NUM;
+	return 0;
 }
 
 /* cm_init_qp_rtr_attr(), with rdma_init_qp_attr()'s rq_psn. */
-static void cm_rtr_attr(struct softcm_id *id, u32 *mask, struct softcm_qp_attr *attr)
+static int cm_rtr_attr(struct softcm_id *id, u32 *mask, struct softcm_qp_attr *attr)
 {
-	cm_av(id, &attr->ah_attr);
+	int ret = cm_av(id, &attr->ah_attr);
+
+	if (ret)
+		return ret;
 	attr->path_mtu = id->path.mtu;
 	attr->dest_qp_num = id->cm.remote_qpn;
 	attr->rq_psn = id->psn;
 	attr->max_dest_rd_atomic = id->cm.responder_resources;
 	attr->min_rnr_timer = 0;
 	*mask = CM_RTR_MASK;
+	return 0;
 }
 
 /* cm_init_qp_rts_attr(), with rdma_init_qp_attr()'s ACK timeout. */
@@ -197,9 +199,8 @@ static int rc_attr(struct softcm_id *id, u32 *mask, struct softcm_qp_attr *attr)
 	if (!cm_has_peer(id->cm.state))
 		return -EINVAL;
 	if (attr->qp_state == IB_QPS_RTR)
-		cm_rtr_attr(id, mask, attr);
-	else
-		cm_rts_attr(id, mask, attr);
+		return cm_rtr_attr(id, mask, attr);
+	cm_rts_attr(id, mask, attr);
 	return 0;
 }
 

@@ -55,6 +55,8 @@ struct vcmd {
 	/* a created object, undone when the reply cannot be copied out */
 	u8 undo_type;	/* enum softcm_uobj_type, 0 for none */
 	u8 handle_off;	/* offsetof its handle in the struct */
+	/* the reply says where an error stopped (bad_wr): copied out anyway */
+	bool reply_on_error;
 };
 
 /* Each handler takes its own struct: adapt it to the table's signature. */
@@ -197,6 +199,14 @@ static int vcmd_ah_destroy(struct softcm_file *sf, union vcmd_args *a,
 		.undo_type = utype, .handle_off = offsetof(struct type, handle) \
 	}
 
+#define VCMD_POST(name, fn)						\
+	[SOFTCM_VCMD_##name - SOFTCM_VCMD_BASE] = {			\
+		.handler = vcmd_##fn,					\
+		.size = sizeof(struct softcm_post),			\
+		.min_size = sizeof(struct softcm_post),			\
+		.reply_on_error = true					\
+	}
+
 static const struct vcmd vcmds[] = {
 	VCMD(QUERY_DEVICE, device_query, softcm_query_device),
 	VCMD(QUERY_PORT, device_query_port, softcm_query_port),
@@ -216,8 +226,8 @@ static const struct vcmd vcmds[] = {
 	VCMD(MODIFY_QP, qp_modify, softcm_modify_qp),
 	VCMD(QUERY_QP, qp_query, softcm_query_qp),
 	VCMD(DESTROY_QP, qp_destroy, softcm_destroy_qp),
-	VCMD(POST_SEND, qp_post_send, softcm_post),
-	VCMD(POST_RECV, qp_post_recv, softcm_post),
+	VCMD_POST(POST_SEND, qp_post_send),
+	VCMD_POST(POST_RECV, qp_post_recv),
 	VCMD_CREATE(CREATE_AH, ah_create, softcm_create_ah, SOFTCM_UOBJ_AH),
 	VCMD(DESTROY_AH, ah_destroy, softcm_destroy_obj),
 };
@@ -287,8 +297,12 @@ long softcm_vcmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 		return ret;
 
 	ret = c->handler(sf, &a, &nf);
-	if (ret)
+	if (ret) {
+		if (c->reply_on_error &&
+		    copy_to_user(uarg, &a, min_t(size_t, usize, c->size)))
+			return -EFAULT;
 		return ret;
+	}
 	if (copy_to_user(uarg, &a, min_t(size_t, usize, c->size))) {
 		if (c->undo_type)
 			vcmd_undo(sf, c, &a);

@@ -25,6 +25,15 @@
  * (tests/vm/init.sh then unloads it and the debug kernel reports
  * nothing).
  *
+ * The verbs commands (numbered from 0x40) are fuzzed alongside: their
+ * arguments name objects that earlier commands of the same file created
+ * (PDs, MRs, CQs, QPs, AHs, completion channels and async descriptors
+ * are remembered by type), or of another type or file, or nothing; QPs
+ * are moved with the attributes INIT_QP_ATTR gives for a live id, so
+ * that the CM's attributes meet the QP state machine, or with random
+ * masks and states.  While the objects are stubs every verbs command
+ * answers EOPNOTSUPP, which the checks accept.
+ *
  * Directed cases follow the random one: events_follow_their_id, and the
  * sequences of issue 16's A1 (migrate_sequences) and A2
  * (listing_vs_publish_failure), which random commands reach only by luck.
@@ -45,6 +54,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
+#include <infiniband/verbs.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -90,6 +100,34 @@ static atomic_int nsuspects;
 static unsigned int seed;
 static unsigned int max_ack_timeout;	/* packet_life_time of the run */
 
+/*
+ * The verbs objects a file creates, remembered per slot and type as the
+ * ids' handles are: what the next commands name.
+ */
+enum vobj { V_PD, V_MR, V_CQ, V_QP, V_AH, V_COUNT };
+static _Atomic __u32 vhandles[NSLOTS][V_COUNT][NHANDLES];
+static _Atomic __u32 lkeys[NSLOTS][NHANDLES];	/* of the MRs */
+/*
+ * Completion channels and async descriptors: kept open (non-blocking)
+ * until the end of the run, so that no thread reads or passes a number
+ * that was closed and reused meanwhile; beyond MAX_EVFDS a new one is
+ * closed at once by the thread that got it.
+ */
+#define MAX_EVFDS	128
+static int evfds[MAX_EVFDS];
+static int nevfds;
+static pthread_mutex_t evfds_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_long vcreated, vfailed, modified;
+
+/* Unexpected errnos, counted by value so that the end of the run says which. */
+static atomic_long bad_by[256];
+
+static long note_bad(int e)
+{
+	atomic_fetch_add(&bad_by[e & 255], 1);
+	return atomic_fetch_add(&bad_errno, 1);
+}
+
 /* errnos the ABI documents for its commands and read() */
 static bool errno_ok(int e)
 {
@@ -99,6 +137,8 @@ static bool errno_ok(int e)
 	case EACCES: case ENODEV: case ENOTCONN: case ENOPROTOOPT: case EBADF:
 	case ENETUNREACH: case EHOSTUNREACH: case EAGAIN: case ENETDOWN:
 	case EPERM:
+	/* the verbs commands': unsupported, in use, over a limit, one only */
+	case EOPNOTSUPP: case EBUSY: case ENOMEM: case EEXIST:
 		return true;
 	}
 	return false;
@@ -134,6 +174,80 @@ static void remember(int slot, __u32 h)
 	static atomic_uint next;
 
 	atomic_store(&handles[slot][atomic_fetch_add(&next, 1) % NHANDLES], h);
+}
+
+/* A verbs object's handle: mostly one of @type this slot created. */
+static __u32 pick_vhandle(struct rng *r, int slot, enum vobj type)
+{
+	switch (below(r, 10)) {
+	case 0:
+		return rnd(r);
+	case 1:
+		return below(r, 64);
+	case 2:		/* another type's, or another file's */
+		return atomic_load(&vhandles[below(r, NSLOTS)][below(r, V_COUNT)]
+					    [below(r, NHANDLES)]);
+	default:
+		return atomic_load(&vhandles[slot][type][below(r, NHANDLES)]);
+	}
+}
+
+static void vremember(int slot, enum vobj type, __u32 h)
+{
+	static atomic_uint next;
+
+	atomic_store(&vhandles[slot][type][atomic_fetch_add(&next, 1) % NHANDLES], h);
+}
+
+/* One of the kept completion channels and async descriptors, or -1. */
+static int kept_evfd(struct rng *r)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&evfds_lock);
+	if (nevfds)
+		fd = evfds[below(r, nevfds)];
+	pthread_mutex_unlock(&evfds_lock);
+	return fd;
+}
+
+/* A completion channel (or any descriptor) for CREATE_CQ's channel_fd. */
+static int pick_evfd(struct rng *r)
+{
+	switch (below(r, 8)) {
+	case 0:
+		return -2 - (int)below(r, 3);
+	case 1:
+		return (int)below(r, 64);		/* whatever is open there */
+	case 2:
+		return -1;
+	default:
+		return kept_evfd(r);
+	}
+}
+
+/* A new completion channel or async descriptor: kept, or closed now. */
+static void keep_evfd(int fd)
+{
+	if (fd < 0)
+		return;
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	pthread_mutex_lock(&evfds_lock);
+	if (nevfds < MAX_EVFDS) {
+		evfds[nevfds++] = fd;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&evfds_lock);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* After the run: every thread has stopped. */
+static void close_evfds(void)
+{
+	for (int i = 0; i < nevfds; i++)
+		close(evfds[i]);
+	nevfds = 0;
 }
 
 static void issue(int slot, __u32 h)
@@ -314,7 +428,49 @@ static const struct cmd cmds[] = {
 	CMD(ACCEPT, softcm_accept),
 	CMD(REJECT, softcm_reject),
 	CMD(DISCONNECT, softcm_disconnect),
+	CMD(INIT_QP_ATTR, softcm_init_qp_attr),
 };
+
+_Static_assert(sizeof(cmds) / sizeof(cmds[0]) == SOFTCM_CMD_COUNT,
+	       "every id command is fuzzed");
+
+#define VCMD(n, t) { SOFTCM_VCMD_##n, sizeof(struct t), sizeof(struct t) }
+static const struct cmd vcmds[] = {
+	VCMD(QUERY_DEVICE, softcm_query_device),
+	VCMD(QUERY_PORT, softcm_query_port),
+	VCMD(QUERY_GID, softcm_query_gid),
+	VCMD(ALLOC_PD, softcm_alloc_pd),
+	VCMD(DEALLOC_PD, softcm_destroy_obj),
+	VCMD(REG_MR, softcm_reg_mr),
+	VCMD(DEREG_MR, softcm_destroy_obj),
+	VCMD(CREATE_COMP_CHANNEL, softcm_create_comp_channel),
+	VCMD(CREATE_ASYNC_FD, softcm_create_async_fd),
+	VCMD(CREATE_CQ, softcm_create_cq),
+	VCMD(DESTROY_CQ, softcm_destroy_cq),
+	VCMD(REQ_NOTIFY_CQ, softcm_req_notify_cq),
+	VCMD(POLL_CQ, softcm_poll_cq),
+	VCMD(CREATE_QP, softcm_create_qp),
+	VCMD(MODIFY_QP, softcm_modify_qp),
+	VCMD(QUERY_QP, softcm_query_qp),
+	VCMD(DESTROY_QP, softcm_destroy_qp),
+	VCMD(POST_SEND, softcm_post),
+	VCMD(POST_RECV, softcm_post),
+	VCMD(CREATE_AH, softcm_create_ah),
+	VCMD(DESTROY_AH, softcm_destroy_obj),
+};
+
+#define NVCMDS (SOFTCM_VCMD_END - SOFTCM_VCMD_BASE)
+_Static_assert(sizeof(vcmds) / sizeof(vcmds[0]) == NVCMDS, "every verbs command is fuzzed");
+
+/* The table entry of a command number of either kind, or NULL. */
+static const struct cmd *cmd_of(unsigned int nr)
+{
+	if (nr < SOFTCM_CMD_COUNT)
+		return &cmds[nr];
+	if (nr >= SOFTCM_VCMD_BASE && nr < SOFTCM_VCMD_END)
+		return &vcmds[nr - SOFTCM_VCMD_BASE];
+	return NULL;
+}
 
 union args {
 	struct softcm_create_id create;
@@ -332,6 +488,24 @@ union args {
 	struct softcm_accept accept;
 	struct softcm_reject reject;
 	struct softcm_disconnect disconnect;
+	struct softcm_init_qp_attr qpattr;
+	struct softcm_query_port qport;
+	struct softcm_query_gid qgid;
+	struct softcm_alloc_pd pd;
+	struct softcm_destroy_obj dobj;
+	struct softcm_reg_mr mr;
+	struct softcm_create_comp_channel channel;
+	struct softcm_create_async_fd async;
+	struct softcm_create_cq cq;
+	struct softcm_destroy_cq dcq;
+	struct softcm_req_notify_cq notify;
+	struct softcm_poll_cq poll;
+	struct softcm_create_qp qp;
+	struct softcm_modify_qp mqp;
+	struct softcm_query_qp qqp;
+	struct softcm_destroy_qp dqp;
+	struct softcm_post post;
+	struct softcm_create_ah ah;
 	__u8 raw[1024];
 };
 
@@ -358,6 +532,370 @@ static __u32 args_handle(unsigned int nr, const union args *a)
 	default:
 		/* the others start with their handle */
 		return a->destroy.handle;
+	}
+}
+
+/*
+ * A thread's user memory for the verbs commands: pages to register, and
+ * the arrays of POLL_CQ and POST_*, each ending where a PROT_NONE page
+ * begins, so that a count beyond an array faults instead of reaching
+ * other memory of ours.
+ */
+#define MR_BYTES	(64 * 1024)
+#define NWC		16
+#define NWR		8
+#define NSGE		24
+
+struct vbufs {
+	__u8 *mr;
+	struct softcm_wc *wc;
+	struct softcm_send_wr *swr;
+	struct softcm_recv_wr *rwr;
+	struct softcm_sge *sge;
+};
+
+static __thread struct vbufs vb;
+
+/* @size bytes that end at a PROT_NONE page; NULL if it cannot be had. */
+static void *guarded(size_t size)
+{
+	size_t page = sysconf(_SC_PAGESIZE), len = (size + page - 1) / page * page;
+	__u8 *p = mmap(NULL, len + page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect(p + len, page, PROT_NONE))
+		return NULL;
+	return p + len - size;
+}
+
+static bool vbufs_init(void)
+{
+	vb.mr = guarded(MR_BYTES);
+	vb.wc = guarded(NWC * sizeof(*vb.wc));
+	vb.swr = guarded(NWR * sizeof(*vb.swr));
+	vb.rwr = guarded(NWR * sizeof(*vb.rwr));
+	vb.sge = guarded(NSGE * sizeof(*vb.sge));
+	return vb.mr && vb.wc && vb.swr && vb.rwr && vb.sge;
+}
+
+static __u64 rnd64(struct rng *r)
+{
+	return (__u64)rnd(r) << 32 | rnd(r);
+}
+
+/* A pointer into @buf, or a bad one (see bad_ptr()). */
+static __u64 buf_ptr(struct rng *r, void *buf)
+{
+	return chance(r, 90) ? (__u64)(uintptr_t)buf : bad_ptr(r, buf);
+}
+
+/* An address vector towards the topology's addresses, or garbage. */
+static void pick_ah_attr(struct rng *r, struct softcm_ah_attr *ah)
+{
+	static const char *const gids[] = {
+		"::ffff:10.83.0.1", "::ffff:10.83.0.2", "fd83::1", "fd83::2",
+		"::ffff:127.0.0.1", "::1", "fe80::1", "::",
+	};
+
+	if (chance(r, 10)) {
+		fill(r, ah, sizeof(*ah));
+		return;
+	}
+	inet_pton(AF_INET6, gids[below(r, 8)], ah->dgid);
+	ah->flow_label = chance(r, 80) ? below(r, 1 << 20) : rnd(r);
+	ah->sgid_index = chance(r, 80) ? below(r, 8) : rnd(r);
+	ah->hop_limit = chance(r, 50) ? 64 : rnd(r);
+	ah->traffic_class = rnd(r);
+	ah->is_global = chance(r, 90) ? 1 : rnd(r);
+	ah->port_num = chance(r, 90) ? SOFTCM_PORT_NUM : rnd(r);
+	ah->sl = chance(r, 90) ? 0 : rnd(r);
+	ah->static_rate = chance(r, 90) ? 0 : rnd(r);
+	ah->dlid = chance(r, 90) ? 0 : rnd(r);
+	ah->src_path_bits = chance(r, 95) ? 0 : rnd(r);
+	ah->reserved0 = chance(r, 95) ? 0 : rnd(r);
+}
+
+static void pick_cap(struct rng *r, struct softcm_qp_cap *cap)
+{
+	bool sane = chance(r, 90);
+
+	cap->max_send_wr = sane ? below(r, 64) : rnd(r);
+	cap->max_recv_wr = sane ? below(r, 64) : rnd(r);
+	cap->max_send_sge = sane ? below(r, 4) : rnd(r);
+	cap->max_recv_sge = sane ? below(r, 4) : rnd(r);
+	cap->max_inline_data = sane ? below(r, 128) : rnd(r);
+	cap->reserved0 = chance(r, 95) ? 0 : rnd(r);
+}
+
+/*
+ * MODIFY_QP: mostly what INIT_QP_ATTR gives one of this file's ids (the
+ * CM's attributes against the QP state machine: a QP in another state, or
+ * of another type, must refuse them cleanly), sometimes with one mask
+ * bit flipped; or a state change alone; or random masks over values near
+ * the valid ones.
+ */
+static void pick_modify(struct rng *r, int slot, struct softcm_modify_qp *m)
+{
+	struct softcm_init_qp_attr q = { 0 };
+	struct softcm_qp_attr *at = &m->attr;
+
+	m->handle = pick_vhandle(r, slot, V_QP);
+	switch (below(r, 4)) {
+	case 0:
+	case 1:
+		q.handle = pick_handle(r, slot);
+		q.qp_state = IBV_QPS_INIT + below(r, 3);
+		if (!ioctl(slot_fd[slot], SOFTCM_IOCTL_INIT_QP_ATTR, &q)) {
+			*at = q.attr;
+			m->attr_mask = q.attr_mask;
+			if (chance(r, 20))
+				m->attr_mask ^= 1U << below(r, 21);
+			break;
+		}
+		if (!errno_ok(errno))
+			note_bad(errno);
+		__attribute__((fallthrough));
+	case 2:
+		at->qp_state = below(r, 8);
+		at->cur_qp_state = below(r, 8);
+		m->attr_mask = IBV_QP_STATE | (chance(r, 20) ? IBV_QP_CUR_STATE : 0);
+		break;
+	default:
+		m->attr_mask = chance(r, 80) ? rnd(r) & ((1U << 21) - 1) : rnd(r);
+		at->qp_state = below(r, 8);
+		at->cur_qp_state = below(r, 8);
+		at->path_mtu = below(r, 7);
+		at->path_mig_state = below(r, 4);
+		at->qkey = chance(r, 50) ? SOFTCM_UDP_QKEY : rnd(r);
+		at->rq_psn = rnd(r) & (chance(r, 90) ? 0xffffff : ~0U);
+		at->sq_psn = rnd(r) & (chance(r, 90) ? 0xffffff : ~0U);
+		at->dest_qp_num = rnd(r) & (chance(r, 90) ? 0xffffff : ~0U);
+		at->qp_access_flags = chance(r, 80) ? rnd(r) & 0xf : rnd(r);
+		at->pkey_index = chance(r, 90) ? 0 : rnd(r);
+		at->max_rd_atomic = below(r, 20);
+		at->max_dest_rd_atomic = below(r, 20);
+		at->min_rnr_timer = below(r, 40);
+		at->port_num = chance(r, 90) ? SOFTCM_PORT_NUM : rnd(r);
+		at->timeout = below(r, 40);
+		at->retry_cnt = below(r, 10);
+		at->rnr_retry = below(r, 10);
+		at->en_sqd_async_notify = below(r, 3);
+		pick_cap(r, &at->cap);
+		pick_ah_attr(r, &at->ah_attr);
+		if (chance(r, 10))
+			pick_ah_attr(r, &at->alt_ah_attr);
+		break;
+	}
+	if (chance(r, 5))
+		at->reserved1 = rnd(r);
+}
+
+/* POST_SEND or POST_RECV: up to NWR WRs over up to NSGE SGEs of our MR pages. */
+static void pick_post(struct rng *r, int slot, struct softcm_post *p, bool send)
+{
+	unsigned int n = chance(r, 90) ? below(r, NWR + 1) : rnd(r), nsge = 0, i;
+
+	p->handle = pick_vhandle(r, slot, V_QP);
+	for (i = 0; i < n && i < NWR; i++) {
+		unsigned int k = below(r, 3);
+
+		if (send) {
+			struct softcm_send_wr *w = &vb.swr[i];
+
+			memset(w, 0, sizeof(*w));
+			w->wr_id = rnd64(r);
+			w->num_sge = chance(r, 95) ? k : rnd(r);
+			w->opcode = chance(r, 80) ? below(r, 12) : rnd(r);
+			w->send_flags = chance(r, 80) ? rnd(r) & 0x1f : rnd(r);
+			w->imm_data = rnd(r);
+			if (chance(r, 50)) {
+				w->wr.ud.ah_handle = pick_vhandle(r, slot, V_AH);
+				w->wr.ud.remote_qpn = rnd(r) & 0xffffff;
+				w->wr.ud.remote_qkey = chance(r, 50) ? SOFTCM_UDP_QKEY : rnd(r);
+			} else {
+				w->wr.rdma.remote_addr = rnd64(r);
+				w->wr.rdma.rkey = rnd(r);
+			}
+		} else {
+			struct softcm_recv_wr *w = &vb.rwr[i];
+
+			w->wr_id = rnd64(r);
+			w->num_sge = chance(r, 95) ? k : rnd(r);
+			w->reserved0 = chance(r, 95) ? 0 : rnd(r);
+		}
+		nsge += k;
+	}
+	for (i = 0; i < nsge && i < NSGE; i++) {
+		__u32 off = below(r, MR_BYTES);
+
+		vb.sge[i].addr = chance(r, 90) ? (__u64)(uintptr_t)(vb.mr + off) : rnd64(r);
+		vb.sge[i].length = chance(r, 90) ? below(r, MR_BYTES - off + 1) : rnd(r);
+		vb.sge[i].lkey = chance(r, 80) ?
+			atomic_load(&lkeys[slot][below(r, NHANDLES)]) : rnd(r);
+	}
+	p->wr = buf_ptr(r, send ? (void *)vb.swr : (void *)vb.rwr);
+	p->sge = buf_ptr(r, vb.sge);
+	p->wr_count = n;
+	p->sge_count = chance(r, 90) ? nsge : rnd(r);
+	p->bad_wr = rnd(r);	/* out */
+}
+
+static void pick_reg_mr(struct rng *r, int slot, struct softcm_reg_mr *m)
+{
+	__u32 off = below(r, MR_BYTES);
+
+	m->pd_handle = pick_vhandle(r, slot, V_PD);
+	m->addr = chance(r, 90) ? (__u64)(uintptr_t)(vb.mr + off) : bad_ptr(r, vb.mr);
+	if (chance(r, 85))
+		m->length = 1 + below(r, MR_BYTES - off);
+	else
+		m->length = chance(r, 50) ? below(r, 2) * (MR_BYTES + 4096) : rnd64(r);
+	m->iova = chance(r, 50) ? m->addr : rnd64(r);
+	/* LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, then the refused ones */
+	m->access = chance(r, 70) ? rnd(r) & 0x7 : chance(r, 50) ? rnd(r) & 0x7f : rnd(r);
+	m->reserved0 = chance(r, 95) ? 0 : rnd(r);
+}
+
+/* The arguments of verbs command @nr, mostly naming this file's objects. */
+static void build_verbs(struct rng *r, unsigned int nr, int slot, union args *a)
+{
+	switch (nr) {
+	case SOFTCM_VCMD_QUERY_DEVICE:
+		if (chance(r, 10))
+			fill(r, a, sizeof(struct softcm_query_device));	/* out */
+		break;
+	case SOFTCM_VCMD_QUERY_PORT:
+		a->qport.port_num = chance(r, 90) ? SOFTCM_PORT_NUM : rnd(r);
+		if (chance(r, 5))
+			fill(r, a->qport.reserved0, sizeof(a->qport.reserved0));
+		break;
+	case SOFTCM_VCMD_QUERY_GID:
+		a->qgid.port_num = chance(r, 90) ? SOFTCM_PORT_NUM : rnd(r);
+		a->qgid.index = chance(r, 90) ? below(r, SOFTCM_GID_TABLE_LEN + 4) : rnd(r);
+		if (chance(r, 5))
+			fill(r, a->qgid.reserved0, sizeof(a->qgid.reserved0));
+		break;
+	case SOFTCM_VCMD_ALLOC_PD:
+	case SOFTCM_VCMD_CREATE_COMP_CHANNEL:
+	case SOFTCM_VCMD_CREATE_ASYNC_FD:
+		/* reserved0 is the second word of all three */
+		a->pd.reserved0 = chance(r, 95) ? 0 : rnd(r);
+		break;
+	case SOFTCM_VCMD_DEALLOC_PD:
+	case SOFTCM_VCMD_DEREG_MR:
+	case SOFTCM_VCMD_DESTROY_AH:
+		a->dobj.handle = pick_vhandle(r, slot, nr == SOFTCM_VCMD_DEALLOC_PD ? V_PD :
+					      nr == SOFTCM_VCMD_DEREG_MR ? V_MR : V_AH);
+		a->dobj.reserved0 = chance(r, 95) ? 0 : rnd(r);
+		break;
+	case SOFTCM_VCMD_REG_MR:
+		pick_reg_mr(r, slot, &a->mr);
+		break;
+	case SOFTCM_VCMD_CREATE_CQ:
+		a->cq.uid = rnd64(r);
+		a->cq.cqe = chance(r, 85) ? 1 + below(r, 256) : rnd(r);
+		a->cq.comp_vector = chance(r, 90) ? 0 : rnd(r);
+		a->cq.channel_fd = pick_evfd(r);
+		break;
+	case SOFTCM_VCMD_DESTROY_CQ:
+		a->dcq.handle = pick_vhandle(r, slot, V_CQ);
+		a->dcq.reserved0 = chance(r, 95) ? 0 : rnd(r);
+		break;
+	case SOFTCM_VCMD_REQ_NOTIFY_CQ:
+		a->notify.handle = pick_vhandle(r, slot, V_CQ);
+		a->notify.solicited_only = chance(r, 90) ? below(r, 2) : rnd(r);
+		break;
+	case SOFTCM_VCMD_POLL_CQ:
+		a->poll.handle = pick_vhandle(r, slot, V_CQ);
+		a->poll.wc = buf_ptr(r, vb.wc);
+		a->poll.ne = chance(r, 85) ? below(r, NWC + 1) : rnd(r);
+		break;
+	case SOFTCM_VCMD_CREATE_QP:
+		a->qp.uid = rnd64(r);
+		a->qp.pd_handle = pick_vhandle(r, slot, V_PD);
+		a->qp.send_cq_handle = pick_vhandle(r, slot, V_CQ);
+		a->qp.recv_cq_handle = chance(r, 50) ? a->qp.send_cq_handle :
+				       pick_vhandle(r, slot, V_CQ);
+		a->qp.srq_handle = chance(r, 95) ? 0 : rnd(r);
+		a->qp.qp_type = chance(r, 90) ? (chance(r, 50) ? IBV_QPT_RC : IBV_QPT_UD) : rnd(r);
+		a->qp.sq_sig_all = chance(r, 90) ? below(r, 2) : rnd(r);
+		a->qp.reserved0 = chance(r, 95) ? 0 : rnd(r);
+		a->qp.reserved1 = chance(r, 95) ? 0 : rnd(r);
+		pick_cap(r, &a->qp.cap);
+		break;
+	case SOFTCM_VCMD_MODIFY_QP:
+		pick_modify(r, slot, &a->mqp);
+		break;
+	case SOFTCM_VCMD_QUERY_QP:
+		a->qqp.handle = pick_vhandle(r, slot, V_QP);
+		a->qqp.attr_mask = rnd(r);
+		break;
+	case SOFTCM_VCMD_DESTROY_QP:
+		a->dqp.handle = pick_vhandle(r, slot, V_QP);
+		break;
+	case SOFTCM_VCMD_POST_SEND:
+	case SOFTCM_VCMD_POST_RECV:
+		pick_post(r, slot, &a->post, nr == SOFTCM_VCMD_POST_SEND);
+		break;
+	case SOFTCM_VCMD_CREATE_AH:
+		a->ah.pd_handle = pick_vhandle(r, slot, V_PD);
+		pick_ah_attr(r, &a->ah.attr);
+		break;
+	}
+}
+
+/* What a verbs command created: the next commands may name it. */
+static void note_created(int slot, unsigned int nr, const union args *a)
+{
+	atomic_fetch_add(&vcreated, 1);
+	switch (nr) {
+	case SOFTCM_VCMD_ALLOC_PD:
+		vremember(slot, V_PD, a->pd.handle);
+		break;
+	case SOFTCM_VCMD_REG_MR:
+		vremember(slot, V_MR, a->mr.handle);
+		atomic_store(&lkeys[slot][a->mr.handle % NHANDLES], a->mr.lkey);
+		break;
+	case SOFTCM_VCMD_CREATE_CQ:
+		vremember(slot, V_CQ, a->cq.handle);
+		break;
+	case SOFTCM_VCMD_CREATE_QP:
+		vremember(slot, V_QP, a->qp.handle);
+		break;
+	case SOFTCM_VCMD_CREATE_AH:
+		vremember(slot, V_AH, a->ah.handle);
+		break;
+	case SOFTCM_VCMD_CREATE_COMP_CHANNEL:
+		keep_evfd(a->channel.fd);
+		break;
+	case SOFTCM_VCMD_CREATE_ASYNC_FD:
+		keep_evfd(a->async.fd);
+		break;
+	default:
+		atomic_fetch_sub(&vcreated, 1);		/* not a creation */
+		if (nr == SOFTCM_VCMD_MODIFY_QP)
+			atomic_fetch_add(&modified, 1);
+		break;
+	}
+}
+
+/* Read a completion channel or async descriptor: whole 16-byte records. */
+static void read_evfd(struct rng *r)
+{
+	__u8 buf[4 * 16];
+	int fd = kept_evfd(r);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, chance(r, 80) ? sizeof(buf) : below(r, 17));
+	/* EIO: its file is closed (replaced), as a disassociated uverbs one */
+	if (n < 0 && errno != EIO && !errno_ok(errno)) {
+		if (note_bad(errno) < 5)
+			fprintf(stderr, "# read of a verbs descriptor: errno %d\n", errno);
+	} else if (n > 0 && n % 16) {
+		if (atomic_fetch_add(&bad_events, 1) < 5)
+			fprintf(stderr, "# read of a verbs descriptor: %zd bytes\n", n);
 	}
 }
 
@@ -472,8 +1010,18 @@ static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 
 		a->reject.private_data_len = chance(r, 80) ? below(r, 149) : rnd(r);
 		fill(r, a->reject.private_data, sizeof(a->reject.private_data));
 		break;
+	case SOFTCM_CMD_INIT_QP_ATTR:
+		a->qpattr.handle = pick_handle(r, slot);
+		a->qpattr.qp_state = chance(r, 90) ? below(r, 8) : rnd(r);
+		a->qpattr.reserved0 = chance(r, 95) ? 0 : rnd(r);
+		if (chance(r, 10))
+			fill(r, &a->qpattr.attr, sizeof(a->qpattr.attr));	/* out */
+		break;
 	default:
-		fill(r, a, 64);
+		if (nr >= SOFTCM_VCMD_BASE && nr < SOFTCM_VCMD_END)
+			build_verbs(r, nr, slot, a);
+		else
+			fill(r, a, 64);
 		break;
 	}
 }
@@ -521,7 +1069,18 @@ static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
 		a.connect.param.private_data_len = below(r, 57);
 		ret = ioctl(fd, SOFTCM_IOCTL_CONNECT, &a.connect);
 		break;
+	case SOFTCM_EVENT_ESTABLISHED:
+		/* a connected id: what its QP's RTR or RTS would take */
+		a.qpattr.handle = ev->handle;
+		a.qpattr.qp_state = IBV_QPS_INIT + below(r, 3);
+		ret = ioctl(fd, SOFTCM_IOCTL_INIT_QP_ATTR, &a.qpattr);
+		break;
 	case SOFTCM_EVENT_CONNECT_RESPONSE:
+		a.qpattr.handle = ev->handle;
+		a.qpattr.qp_state = IBV_QPS_INIT + below(r, 3);
+		if (ioctl(fd, SOFTCM_IOCTL_INIT_QP_ATTR, &a.qpattr) && !errno_ok(errno))
+			note_bad(errno);
+		memset(&a, 0, sizeof(a));
 		a.accept.handle = ev->handle;
 		a.accept.flags = SOFTCM_ACCEPT_ESTABLISH;
 		ret = ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
@@ -531,7 +1090,7 @@ static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
 	}
 	/* the id may be gone or moved meanwhile: any documented errno */
 	if (ret && !errno_ok(errno))
-		atomic_fetch_add(&bad_errno, 1);
+		note_bad(errno);
 }
 
 /* Read events; answer connection requests as an application would. */
@@ -553,7 +1112,7 @@ static void drain(struct rng *r, int slot)
 		if (n < 0 && errno == EFAULT)
 			atomic_fetch_add(&faulted_reads, 1);
 		else if (n < 0 && !errno_ok(errno))
-			atomic_fetch_add(&bad_errno, 1);
+			note_bad(errno);
 		return;
 	default:
 		len = sizeof(ev[0]) * (1 + below(r, 3));
@@ -562,7 +1121,7 @@ static void drain(struct rng *r, int slot)
 	n = read(fd, ev, len);
 	if (n < 0) {
 		if (!errno_ok(errno))
-			atomic_fetch_add(&bad_errno, 1);
+			note_bad(errno);
 		return;
 	}
 	for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
@@ -603,11 +1162,18 @@ static void *fuzz(void *arg)
 	int home = netns_self();
 	union args a;
 
+	if (!vbufs_init()) {
+		note_bad(errno);
+		fprintf(stderr, "# no memory for the verbs buffers\n");
+		return NULL;
+	}
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		int slot = below(&r, NSLOTS), fd = slot_fd[slot], ret;
 		unsigned int nr, size, dir;
-		bool cross, bad_arg = false;
+		const struct cmd *c;
+		bool cross;
 		unsigned long req;
+		void *argp = &a;
 
 		atomic_fetch_add_explicit(&ops, 1, memory_order_relaxed);
 		if (!below(&r, 20000)) {
@@ -618,11 +1184,22 @@ static void *fuzz(void *arg)
 			drain(&r, slot);
 			continue;
 		}
-		nr = chance(&r, 97) ? below(&r, SOFTCM_CMD_COUNT) : rnd(&r) % 256;
-		if (nr < SOFTCM_CMD_COUNT && nr == SOFTCM_CMD_CREATE_ID && chance(&r, 50))
+		if (chance(&r, 1)) {
+			read_evfd(&r);
+			continue;
+		}
+		/* the id commands most of the time: connections need them */
+		if (chance(&r, 3))
+			nr = rnd(&r) % 256;
+		else if (chance(&r, 70))
+			nr = below(&r, SOFTCM_CMD_COUNT);
+		else
+			nr = SOFTCM_VCMD_BASE + below(&r, NVCMDS);
+		if (nr == SOFTCM_CMD_CREATE_ID && chance(&r, 50))
 			nr = below(&r, SOFTCM_CMD_COUNT);
 		build(&r, nr, slot, &a, qbuf, &cross);
-		size = nr < SOFTCM_CMD_COUNT ? cmds[nr].size : 16;
+		c = cmd_of(nr);
+		size = c ? c->size : 16;
 		dir = _IOC_READ | _IOC_WRITE;
 		switch (below(&r, 20)) {
 		case 0:
@@ -644,26 +1221,31 @@ static void *fuzz(void *arg)
 			break;
 		}
 		req = _IOC(dir, SOFTCM_IOCTL_TYPE, nr, size);
-		if (chance(&r, 1)) {
-			bad_arg = true;
-			ret = ioctl(fd, req, (void *)bad_ptr(&r, &a));
-		} else {
-			ret = ioctl(fd, req, &a);
-		}
+		if (chance(&r, 1))
+			argp = (void *)(uintptr_t)bad_ptr(&r, &a);
+		ret = ioctl(fd, req, argp);
 		if (ret > 0 || (ret < 0 && !errno_ok(errno))) {
-			if (atomic_fetch_add(&bad_errno, 1) < 5)
+			if (note_bad(errno) < 5)
 				fprintf(stderr, "# cmd %u size %u dir %u: ret %d errno %d\n",
 					nr, size, dir, ret, errno);
 			continue;
 		}
+		if (nr >= SOFTCM_VCMD_BASE) {
+			/* a reply copied out names what was made, whatever the path */
+			if (!ret && argp == &a)
+				note_created(slot, nr, &a);
+			else if (ret && c)
+				atomic_fetch_add(&vfailed, 1);
+			continue;
+		}
 		if (nr >= SOFTCM_CMD_COUNT || dir != (_IOC_READ | _IOC_WRITE) ||
-		    size < cmds[nr].size || bad_arg)
+		    size < cmds[nr].size || argp != &a)
 			continue;
 		if (nr == SOFTCM_CMD_MIGRATE_ID && cross && size == cmds[nr].size) {
 			/* from a file of the other namespace: EINVAL, always */
 			atomic_fetch_add(&cross_migrations, 1);
 			if (ret != -1 || errno != EINVAL) {
-				if (atomic_fetch_add(&bad_errno, 1) < 5)
+				if (note_bad(errno) < 5)
 					fprintf(stderr, "# MIGRATE_ID across namespaces: ret %d errno %d\n",
 						ret, ret ? errno : 0);
 			}
@@ -791,6 +1373,12 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	       atomic_load(&ops), atomic_load(&reopened), atomic_load(&requests),
 	       atomic_load(&established), rx_req, atomic_load(&events),
 	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
+	printf("# verbs: %ld objects created, %ld commands refused, %ld QPs moved, %d descriptors kept\n",
+	       atomic_load(&vcreated), atomic_load(&vfailed), atomic_load(&modified), nevfds);
+	for (int e = 0; e < 256; e++) {
+		if (atomic_load(&bad_by[e]))
+			printf("# errno %d unexpected %ld times\n", e, atomic_load(&bad_by[e]));
+	}
 	EXPECT_EQ(0, atomic_load(&bad_errno));
 	EXPECT_EQ(0, atomic_load(&bad_events));
 	/* the events' handles, now that every thread noted what it got */
@@ -805,6 +1393,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	EXPECT_LT(0, atomic_load(&established));
 	EXPECT_LT(0, atomic_load(&cross_migrations));
 
+	close_evfds();
 	for (int i = 0; i < NSLOTS; i++)
 		close(slot_fd[i]);
 	/* every connection the files held ends, timewait included */

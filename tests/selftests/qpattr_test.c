@@ -187,6 +187,62 @@ static int query_route(int fd, __u32 h, struct softcm_query_route *q)
 	return ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, q) ? -errno : 0;
 }
 
+/* GID table entry @index of the file's namespace. */
+static int query_gid(int fd, __u32 index, __u8 gid[16])
+{
+	struct softcm_query_gid q = { .port_num = 1, .index = index };
+
+	if (ioctl(fd, SOFTCM_IOCTL_QUERY_GID, &q))
+		return -errno;
+	memcpy(gid, q.gid, 16);
+	return 0;
+}
+
+/* A QP of @type on a new PD and CQ of @fd: its handle and number. */
+static int create_qp(int fd, __u8 type, __u32 *h, __u32 *qpn)
+{
+	struct softcm_create_qp q = { .qp_type = type };
+	struct softcm_create_cq cq = { .cqe = 16, .channel_fd = -1 };
+	struct softcm_alloc_pd pd = { 0 };
+
+	if (ioctl(fd, SOFTCM_IOCTL_ALLOC_PD, &pd) || ioctl(fd, SOFTCM_IOCTL_CREATE_CQ, &cq))
+		return -errno;
+	q.pd_handle = pd.handle;
+	q.send_cq_handle = cq.handle;
+	q.recv_cq_handle = cq.handle;
+	q.cap.max_send_wr = 4;
+	q.cap.max_recv_wr = 4;
+	q.cap.max_send_sge = 1;
+	q.cap.max_recv_sge = 1;
+	if (ioctl(fd, SOFTCM_IOCTL_CREATE_QP, &q))
+		return -errno;
+	*h = q.handle;
+	*qpn = q.qp_num;
+	return 0;
+}
+
+/* MODIFY_QP of QP @qp with what INIT_QP_ATTR gives id @id for @state. */
+static int drive_qp(int fd, __u32 id, __u32 qp, __u32 state)
+{
+	struct softcm_init_qp_attr c;
+	struct softcm_modify_qp m = { .handle = qp };
+	int ret = init_qp_attr(fd, id, state, &c);
+
+	if (ret)
+		return ret;
+	m.attr_mask = c.attr_mask;
+	m.attr = c.attr;
+	return ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m) ? -errno : 0;
+}
+
+static int query_qp(int fd, __u32 qp, struct softcm_query_qp *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->handle = qp;
+	q->attr_mask = ~0U;
+	return ioctl(fd, SOFTCM_IOCTL_QUERY_QP, q) ? -errno : 0;
+}
+
 /* The next event of @fd, which must be @type; -errno or -EPROTO. */
 static int expect_event(int fd, __u32 type, struct softcm_event *ev)
 {
@@ -373,6 +429,7 @@ static void check_connected(struct __test_metadata *_metadata, int a, __u32 ah,
 	struct softcm_init_qp_attr ar, as, pr, ps, ai, pi;
 	struct softcm_query_route aq, pq;
 	int timeout = ack_timeout(15, fast.life + softcm_slow_shift());
+	__u8 gid[16];
 
 	ASSERT_EQ(0, init_qp_attr(a, ah, IBV_QPS_INIT, &ai));
 	ASSERT_EQ(0, init_qp_attr(a, ah, IBV_QPS_RTR, &ar));
@@ -423,8 +480,12 @@ static void check_connected(struct __test_metadata *_metadata, int a, __u32 ah,
 	EXPECT_EQ(aq.flow_label, pr.attr.ah_attr.flow_label);
 	EXPECT_EQ(aq.traffic_class, ar.attr.ah_attr.traffic_class);
 	EXPECT_EQ(aq.traffic_class, pr.attr.ah_attr.traffic_class);
-	EXPECT_GT(SOFTCM_GID_TABLE_LEN, ar.attr.ah_attr.sgid_index);
-	EXPECT_GT(SOFTCM_GID_TABLE_LEN, pr.attr.ah_attr.sgid_index);
+	/* the source GID's index in each side's table */
+	ASSERT_EQ(0, query_gid(a, ar.attr.ah_attr.sgid_index, gid));
+	EXPECT_EQ(0, memcmp(gid, aq.sgid, 16));
+	ASSERT_EQ(0, query_gid(p, pr.attr.ah_attr.sgid_index, gid));
+	EXPECT_EQ(0, memcmp(gid, pq.sgid, 16));
+	EXPECT_EQ(0, memcmp(gid, ar.attr.ah_attr.dgid, 16));
 
 	/* RTS: the depths the other side answers for, the retry counts */
 	EXPECT_EQ(RTS_MASK, as.attr_mask);
@@ -593,6 +654,118 @@ TEST_F(qpattr, ud_ids_get_the_qkey)
 	EXPECT_EQ(UD_INIT_MASK, c.attr_mask);
 	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
 	EXPECT_EQ(IBV_QP_STATE | IBV_QP_SQ_PSN, c.attr_mask);
+}
+
+/*
+ * What INIT_QP_ATTR gives is what the QPs take, as rdma_cm drives them:
+ * INIT at creation, INIT again with the connection's access flags, RTR
+ * and RTS on the REP (active) and on the accept (passive), the QP numbers
+ * in the REQ and REP those of the QPs; then each QP sends from the PSN
+ * the other receives from.  A UD QP goes to RTS on its id's attributes.
+ */
+TEST_F(qpattr, cm_attributes_drive_qps)
+{
+	struct softcm_query_qp aq, pq;
+	struct softcm_connect conn = { 0 };
+	struct softcm_accept acc = { .uid = 9 };
+	struct softcm_event ev;
+	__u32 l, h, ph, aqp, aqpn, pqp, pqpn, uqp, uqpn;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7530, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 8, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7530));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &aqp, &aqpn));
+	ASSERT_EQ(0, drive_qp(self->a, h, aqp, IBV_QPS_INIT));	/* rdma_create_qp() */
+
+	conn.handle = h;
+	conn.param.qp_num = aqpn;
+	conn.param.responder_resources = 1;
+	conn.param.initiator_depth = 1;
+	conn.param.retry_count = 7;
+	conn.param.rnr_retry_count = 7;
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &conn));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	EXPECT_EQ(aqpn, ev.param.qp_num);
+
+	/* the passive side: its QP to RTS before it accepts, as rdma_accept() */
+	ASSERT_EQ(0, create_qp(self->p, IBV_QPT_RC, &pqp, &pqpn));
+	ASSERT_EQ(0, drive_qp(self->p, ph, pqp, IBV_QPS_INIT));
+	ASSERT_EQ(0, drive_qp(self->p, ph, pqp, IBV_QPS_RTR));
+	ASSERT_EQ(0, drive_qp(self->p, ph, pqp, IBV_QPS_RTS));
+	acc.handle = ph;
+	acc.param.qp_num = pqpn;
+	acc.param.responder_resources = 1;
+	acc.param.initiator_depth = 1;
+	acc.param.rnr_retry_count = 7;
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &acc));
+
+	/* the active side on the REP: INIT again, RTR, RTS, then the RTU */
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	EXPECT_EQ(pqpn, ev.param.qp_num);
+	ASSERT_EQ(0, drive_qp(self->a, h, aqp, IBV_QPS_INIT));
+	ASSERT_EQ(0, drive_qp(self->a, h, aqp, IBV_QPS_RTR));
+	ASSERT_EQ(0, drive_qp(self->a, h, aqp, IBV_QPS_RTS));
+	ASSERT_EQ(0, establish_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+
+	ASSERT_EQ(0, query_qp(self->a, aqp, &aq));
+	ASSERT_EQ(0, query_qp(self->p, pqp, &pq));
+	EXPECT_EQ(IBV_QPS_RTS, aq.attr.qp_state);
+	EXPECT_EQ(IBV_QPS_RTS, pq.attr.qp_state);
+	EXPECT_EQ(pqpn, aq.attr.dest_qp_num);
+	EXPECT_EQ(aqpn, pq.attr.dest_qp_num);
+	EXPECT_EQ(pq.attr.rq_psn, aq.attr.sq_psn);
+	EXPECT_EQ(aq.attr.rq_psn, pq.attr.sq_psn);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, aq.attr.qp_access_flags);
+
+	/* a UD id's attributes take a UD QP to RTS */
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_UDP, 10, &h));
+	ASSERT_EQ(0, bind_id(self->a, h, "10.92.0.1", 0));
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_UD, &uqp, &uqpn));
+	ASSERT_EQ(0, drive_qp(self->a, h, uqp, IBV_QPS_INIT));
+	ASSERT_EQ(0, drive_qp(self->a, h, uqp, IBV_QPS_RTR));
+	ASSERT_EQ(0, drive_qp(self->a, h, uqp, IBV_QPS_RTS));
+	ASSERT_EQ(0, query_qp(self->a, uqp, &aq));
+	EXPECT_EQ(IBV_QPS_RTS, aq.attr.qp_state);
+	EXPECT_EQ(SOFTCM_UDP_QKEY, aq.attr.qkey);
+}
+
+/*
+ * The source address a connection was made from goes away: RTR has no
+ * GID to send from (EADDRNOTAVAIL); RTS, which names none, still answers.
+ */
+TEST_F(qpattr, source_address_gone_is_eaddrnotavail)
+{
+	struct softcm_resolve_addr r = { .timeout_ms = 5000 };
+	struct softcm_init_qp_attr c;
+	struct sockaddr_storage ss;
+	struct softcm_event ev;
+	__u32 l, h;
+
+	ASSERT_EQ(0, system("ip -n sc-a1 addr add 10.92.0.11/24 dev a1"));
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7531, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 11, &h));
+	r.handle = h;
+	set_sa(&ss, "10.92.0.11", 0);
+	r.src_len = sa_len(&ss);
+	memcpy(r.src, &ss, r.src_len);
+	set_sa(&ss, "10.92.0.2", 7531);
+	r.dst_len = sa_len(&ss);
+	memcpy(r.dst, &ss, r.dst_len);
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_RESOLVE_ADDR, &r));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_ADDR_RESOLVED, &ev));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ASSERT_EQ(0, accept_id(self->p, ev.handle));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+
+	ASSERT_EQ(0, system("ip -n sc-a1 addr del 10.92.0.11/24 dev a1"));
+	EXPECT_EQ(-EADDRNOTAVAIL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
+	EXPECT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
 }
 
 TEST_HARNESS_MAIN

@@ -19,7 +19,8 @@
  * rdma_create_qp() on a resolved id; a connection whose two QPs reach RTS
  * with each other's QP number and PSN and go to ERR on disconnect;
  * rdma_create_ep() and rdma_get_request() with QP attributes; a rejected
- * connection's QP in ERR.  Every test ends with both namespaces idle: no
+ * connection's QP in ERR; UD QPs in RTS from their creation, and the
+ * address handles the UD events describe.  Every test ends with both namespaces idle: no
  * id and no file left, the library's device included.
  */
 #include <arpa/inet.h>
@@ -564,6 +565,8 @@ struct server {
 	int port;
 	int reject;		/* reject the request instead */
 	int use_ep;		/* rdma_create_ep() with QP attributes */
+	int ud;			/* RDMA_PS_UDP and a UD QP */
+	struct ibv_ah_attr req_ah;	/* the UD request's */
 	int ret;		/* 0, or the line that failed */
 	int err;
 	struct side side;
@@ -646,7 +649,7 @@ static void *server_main(void *p)
 		}
 		rdma_freeaddrinfo(res);
 	} else {
-		if (rdma_create_id(NULL, &listen, NULL, RDMA_PS_TCP))
+		if (rdma_create_id(NULL, &listen, NULL, s->ud ? RDMA_PS_UDP : RDMA_PS_TCP))
 			FAIL(s);
 		if (rdma_bind_addr(listen, (struct sockaddr *)&sin))
 			FAIL(s);
@@ -657,6 +660,10 @@ static void *server_main(void *p)
 	if (rdma_get_request(listen, &id))
 		FAIL(s);
 	s->had_qp = id->qp != NULL;
+	if (s->ud) {
+		s->req_ah = id->event->param.ud.ah_attr;
+		attr.qp_type = IBV_QPT_UD;
+	}
 	if (s->reject) {
 		if (rdma_reject(id, NULL, 0))
 			FAIL(s);
@@ -665,8 +672,15 @@ static void *server_main(void *p)
 	}
 	if (!id->qp && rdma_create_qp(id, NULL, &attr))
 		FAIL(s);
+	s->side.qp_num = id->qp->qp_num;
 	if (rdma_accept(id, NULL))
 		FAIL(s);
+	if (s->ud) {
+		/* a UD QP is in RTS from its creation, and stays there */
+		query_side(id->qp, &s->side, 0);
+		wait_flag(s, &s->client_done);
+		goto out;
+	}
 	if (query_side(id->qp, &s->side, 0))
 		FAIL(s);
 	if (wait_flag(s, &s->client_done))
@@ -694,6 +708,16 @@ static void server_start(struct __test_metadata *_metadata, struct server *s, pt
 	ASSERT_EQ(0, pthread_create(t, NULL, server_main, s));
 	ASSERT_EQ(0, wait_flag(s, &s->listening));
 	ASSERT_EQ(0, s->ret) TH_LOG("server failed at line %d: %s", s->ret, strerror(s->err));
+}
+
+/* The server thread, within the bound a test waits for anything. */
+static void join_server(struct server *s, pthread_t t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	pthread_timedjoin_np(t, NULL, &ts);
 }
 
 /* A resolved synchronous id in NS2 with a QP in INIT. */
@@ -733,7 +757,15 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 	id = client_id(_metadata, port, use_ep);
 	ASSERT_NE(NULL, id);
 	ASSERT_NE(NULL, id->qp);
-	ASSERT_EQ(0, rdma_connect(id, NULL)) TH_LOG("rdma_connect: %s", strerror(errno));
+	if (rdma_connect(id, NULL)) {
+		int err = errno;
+
+		/* say why the server refused, if it did */
+		signal_flag(&s, &s.client_done);
+		join_server(&s, t);
+		ASSERT_EQ(0, err) TH_LOG("rdma_connect: %s; server: line %d, %s",
+					 strerror(err), s.ret, strerror(s.err));
+	}
 	/* with a QP, the library answered the REP: ESTABLISHED, not CONNECT_RESPONSE */
 	ASSERT_NE(NULL, id->event);
 	EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, id->event->event);
@@ -743,7 +775,7 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 	signal_flag(&s, &s.client_done);
 	EXPECT_EQ(0, rdma_disconnect(id));
 	ASSERT_EQ(0, query_side(id->qp, &c, 1));
-	pthread_join(t, NULL);
+	join_server(&s, t);
 	ASSERT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
 	if (use_ep)
 		EXPECT_TRUE(s.had_qp);
@@ -792,8 +824,59 @@ TEST_F(verbs, rejected_connection_puts_the_qp_in_err)
 	ASSERT_EQ(0, ibv_query_qp(id->qp, &attr, IBV_QP_STATE, &init));
 	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
 	signal_flag(&s, &s.client_done);
-	pthread_join(t, NULL);
+	join_server(&s, t);
 	EXPECT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
+	rdma_destroy_qp(id);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+}
+
+TEST_F(verbs, ud_qps_and_address_handles)
+{
+	struct server s = { .port = 20194, .ud = 1 };
+	struct sockaddr_in dst = sin4(IP1, s.port);
+	struct ibv_qp_init_attr attr = qp_caps;
+	struct in6_addr gid1, gid2;
+	struct rdma_ud_param ud;
+	struct rdma_cm_id *id;
+	struct ibv_ah *ah;
+	struct side c = { 0 };
+	pthread_t t;
+
+	ASSERT_EQ(1, inet_pton(AF_INET6, "::ffff:" IP1, &gid1));
+	ASSERT_EQ(1, inet_pton(AF_INET6, "::ffff:" IP2, &gid2));
+	ASSERT_EQ(0, enter(NS2));
+	server_start(_metadata, &s, &t);
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_UDP));
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, WAIT_MS));
+	ASSERT_EQ(0, rdma_resolve_route(id, WAIT_MS));
+	attr.qp_type = IBV_QPT_UD;
+	ASSERT_EQ(0, rdma_create_qp(id, NULL, &attr)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, query_side(id->qp, &c, 0));
+	/* as librdmacm's ucma_init_ud_qp(): RTS at once, send PSN 0 */
+	EXPECT_EQ(IBV_QPS_RTS, c.state);
+	EXPECT_EQ(0, c.sq_psn);
+
+	EXPECT_EQ(0, rdma_connect(id, NULL)) TH_LOG("rdma_connect: %s", strerror(errno));
+	ASSERT_NE(NULL, id->event);
+	EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, id->event->event);
+	ud = id->event->param.ud;
+	EXPECT_EQ(RDMA_UDP_QKEY, ud.qkey);
+	EXPECT_EQ(1, ud.ah_attr.is_global);
+	EXPECT_EQ(1, ud.ah_attr.port_num);
+	EXPECT_EQ(0, memcmp(&ud.ah_attr.grh.dgid, &gid1, 16));
+	/* the address handle the event describes is one the device takes */
+	ah = ibv_create_ah(id->pd, &ud.ah_attr);
+	EXPECT_NE(NULL, ah) TH_LOG("ibv_create_ah: %s", strerror(errno));
+	if (ah)
+		EXPECT_EQ(0, ibv_destroy_ah(ah));
+
+	signal_flag(&s, &s.client_done);
+	join_server(&s, t);
+	ASSERT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
+	EXPECT_EQ(s.side.qp_num, ud.qp_num);
+	EXPECT_EQ(IBV_QPS_RTS, s.side.state);
+	EXPECT_EQ(1, s.req_ah.is_global);
+	EXPECT_EQ(0, memcmp(&s.req_ah.grh.dgid, &gid2, 16));
 	rdma_destroy_qp(id);
 	EXPECT_EQ(0, rdma_destroy_id(id));
 }

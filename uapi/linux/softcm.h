@@ -538,6 +538,8 @@ struct softcm_event {
  *                  wildcard address, as rdma_ucm), and before the id has
  *                  what the state needs (RTR and RTS: a received REQ or
  *                  REP; an RC id's connection over: any state).
+ *                  EADDRNOTAVAIL for RTR when the source address the
+ *                  connection was made from has left the GID table.
  */
 
 #define SOFTCM_PORT_NUM			1

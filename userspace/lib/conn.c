@@ -23,10 +23,10 @@ static int check_param(struct softcm_id_priv *priv, const struct rdma_conn_param
 	if (!param)
 		return null_ok || priv->id.qp ? 0 : softcm_err(EINVAL);
 	if (param->responder_resources != RDMA_MAX_RESP_RES &&
-	    param->responder_resources > SOFTCM_MAX_RD_ATOMIC)
+	    param->responder_resources > softcm_max_resp_res(priv))
 		return softcm_err(EINVAL);
 	if (param->initiator_depth != RDMA_MAX_INIT_DEPTH &&
-	    param->initiator_depth > SOFTCM_MAX_RD_ATOMIC)
+	    param->initiator_depth > softcm_max_init_depth(priv))
 		return softcm_err(EINVAL);
 	return 0;
 }
@@ -96,7 +96,8 @@ SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *co
 		return -1;
 	memset(&c, 0, sizeof(c));
 	c.handle = priv->handle;
-	fill_param(&c.param, conn_param, SOFTCM_MAX_RD_ATOMIC, SOFTCM_MAX_RD_ATOMIC, id->qp);
+	fill_param(&c.param, conn_param, softcm_max_resp_res(priv),
+		   softcm_max_init_depth(priv), id->qp);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_CONNECT, &c))
 		return -1;
 	return softcm_wait_sync(priv);
@@ -164,8 +165,8 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 	c.handle = priv->handle;
 	/* The device's maximum is bounded by what the peer asked for. */
 	fill_param(&c.param, conn_param,
-		   min_u8(priv->responder_resources, SOFTCM_MAX_RD_ATOMIC),
-		   min_u8(priv->initiator_depth, SOFTCM_MAX_RD_ATOMIC), id->qp);
+		   min_u8(priv->responder_resources, softcm_max_resp_res(priv)),
+		   min_u8(priv->initiator_depth, softcm_max_init_depth(priv)), id->qp);
 	if (id->qp_type != IBV_QPT_UD &&
 	    softcm_qp_rtr_rts(priv, c.param.responder_resources, c.param.initiator_depth))
 		return -1;

@@ -39,7 +39,7 @@ static void copy_conn_param(struct softcm_event_priv *evt, const struct softcm_e
 	conn->qp_num = kp->qp_num;
 }
 
-/* There is no address handle to describe without a device: ah_attr is 0. */
+/* ah_attr is filled in once the event's id is known (get_cm_event()). */
 static void copy_ud_param(struct softcm_event_priv *evt, const struct softcm_event *kev)
 {
 	struct rdma_ud_param *ud = &evt->event.param.ud;
@@ -193,6 +193,11 @@ retry:
 	default:
 		break;
 	}
+	/* A UD peer's address handle, as rdma_cm's, for ibv_create_ah() */
+	if (priv->id.qp_type == IBV_QPT_UD && !evt->event.status &&
+	    (kev.event == RDMA_CM_EVENT_ESTABLISHED ||
+	     kev.event == RDMA_CM_EVENT_CONNECT_REQUEST))
+		softcm_ud_ah_attr(to_priv(evt->event.id), &evt->event.param.ud.ah_attr);
 	*event = &evt->event;
 	return 0;
 }

@@ -482,6 +482,29 @@ static void cmdev_ctx_last_put(struct softcm_context *sctx)
 	free(dev);
 }
 
+/* The depths librdmacm's cma_dev takes from the device's attributes. */
+static void set_depths(struct softcm_cmdev *dev)
+{
+	struct ibv_device_attr attr;
+
+	dev->max_resp_res = SOFTCM_MAX_RD_ATOMIC;
+	dev->max_init_depth = SOFTCM_MAX_RD_ATOMIC;
+	if (ibv_query_device(dev->verbs, &attr))
+		return;
+	dev->max_resp_res = attr.max_qp_rd_atom < 0xff ? attr.max_qp_rd_atom : 0xfe;
+	dev->max_init_depth = attr.max_qp_init_rd_atom < 0xff ? attr.max_qp_init_rd_atom : 0xfe;
+}
+
+uint8_t softcm_max_resp_res(const struct softcm_id_priv *priv)
+{
+	return priv->cmdev ? priv->cmdev->max_resp_res : SOFTCM_MAX_RD_ATOMIC;
+}
+
+uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv)
+{
+	return priv->cmdev ? priv->cmdev->max_init_depth : SOFTCM_MAX_RD_ATOMIC;
+}
+
 /* The calling thread's namespace's cm device, with a reference; NULL, errno. */
 struct softcm_cmdev *softcm_cmdev_get(void)
 {
@@ -495,8 +518,8 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 	for (dev = cmdevs; dev; dev = dev->next)
 		if (dev->ns_dev == st.st_dev && dev->ns_ino == st.st_ino)
 			break;
-	if (dev && dev->refcnt)
-		goto found;
+	if (dev && (dev->refcnt || dev->pd))
+		goto found;	/* in use, or its PD still held (see put) */
 	if (dev) {
 		/* Kept alive by the application's objects: take it again. */
 		softcm_ctx_hold(dev->verbs);
@@ -528,6 +551,7 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 	}
 	dev->ns_dev = st.st_dev;
 	dev->ns_ino = st.st_ino;
+	set_depths(dev);
 	to_sctx(dev->verbs)->cmdev = dev;
 	to_sctx(dev->verbs)->last_put = cmdev_ctx_last_put;
 	dev->next = cmdevs;
@@ -550,25 +574,25 @@ err_unlock:
 /*
  * The last id gone, its PD goes, as librdmacm's ucma_put_device(), and
  * its hold on the context: the context closes with the last object the
- * application made on it (cmdev_ctx_last_put()).
+ * application made on it (cmdev_ctx_last_put()).  A PD still in use (a
+ * QP the application did not destroy) stays, with the hold, for the next
+ * id.  The context's users cannot reach 0 under the lock: the hold is
+ * dropped after it.
  */
 void softcm_cmdev_put(struct softcm_cmdev *dev)
 {
-	struct ibv_pd *pd;
+	int drop = 0;
 
 	if (!dev)
 		return;
 	pthread_mutex_lock(&cmdev_lock);
-	if (--dev->refcnt) {
-		pthread_mutex_unlock(&cmdev_lock);
-		return;
+	if (!--dev->refcnt && !ibv_dealloc_pd(dev->pd)) {
+		dev->pd = NULL;
+		drop = 1;
 	}
-	pd = dev->pd;
-	dev->pd = NULL;
 	pthread_mutex_unlock(&cmdev_lock);
-
-	ibv_dealloc_pd(pd);
-	softcm_ctx_put(dev->verbs);
+	if (drop)
+		softcm_ctx_put(dev->verbs);
 }
 
 /*

@@ -48,8 +48,9 @@ static inline socklen_t softcm_sa_len(const struct sockaddr *sa)
 /*
  * The device maximum librdmacm checks responder_resources and
  * initiator_depth against, and what 0xFF ("the device's maximum") stands
- * for.  There is no device to ask: this is what rxe advertises as
- * max_qp_rd_atom and max_qp_init_rd_atom.
+ * for, for an id without a device: what rxe advertises as max_qp_rd_atom
+ * and max_qp_init_rd_atom.  An id with one uses the device's
+ * (softcm_max_resp_res(), softcm_max_init_depth()), as librdmacm.
  */
 #define SOFTCM_MAX_RD_ATOMIC	128
 
@@ -155,6 +156,8 @@ struct softcm_cmdev {
 	unsigned long refcnt;		/* under the list's lock */
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;		/* NULL while refcnt is 0 */
+	uint8_t max_resp_res;		/* max_qp_rd_atom */
+	uint8_t max_init_depth;		/* max_qp_init_rd_atom */
 };
 
 /*
@@ -187,6 +190,8 @@ void softcm_ctx_put(struct ibv_context *ctx);
 
 /* ibv_device.c */
 int softcm_cmdev_attach(struct softcm_id_priv *priv);
+uint8_t softcm_max_resp_res(const struct softcm_id_priv *priv);
+uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv);
 struct softcm_cmdev *softcm_cmdev_get(void);
 void softcm_cmdev_put(struct softcm_cmdev *dev);
 
@@ -221,6 +226,7 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 int softcm_qp_conn_resp(struct softcm_id_priv *priv);
 int softcm_qp_rtr_rts(struct softcm_id_priv *priv, uint8_t resp_res, uint8_t init_depth);
 int softcm_qp_err(struct softcm_id_priv *priv);
+void softcm_ud_ah_attr(struct softcm_id_priv *priv, struct ibv_ah_attr *ah);
 
 /* event.c */
 int softcm_wait_sync(struct softcm_id_priv *priv);

@@ -142,6 +142,50 @@ err:
 	return softcm_err(err);
 }
 
+/* An address's RoCEv2 GID: IPv4 v4-mapped, IPv6 as it is. */
+static void addr_gid(const struct sockaddr *sa, union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	if (sa->sa_family == AF_INET) {
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+		memcpy(&gid->raw[12], &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		memcpy(gid->raw, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+}
+
+/*
+ * A UD event's address handle attributes, as rdma_cm gives them for
+ * RoCE: the peer's GID, our address's GID table index, port 1, global.
+ * All zero for an id without a device.
+ */
+void softcm_ud_ah_attr(struct softcm_id_priv *priv, struct ibv_ah_attr *ah)
+{
+	struct rdma_addr *a = &priv->id.route.addr;
+	struct ibv_port_attr pattr;
+	union ibv_gid sgid, gid;
+
+	memset(ah, 0, sizeof(*ah));
+	if (!priv->id.verbs)
+		return;
+	addr_gid(&a->src_addr, &sgid);
+	addr_gid(&a->dst_addr, &ah->grh.dgid);
+	ah->is_global = 1;
+	ah->port_num = SOFTCM_PORT_NUM;
+	ah->grh.hop_limit = priv->id.route.num_paths && priv->path.hop_limit ?
+			    priv->path.hop_limit : 64;
+	if (ibv_query_port(priv->id.verbs, SOFTCM_PORT_NUM, &pattr))
+		return;
+	for (int i = 0; i < pattr.gid_tbl_len; i++) {
+		if (!ibv_query_gid(priv->id.verbs, SOFTCM_PORT_NUM, i, &gid) &&
+		    !memcmp(&gid, &sgid, sizeof(gid))) {
+			ah->grh.sgid_index = i;
+			break;
+		}
+	}
+}
+
 static void destroy_cqs(struct rdma_cm_id *id)
 {
 	if (id->recv_cq) {
