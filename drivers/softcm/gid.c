@@ -109,6 +109,62 @@ static void add_dev(struct softcm_net *sn, struct net_device *dev)
 	}
 }
 
+/* Whether @dev has @a now: under RTNL (IPv4) and @idev's lock (IPv6). */
+static bool dev_has(struct net_device *dev, struct inet6_dev *idev,
+		    const struct in6_addr *a)
+{
+	struct inet6_ifaddr *ifa6;
+	struct in_device *in_dev;
+	struct in_ifaddr *ifa;
+
+	if (ipv6_addr_v4mapped(a)) {
+		in_dev = __in_dev_get_rtnl(dev);
+		if (!in_dev)
+			return false;
+		in_dev_for_each_ifa_rtnl(ifa, in_dev) {
+			if (ifa->ifa_local == a->s6_addr32[3])
+				return true;
+		}
+		return false;
+	}
+	if (!idev)
+		return false;
+	list_for_each_entry(ifa6, &idev->addr_list, if_list) {
+		if (ipv6_addr_equal(&ifa6->addr, a))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Make @dev's entries its addresses: drop those whose address is gone,
+ * add those missing.  Under RTNL, which every IPv4 change and every IPv6
+ * removal hold; the IPv6 list is read under its lock, which an IPv6 add
+ * (in softirq, without RTNL) takes to link the address before its
+ * notifier adds the entry, so no entry is dropped for an address that is
+ * being added.
+ */
+void softcm_gid_sync_dev(struct softcm_net *sn, struct net_device *dev)
+{
+	struct inet6_dev *idev = __in6_dev_get(dev);
+	struct softcm_gid_table *t = &sn->gids;
+	int i;
+
+	ASSERT_RTNL();
+	if (idev)
+		read_lock_bh(&idev->lock);
+	spin_lock_bh(&t->lock);
+	for (i = 0; i < SOFTCM_GID_TABLE_LEN; i++) {
+		if (t->e[i].ifindex == dev->ifindex &&
+		    !dev_has(dev, idev, &t->e[i].gid))
+			memset(&t->e[i], 0, sizeof(t->e[i]));
+	}
+	spin_unlock_bh(&t->lock);
+	if (idev)
+		read_unlock_bh(&idev->lock);
+	add_dev(sn, dev);
+}
+
 /*
  * Fill the table from the addresses the namespace has.  Under RTNL, which
  * every IPv4 change and every IPv6 removal hold, so that no address can

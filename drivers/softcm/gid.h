@@ -29,6 +29,14 @@ void softcm_gid_init(struct softcm_net *sn);
 /* From the address notifiers: @a appeared on, or left, @ifindex. */
 void softcm_gid_add(struct softcm_net *sn, const struct in6_addr *a, int ifindex);
 void softcm_gid_del(struct softcm_net *sn, const struct in6_addr *a, int ifindex);
+/*
+ * From the netdev notifier (RTNL), when @dev registers or comes up: its
+ * entries made its addresses again.  Registering the notifier replays
+ * both events for every device, which catches up with the addresses that
+ * changed between the namespaces' initial scans and the address
+ * notifiers' registration at module load.
+ */
+void softcm_gid_sync_dev(struct softcm_net *sn, struct net_device *dev);
 
 /* The index of @gid in the namespace's GID table, or -ENOENT. */
 int softcm_gid_find(struct softcm_net *sn, const u8 gid[16]);

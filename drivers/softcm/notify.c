@@ -160,6 +160,9 @@ static int netdev_event(struct notifier_block *nb, unsigned long event, void *pt
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
+	if ((event == NETDEV_REGISTER || event == NETDEV_UP) &&
+	    READ_ONCE(softcm_net(dev_net(dev))->ready))
+		softcm_gid_sync_dev(softcm_net(dev_net(dev)), dev);
 	if (event == NETDEV_DOWN)
 		post(dev_net(dev), NOTICE_DEV_DOWN, dev->ifindex, NULL);
 	else if (event == NETDEV_UNREGISTER)

@@ -504,6 +504,32 @@ TEST_F(verbs, gid_table_full)
 	ASSERT_EQ(0, sh("ip addr del 10.10.0.1/32 dev vb && ip addr add 10.11.0.1/32 dev vb"));
 	mapped4("10.11.0.1", &a);
 	EXPECT_LE(0, gid_wait(self->fd, &a, if_nametoindex("vb"), true));
+
+	/* A left-out address gets a freed slot when its device comes up. */
+	ASSERT_EQ(0, sh("ip addr del 10.10.0.2/32 dev vb"));
+	EXPECT_EQ(SOFTCM_GID_TABLE_LEN - 1, gid_used(self->fd));
+	ASSERT_EQ(0, sh("ip link set vb down && ip link set vb up"));
+	EXPECT_EQ(SOFTCM_GID_TABLE_LEN, gid_used(self->fd));
+}
+
+/*
+ * A namespace that has its addresses when the module loads finds them in
+ * its table at once (the other tests make theirs after the load).
+ */
+TEST(gid_table_filled_at_load)
+{
+	int fd, n;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, sh(setup_cmds));
+	ASSERT_EQ(0, softcm_ensure_unloaded());
+	ASSERT_EQ(0, softcm_load(NULL));
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, missing_addresses(fd, &n));
+	EXPECT_EQ(5, n);
+	EXPECT_EQ(n, gid_used(fd));
+	close(fd);
 }
 
 TEST_F(verbs, pd_alloc_dealloc)
