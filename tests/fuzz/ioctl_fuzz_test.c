@@ -118,6 +118,7 @@ static int evfds[MAX_EVFDS];
 static int nevfds;
 static pthread_mutex_t evfds_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_long vcreated, vfailed, modified;
+static atomic_long vmade[V_COUNT];	/* created, by type */
 
 /* Unexpected errnos, counted by value so that the end of the run says which. */
 static atomic_long bad_by[256];
@@ -196,6 +197,7 @@ static void vremember(int slot, enum vobj type, __u32 h)
 {
 	static atomic_uint next;
 
+	atomic_fetch_add(&vmade[type], 1);
 	atomic_store(&vhandles[slot][type][atomic_fetch_add(&next, 1) % NHANDLES], h);
 }
 
@@ -656,6 +658,16 @@ static void pick_modify(struct rng *r, int slot, struct softcm_modify_qp *m)
 			note_bad(errno);
 		__attribute__((fallthrough));
 	case 2:
+		if (chance(r, 50)) {
+			/* RESET -> INIT of an RC or a UD QP, or INIT -> INIT */
+			at->qp_state = IBV_QPS_INIT;
+			at->port_num = SOFTCM_PORT_NUM;
+			at->qkey = SOFTCM_UDP_QKEY;
+			at->qp_access_flags = rnd(r) & 0x7;
+			m->attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       (chance(r, 50) ? IBV_QP_ACCESS_FLAGS : IBV_QP_QKEY);
+			break;
+		}
 		at->qp_state = below(r, 8);
 		at->cur_qp_state = below(r, 8);
 		m->attr_mask = IBV_QP_STATE | (chance(r, 20) ? IBV_QP_CUR_STATE : 0);
@@ -1373,8 +1385,10 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	       atomic_load(&ops), atomic_load(&reopened), atomic_load(&requests),
 	       atomic_load(&established), rx_req, atomic_load(&events),
 	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
-	printf("# verbs: %ld objects created, %ld commands refused, %ld QPs moved, %d descriptors kept\n",
-	       atomic_load(&vcreated), atomic_load(&vfailed), atomic_load(&modified), nevfds);
+	printf("# verbs: %ld objects created (%ld PDs, %ld MRs, %ld CQs, %ld QPs, %ld AHs), %ld commands refused, %ld QPs moved, %d descriptors kept\n",
+	       atomic_load(&vcreated), atomic_load(&vmade[V_PD]), atomic_load(&vmade[V_MR]),
+	       atomic_load(&vmade[V_CQ]), atomic_load(&vmade[V_QP]), atomic_load(&vmade[V_AH]),
+	       atomic_load(&vfailed), atomic_load(&modified), nevfds);
 	for (int e = 0; e < 256; e++) {
 		if (atomic_load(&bad_by[e]))
 			printf("# errno %d unexpected %ld times\n", e, atomic_load(&bad_by[e]));
