@@ -184,10 +184,12 @@ void softcm_gid_init(struct softcm_net *sn)
 
 int softcm_gid_find(struct softcm_net *sn, const u8 gid[16])
 {
+	struct in6_addr a;	/* @gid may be unaligned: a wire field */
 	int i;
 
+	memcpy(&a, gid, sizeof(a));
 	spin_lock_bh(&sn->gids.lock);
-	i = lookup(&sn->gids, (const struct in6_addr *)gid, 0);
+	i = lookup(&sn->gids, &a, 0);
 	spin_unlock_bh(&sn->gids.lock);
 	return i;
 }
