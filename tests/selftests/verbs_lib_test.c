@@ -88,7 +88,7 @@ FIXTURE_SETUP(verbs)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/" NS1, F_OK) || access("/run/netns/" NS2, F_OK)) {
-		if (system("ip netns del " NS1" 2>/dev/null; ip netns del " NS2 " 2>/dev/null"))
+		if (system("ip netns del " NS1 " 2>/dev/null; ip netns del " NS2 " 2>/dev/null"))
 			TH_LOG("(no old namespaces)");
 		ASSERT_EQ(0, system(setup_cmds));
 	}
@@ -659,7 +659,7 @@ static void *server_main(void *p)
 	signal_flag(s, &s->listening);
 	if (rdma_get_request(listen, &id))
 		FAIL(s);
-	s->had_qp = id->qp != NULL;
+	s->had_qp = !!id->qp;
 	if (s->ud) {
 		s->req_ah = id->event->param.ud.ah_attr;
 		attr.qp_type = IBV_QPT_UD;
