@@ -32,8 +32,8 @@
  * INIT_QP_ATTR and MODIFY_QP accept in max_rd_atomic and
  * max_dest_rd_atomic, and what the data path will keep resources for.
  */
-#define SOFTCM_MAX_QP_RD_ATOM		16
-#define SOFTCM_MAX_QP_INIT_RD_ATOM	16
+#define SOFTCM_MAX_QP_RD_ATOM		128
+#define SOFTCM_MAX_QP_INIT_RD_ATOM	128
 
 /*
  * One MR's length: an SGE's length is 32 bits, and the page array of an

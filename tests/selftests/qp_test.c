@@ -736,7 +736,7 @@ TEST_F(qp, rc_refused_masks_and_values)
 	a.dest_qp_num = 1 << 24;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_RTR_MASK, &a));
 	a = rc_attr(QPS_RTR);
-	a.max_dest_rd_atomic = 17;
+	a.max_dest_rd_atomic = 129;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_RTR_MASK, &a));
 	a = rc_attr(QPS_RTR);
 	a.min_rnr_timer = 32;
@@ -774,7 +774,7 @@ TEST_F(qp, rc_refused_masks_and_values)
 	a.sq_psn = 1 << 24;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_RTS_MASK, &a));
 	a = rc_attr(QPS_RTS);
-	a.max_rd_atomic = 17;
+	a.max_rd_atomic = 129;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_RTS_MASK, &a));
 	a = rc_attr(QPS_RTS);
 	a.path_mig_state = 1;	/* REARM: alternate paths */

@@ -315,8 +315,8 @@ TEST_F(verbs, query_device)
 	EXPECT_EQ(65535, a.max_cqe);
 	EXPECT_EQ(65536, a.max_mr);
 	EXPECT_EQ(16384, a.max_pd);
-	EXPECT_EQ(16, a.max_qp_rd_atom);
-	EXPECT_EQ(16, a.max_qp_init_rd_atom);
+	EXPECT_EQ(128, a.max_qp_rd_atom);
+	EXPECT_EQ(128, a.max_qp_init_rd_atom);
 	EXPECT_EQ(16384, a.max_ah);
 	EXPECT_EQ(512, a.max_inline_data);
 	EXPECT_EQ(1, a.max_pkeys);
