@@ -481,8 +481,11 @@ struct softcm_event {
  *                  read() returns struct softcm_comp_event records for the
  *                  CQs attached to it; poll() and O_NONBLOCK as for events.
  *   CREATE_ASYNC_FD  the context's async event descriptor (one per file,
- *                  EEXIST for a second): struct softcm_async_event records
- *                  (CQ overflow: IBV_EVENT_CQ_ERR; QP errors).
+ *                  EEXIST for a second, even once the first is closed):
+ *                  struct softcm_async_event records (CQ overflow:
+ *                  IBV_EVENT_CQ_ERR; QP errors).  Once the /dev/softcm
+ *                  file it belongs to is closed, read() on either kind
+ *                  of descriptor returns what is queued, then EIO.
  *   CREATE_CQ / DESTROY_CQ   completion queues of at least cqe entries
  *                  (1..max_cqe, else EINVAL), attached to a completion
  *                  channel (channel_fd, or -1).  A completion that finds
