@@ -484,8 +484,8 @@ struct softcm_event {
  *                  EEXIST for a second, even once the first is closed):
  *                  struct softcm_async_event records (CQ overflow:
  *                  IBV_EVENT_CQ_ERR; QP errors).  Once the /dev/softcm
- *                  file it belongs to is closed, read() on either kind
- *                  of descriptor returns what is queued, then EIO.
+ *                  file it belongs to is closed, read() returns what is
+ *                  queued, then EIO.
  *   CREATE_CQ / DESTROY_CQ   completion queues of at least cqe entries
  *                  (1..max_cqe, else EINVAL), attached to a completion
  *                  channel (channel_fd, or -1).  A completion that finds
