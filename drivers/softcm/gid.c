@@ -144,15 +144,11 @@ static bool dev_has(struct net_device *dev, struct inet6_dev *idev,
  * notifier adds the entry, so no entry is dropped for an address that is
  * being added.
  */
-void softcm_gid_sync_dev(struct softcm_net *sn, struct net_device *dev)
+static void drop_gone(struct softcm_gid_table *t, struct net_device *dev,
+		      struct inet6_dev *idev)
 {
-	struct inet6_dev *idev = __in6_dev_get(dev);
-	struct softcm_gid_table *t = &sn->gids;
 	int i;
 
-	ASSERT_RTNL();
-	if (idev)
-		read_lock_bh(&idev->lock);
 	spin_lock_bh(&t->lock);
 	for (i = 0; i < SOFTCM_GID_TABLE_LEN; i++) {
 		if (t->e[i].ifindex == dev->ifindex &&
@@ -160,8 +156,20 @@ void softcm_gid_sync_dev(struct softcm_net *sn, struct net_device *dev)
 			memset(&t->e[i], 0, sizeof(t->e[i]));
 	}
 	spin_unlock_bh(&t->lock);
-	if (idev)
+}
+
+void softcm_gid_sync_dev(struct softcm_net *sn, struct net_device *dev)
+{
+	struct inet6_dev *idev = __in6_dev_get(dev);
+
+	ASSERT_RTNL();
+	if (idev) {
+		read_lock_bh(&idev->lock);
+		drop_gone(&sn->gids, dev, idev);
 		read_unlock_bh(&idev->lock);
+	} else {
+		drop_gone(&sn->gids, dev, NULL);
+	}
 	add_dev(sn, dev);
 }
 

@@ -475,7 +475,10 @@ struct softcm_event {
  *                  RLIMIT_MEMLOCK (ENOMEM beyond it, unless CAP_IPC_LOCK);
  *                  access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE (needs
  *                  LOCAL_WRITE), REMOTE_READ; REMOTE_ATOMIC, MW_BIND,
- *                  ZERO_BASED, ON_DEMAND EOPNOTSUPP; other bits EINVAL.
+ *                  ZERO_BASED, ON_DEMAND EOPNOTSUPP; HUGETLB and the
+ *                  optional range (bits 20-29, RELAXED_ORDERING among
+ *                  them) accepted and ignored, as uverbs; other bits
+ *                  EINVAL.
  *                  lkey and rkey are random and unique in the namespace.
  *   CREATE_COMP_CHANNEL  a new file descriptor (O_CLOEXEC) from which
  *                  read() returns struct softcm_comp_event records for the
