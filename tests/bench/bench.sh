@@ -31,7 +31,7 @@ RUNS=3 WINDOW=256 LAT=200 SEED=
 # The burst case: BURST clients at once against a listener of backlog
 # BURST_BACKLOG, a synchronous and an epoll server, softcm and TCP.
 # ONLY=burst runs nothing else (ONLY=stages: only the stage timing
-# below).  rdma_cm over rxe drops what exceeds the backlog and retries
+# below; ONLY=verbs: only the memory per CQ and QP).  rdma_cm over rxe drops what exceeds the backlog and retries
 # after 6 s: a minute a run, so only with BURST_RDMACM=1.
 # BURST_DROP=1 adds softcm as it was before its hold queue and as 6.1's
 # rdma_cm behaves (max_held_requests 0: drops; cm_response_timeout 20).
@@ -312,7 +312,7 @@ stages() {
 }
 [ "${ONLY:-stages}" = stages ] && stages
 
-if [ -z "$ONLY" ]; then
+if [ "${ONLY:-verbs}" = verbs ]; then
 	# Kernel memory per idle CQ and QP, in a namespace of its own.
 	ip netns add bv && ip netns exec bv "$dir/lib/verbsmem" -r "$RUNS" >"$tmp/verbsmem" ||
 		{ say "verbsmem failed"; fail=1; }

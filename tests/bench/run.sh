@@ -15,7 +15,8 @@
 # rdma_cm over rxe to it (slow: its drops cost 6 s each),
 # BENCH_BURST_DROP=1 softcm without its hold queue and with 6.1's response
 # timeout (as before the hold queue), BENCH_ONLY=burst the burst case alone,
-# BENCH_ONLY=stages the stages of one connection (tracepoints) alone.
+# BENCH_ONLY=stages the stages of one connection (tracepoints) alone,
+# BENCH_ONLY=verbs the kernel memory per CQ and per QP alone.
 # Writes build/bench/results.txt (one "cmbench ..." line per measurement,
 # machine-readable), table.txt, table.rst and bench.png.  The debug kernel
 # never gives figures: this always boots the stock one.
