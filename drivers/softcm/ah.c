@@ -35,12 +35,20 @@ static const struct softcm_uobj_ops ah_ops = {
 	.free = ah_free,
 };
 
-static int check_attr(struct softcm_net *sn, const struct softcm_ah_attr *a)
+/*
+ * An address vector, for an AH and for a QP's path alike: RoCE has no
+ * LIDs, so every address is a GRH's; its fields fit the headers they go
+ * into (flow label 20 bits, SL 4); its source GID is in use now (the data
+ * path checks it again per packet).
+ */
+int softcm_ah_check_av(struct softcm_net *sn, const struct softcm_ah_attr *a)
 {
 	u8 gid[16];
 	int ifindex;
 
 	if (a->reserved0 || !a->is_global || a->port_num != SOFTCM_PORT_NUM)
+		return -EINVAL;
+	if (a->flow_label > 0xfffff || a->sl > 15)
 		return -EINVAL;
 	if (a->sgid_index >= SOFTCM_GID_TABLE_LEN ||
 	    !softcm_gid_get(sn, a->sgid_index, gid, &ifindex))
@@ -54,7 +62,7 @@ int softcm_ah_create(struct softcm_file *sf, struct softcm_create_ah *c)
 	struct softcm_ah *ah;
 	int ret;
 
-	ret = check_attr(sn, &c->attr);
+	ret = softcm_ah_check_av(sn, &c->attr);
 	if (ret)
 		return ret;
 	ah = kzalloc(sizeof(*ah), GFP_KERNEL_ACCOUNT);

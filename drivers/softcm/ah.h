@@ -23,6 +23,10 @@ struct softcm_ah {
 int softcm_ah_create(struct softcm_file *sf, struct softcm_create_ah *c);
 int softcm_ah_destroy(struct softcm_file *sf, struct softcm_destroy_obj *c);
 
+struct softcm_net;
+
+int softcm_ah_check_av(struct softcm_net *sn, const struct softcm_ah_attr *a);
+
 /* For UD posts: @sf's AH @handle, referenced (softcm_ah_put()), or ERR_PTR. */
 struct softcm_ah *softcm_ah_get(struct softcm_file *sf, u32 handle);
 void softcm_ah_put(struct softcm_ah *ah);

@@ -183,7 +183,7 @@ int softcm_cq_poll(struct softcm_file *sf, struct softcm_poll_cq *c)
 	struct softcm_wc wc[CQ_POLL_CHUNK];
 	struct softcm_uobj *obj;
 	struct softcm_cq *cq;
-	u32 done = 0, n;
+	u32 done = 0, n, ne;
 	int ret = 0;
 
 	obj = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_CQ, c->handle);
@@ -191,9 +191,13 @@ int softcm_cq_poll(struct softcm_file *sf, struct softcm_poll_cq *c)
 		return PTR_ERR(obj);
 	cq = softcm_cq_of(obj);
 	mutex_lock(&cq->poll_mutex);
-	/* at most the ring's size, whatever ne says */
-	while (done < c->ne) {
-		n = cq_peek(cq, wc, min_t(u32, c->ne - done, CQ_POLL_CHUNK));
+	/*
+	 * At most the ring's size, whatever ne says: completions that arrive
+	 * while we copy must not keep this loop going.
+	 */
+	ne = min(c->ne, cq->cqe);
+	while (done < ne) {
+		n = cq_peek(cq, wc, min_t(u32, ne - done, CQ_POLL_CHUNK));
 		if (!n)
 			break;
 		if (copy_to_user(uwc + done, wc, n * sizeof(*wc))) {

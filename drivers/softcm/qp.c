@@ -276,26 +276,13 @@ int softcm_qp_destroy(struct softcm_file *sf, struct softcm_destroy_qp *c)
 	return 0;
 }
 
-static int check_av(struct softcm_net *sn, const struct softcm_ah_attr *av)
-{
-	u8 sgid[16];
-	int ifindex;
-
-	/* RoCE has no LIDs: every address is a GRH's */
-	if (!av->is_global || av->port_num != SOFTCM_PORT_NUM || av->reserved0)
-		return -EINVAL;
-	if (av->flow_label > 0xfffff || av->sl > 15)
-		return -EINVAL;
-	/* a source GID in use now; the data path checks it again per packet */
-	if (av->sgid_index >= SOFTCM_GID_TABLE_LEN ||
-	    !softcm_gid_get(sn, av->sgid_index, sgid, &ifindex))
-		return -EINVAL;
-	return 0;
-}
-
 /* The values of the attributes @mask names, whatever the transition. */
 static int check_attr(struct softcm_net *sn, u32 mask, const struct softcm_qp_attr *a)
 {
+	/* reserved members are zero whatever the mask, so they can gain a meaning */
+	if (a->reserved0 || a->reserved1 || a->cap.reserved0 ||
+	    a->ah_attr.reserved0 || a->alt_ah_attr.reserved0)
+		return -EINVAL;
 	if ((mask & IB_QP_STATE) && a->qp_state > IB_QPS_ERR)
 		return -EINVAL;
 	if ((mask & IB_QP_CUR_STATE) && a->cur_qp_state > IB_QPS_ERR)
@@ -311,7 +298,7 @@ static int check_attr(struct softcm_net *sn, u32 mask, const struct softcm_qp_at
 		return -EINVAL;
 	if ((mask & IB_QP_PORT) && a->port_num != SOFTCM_PORT_NUM)
 		return -EINVAL;
-	if ((mask & IB_QP_AV) && check_av(sn, &a->ah_attr))
+	if ((mask & IB_QP_AV) && softcm_ah_check_av(sn, &a->ah_attr))
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096))
@@ -396,6 +383,10 @@ int softcm_qp_modify(struct softcm_file *sf, struct softcm_modify_qp *c)
 
 	/* checked and applied at once: a send error may move it to ERR */
 	spin_lock_bh(&qp->lock);
+	/* destroyed by another thread meanwhile: as if already gone */
+	ret = -ENOENT;
+	if (qp->dead)
+		goto out_unlock;
 	cur = qp->state;
 	next = (mask & IB_QP_STATE) ? a->qp_state : cur;
 	ret = -EINVAL;
@@ -592,8 +583,11 @@ static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 		if (len > qp->cap.max_inline_data)
 			return -EINVAL;
 	}
+	if (qp->type != IB_QPT_UD && wc_opcode(wr->opcode) != IB_WC_SEND &&
+	    wr->wr.rdma.reserved0)
+		return -EINVAL;
 	if (qp->type == IB_QPT_UD) {
-		if (wr->wr.ud.remote_qpn > QPN_MASK)
+		if (wr->wr.ud.remote_qpn > QPN_MASK || wr->wr.ud.reserved0)
 			return -EINVAL;
 		/* an AH of this file, in the QP's PD as IBTA requires */
 		ah = softcm_ah_get(sf, wr->wr.ud.ah_handle);

@@ -298,6 +298,11 @@ long softcm_vcmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 
 	ret = c->handler(sf, &a, &nf);
 	if (ret) {
+		/* a handler that failed after making its descriptor */
+		if (nf.file) {
+			fput(nf.file);
+			put_unused_fd(nf.fd);
+		}
 		if (c->reply_on_error &&
 		    copy_to_user(uarg, &a, min_t(size_t, usize, c->size)))
 			return -EFAULT;

@@ -696,6 +696,16 @@ TEST_F(qp, rc_refused_masks_and_values)
 	EXPECT_EQ(-EINVAL, to_state(self->fd, qp.h, QPS_RTS, RC_RTS_MASK));
 	EXPECT_EQ(-EINVAL, to_state(self->fd, qp.h, QPS_ERR, M_STATE));
 	EXPECT_EQ(-EINVAL, to_state(self->fd, qp.h, 7, M_STATE));
+	/* reserved members, whatever the mask names */
+	a = rc_attr(QPS_INIT);
+	a.reserved1 = 1;
+	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_INIT_MASK, &a));
+	a = rc_attr(QPS_INIT);
+	a.alt_ah_attr.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_INIT_MASK, &a));
+	a = rc_attr(QPS_INIT);
+	a.cap.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_INIT_MASK, &a));
 	refuse_step(_metadata, self->fd, qp.h, QPS_INIT, RC_INIT_MASK, RC_INIT_MASK);
 	EXPECT_EQ(QPS_RESET, qp_state(self->fd, qp.h));
 	/* values */
@@ -982,6 +992,9 @@ TEST_F(qp, ud_send_needs_an_ah_of_its_pd)
 	wr.wr.ud.ah_handle = other_ah;
 	EXPECT_EQ(-EINVAL, vioctl(self->fd, SOFTCM_IOCTL_POST_SEND, &c));
 	wr.wr.ud.ah_handle = ah;
+	wr.wr.ud.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, vioctl(self->fd, SOFTCM_IOCTL_POST_SEND, &c));
+	wr.wr.ud.reserved0 = 0;
 	wr.wr.ud.remote_qpn = 1 << 24;
 	EXPECT_EQ(-EINVAL, vioctl(self->fd, SOFTCM_IOCTL_POST_SEND, &c));
 	EXPECT_EQ(0, c.bad_wr);

@@ -24,6 +24,7 @@
  * id and no file left, the library's device included.
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <infiniband/verbs.h>
 #include <linux/capability.h>
 #include <poll.h>
@@ -502,6 +503,11 @@ TEST_F(verbs, bad_wr_is_the_first_not_queued)
 	wr[1].sg_list = sge;
 	wr[1].num_sge = o.cap.max_recv_sge + 1;	/* beyond the QP's */
 	EXPECT_NE(0, ibv_post_recv(o.qp, wr, &bad));
+	EXPECT_EQ(&wr[1], bad);
+	/* far beyond any QP's: refused there, not read past the array */
+	wr[1].num_sge = INT_MAX;
+	bad = NULL;
+	EXPECT_EQ(EINVAL, ibv_post_recv(o.qp, wr, &bad));
 	EXPECT_EQ(&wr[1], bad);
 	free_objs(_metadata, &o);
 	EXPECT_EQ(0, ibv_close_device(ctx));

@@ -875,6 +875,15 @@ TEST_F(verbs, ah_create_destroy)
 	c.attr.reserved0 = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_CREATE_AH, &c));
 	EXPECT_EQ(EINVAL, errno);
+	/* fields wider than the headers they go into, as for a QP's path */
+	c.attr.reserved0 = 0;
+	c.attr.flow_label = 0x100000;
+	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_CREATE_AH, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.attr.flow_label = 0;
+	c.attr.sl = 16;
+	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_CREATE_AH, &c));
+	EXPECT_EQ(EINVAL, errno);
 
 	EXPECT_EQ(0, destroy_ah(self->fd, ah));
 	EXPECT_EQ(-ENOENT, destroy_ah(self->fd, ah));

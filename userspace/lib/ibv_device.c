@@ -279,6 +279,9 @@ static int query_port(struct ibv_context *ctx, uint8_t port_num,
 	a.active_speed = k->active_speed;
 	a.phys_state = k->phys_state;
 	a.link_layer = k->link_layer;
+	/* a newer header's larger struct: its fields we do not know read 0 */
+	if (len > sizeof(a))
+		memset(attr, 0, len);
 	memcpy(attr, &a, len < sizeof(a) ? len : sizeof(a));
 	return 0;
 }

@@ -256,6 +256,8 @@ SOFTCM_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 /* The arrays of a post on the stack up to these sizes, else on the heap. */
 #define POST_STACK_WR	16
 #define POST_STACK_SGE	32
+/* The device's max_sge (QUERY_DEVICE): no QP takes more in one WR. */
+#define WR_MAX_SGE	32
 
 struct post_buf {
 	void *wr;
@@ -300,8 +302,9 @@ static void sge_to_kern(struct softcm_sge *k, const struct ibv_sge *s, int n)
 
 /*
  * An errno value, as a provider's, with *bad the first WR not queued:
- * those before it are.  A WR the library cannot describe (a negative
- * num_sge) stops the list there.
+ * those before it are.  A WR the library cannot describe (a num_sge
+ * negative or above any QP's, which would make it read past the caller's
+ * array or wrap the count) stops the list there.
  */
 int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -314,7 +317,7 @@ int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 	int ret;
 
 	for (w = wr; w; w = w->next) {
-		if (w->num_sge < 0)
+		if (w->num_sge < 0 || w->num_sge > WR_MAX_SGE)
 			break;
 		nwr++;
 		nsge += w->num_sge;
@@ -350,7 +353,7 @@ int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 	ret = softcm_vioctl(qp->context, SOFTCM_IOCTL_POST_SEND, &p) ? errno : 0;
 	post_free(&b);
 	if (!ret && nwr == i && w) {
-		ret = EINVAL;		/* the WR with a negative num_sge */
+		ret = EINVAL;		/* the WR with a num_sge out of range */
 		p.bad_wr = nwr;
 	}
 	if (ret) {
@@ -372,7 +375,7 @@ int softcm_ctx_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_r
 	int ret;
 
 	for (w = wr; w; w = w->next) {
-		if (w->num_sge < 0)
+		if (w->num_sge < 0 || w->num_sge > WR_MAX_SGE)
 			break;
 		nwr++;
 		nsge += w->num_sge;
