@@ -37,6 +37,24 @@ void softcm_ctx_hold(struct ibv_context *ctx)
 		__atomic_add_fetch(&sctx->users, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * One more user of an internal context that still has one: a context
+ * whose users reached 0 is being closed and is never taken again, so
+ * that its last put runs once.  Returns 0 for such a context.
+ */
+int softcm_ctx_hold_unless_zero(struct ibv_context *ctx)
+{
+	struct softcm_context *sctx = to_sctx(ctx);
+	unsigned long n = __atomic_load_n(&sctx->users, __ATOMIC_RELAXED);
+
+	do {
+		if (!n)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&sctx->users, &n, n + 1, 0,
+					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	return 1;
+}
+
 /* And one less: the last user of an internal context closes it. */
 void softcm_ctx_put(struct ibv_context *ctx)
 {

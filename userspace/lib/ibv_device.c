@@ -464,22 +464,28 @@ SOFTCM_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 static pthread_mutex_t cmdev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct softcm_cmdev *cmdevs;
 
-/*
- * The context's last user went: unless a cmdev_get() took it again
- * meanwhile (it holds under the lock), the cm device goes with it.
- */
-static void cmdev_ctx_last_put(struct softcm_context *sctx)
+static void cmdev_unlink(struct softcm_cmdev *dev)
 {
-	struct softcm_cmdev *dev = sctx->cmdev, **p;
+	struct softcm_cmdev **p;
 
-	pthread_mutex_lock(&cmdev_lock);
-	if (__atomic_load_n(&sctx->users, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_unlock(&cmdev_lock);
-		return;
-	}
 	for (p = &cmdevs; *p != dev; p = &(*p)->next)
 		;
 	*p = dev->next;
+	dev->unlinked = 1;
+}
+
+/*
+ * The context's last user went, once: nobody takes a context whose users
+ * reached 0 (softcm_ctx_hold_unless_zero()), so the cm device goes with
+ * it; a softcm_cmdev_get() that found it dying has unlinked it already.
+ */
+static void cmdev_ctx_last_put(struct softcm_context *sctx)
+{
+	struct softcm_cmdev *dev = sctx->cmdev;
+
+	pthread_mutex_lock(&cmdev_lock);
+	if (!dev->unlinked)
+		cmdev_unlink(dev);
 	pthread_mutex_unlock(&cmdev_lock);
 	softcm_ctx_free(sctx);
 	free(dev);
@@ -523,9 +529,13 @@ struct softcm_cmdev *softcm_cmdev_get(void)
 			break;
 	if (dev && (dev->refcnt || dev->pd))
 		goto found;	/* in use, or its PD still held (see put) */
+	if (dev && !softcm_ctx_hold_unless_zero(dev->verbs)) {
+		/* Its last user is closing it: leave it to that, open anew. */
+		cmdev_unlink(dev);
+		dev = NULL;
+	}
 	if (dev) {
 		/* Kept alive by the application's objects: take it again. */
-		softcm_ctx_hold(dev->verbs);
 		dev->pd = ibv_alloc_pd(dev->verbs);
 		if (!dev->pd) {
 			err = errno;

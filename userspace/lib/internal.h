@@ -158,6 +158,7 @@ struct softcm_cmdev {
 	struct ibv_pd *pd;		/* NULL while refcnt is 0 */
 	uint8_t max_resp_res;		/* max_qp_rd_atom */
 	uint8_t max_init_depth;		/* max_qp_init_rd_atom */
+	int unlinked;			/* its context is dying: off the list */
 };
 
 /*
@@ -186,6 +187,7 @@ struct softcm_cmdev {
 int softcm_vioctl(struct ibv_context *ctx, unsigned long cmd, void *arg);
 void softcm_ctx_free(struct softcm_context *sctx);
 void softcm_ctx_hold(struct ibv_context *ctx);
+int softcm_ctx_hold_unless_zero(struct ibv_context *ctx);
 void softcm_ctx_put(struct ibv_context *ctx);
 
 /* ibv_device.c */
