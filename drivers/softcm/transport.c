@@ -342,7 +342,6 @@ int softcm_transport_get(struct softcm_net *sn)
 void softcm_transport_net_init(struct softcm_net *sn)
 {
 	struct softcm_transport *t = &sn->transport;
-
 	unsigned int i;
 
 	mutex_init(&t->sock_lock);

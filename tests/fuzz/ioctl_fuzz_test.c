@@ -31,8 +31,8 @@
  * are remembered by type), or of another type or file, or nothing; QPs
  * are moved with the attributes INIT_QP_ATTR gives for a live id, so
  * that the CM's attributes meet the QP state machine, or with random
- * masks and states.  While the objects are stubs every verbs command
- * answers EOPNOTSUPP, which the checks accept.
+ * masks and states.  EOPNOTSUPP (what softcm does not support), EBUSY,
+ * ENOMEM and EEXIST are among the answers the checks accept.
  *
  * Directed cases follow the random one: events_follow_their_id, and the
  * sequences of issue 16's A1 (migrate_sequences) and A2
