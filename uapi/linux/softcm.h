@@ -77,8 +77,11 @@
  *   SET_OPTION   level SOFTCM_OPTION_ID: TOS (0..255, any state),
  *                REUSEADDR (0/1: in IDLE, or 1 in any state but LISTEN),
  *                AFONLY (0/1: IDLE or ADDR_BOUND), ACK_TIMEOUT (0..31,
- *                SOFTCM_PS_TCP only).  Anything else EINVAL or ENOPROTOOPT
- *                (unknown level or name).
+ *                SOFTCM_PS_TCP only).  Level SOFTCM_OPTION_FILE (handle
+ *                must be 0, else EINVAL) sets the file's own options:
+ *                EVENT_FORMAT (SOFTCM_EVENT_FORMAT_BASIC or _FULL, see
+ *                Events).  Anything else EINVAL or ENOPROTOOPT (unknown
+ *                level or name).
  *   MIGRATE_ID   issued on the file the id moves to: fd and handle name it
  *                in its current file; it gets a new handle here, and its
  *                unread events move along, in order (a listener's unread
@@ -181,6 +184,28 @@
  * there are none, unless O_NONBLOCK (EAGAIN).  poll() reports EPOLLIN while
  * events are queued.  An event whose copy to userspace faults stays queued.
  *
+ * A file whose EVENT_FORMAT is SOFTCM_EVENT_FORMAT_FULL returns struct
+ * softcm_event_full records instead, so that one read() tells a library
+ * all it would otherwise ask in QUERY_ADDR and QUERY_ROUTE after each
+ * event: the id's local and peer addresses and its route, as those
+ * commands would answer at the moment the record is read (for a
+ * CONNECT_REQUEST, the new id's).  flags says which are there: no
+ * SOFTCM_EVENT_HAS_PEER where QUERY_ADDR(SOFTCM_QUERY_PEER) would be
+ * ENOTCONN, no SOFTCM_EVENT_HAS_ROUTE where QUERY_ROUTE would fail; absent
+ * parts are zero.  The format applies to every read() that starts after
+ * the option is set.
+ *
+ * A library that reads several records at once and hands them out one by
+ * one would leave poll() blind to those it still holds.  So a file offers
+ * one shared page: mmap() of SOFTCM_EVENT_PAGE_SIZE bytes at offset
+ * SOFTCM_MMAP_EVENT_PAGE, MAP_SHARED and not executable (else EINVAL),
+ * holding struct softcm_event_page.  poll() reports EPOLLIN while events
+ * are queued or the page's @held is nonzero: its user keeps @held equal to
+ * the number of records it read and has not handed out yet.  MIGRATE_ID
+ * wakes the destination file's pollers, so that records a library moves
+ * along with an id (counted in @held before the command) are seen.  The
+ * kernel only reads @held, and nothing else depends on it.
+ *
  * CONNECT_REQUEST carries the listener's uid and the new id's handle: the
  * new id is in state CONNECT in the file that read the event (it has no
  * handle before: nothing can name it until it is read; the read fails with
@@ -220,6 +245,7 @@
 #define _SOFTCM_UAPI_SOFTCM_H
 
 #include <linux/ioctl.h>
+#include <linux/socket.h>
 #include <linux/types.h>
 
 #define SOFTCM_ABI_VERSION	1
@@ -342,10 +368,16 @@ struct softcm_query_id {
 #define SOFTCM_OPTION_ID_AFONLY		2
 #define SOFTCM_OPTION_ID_ACK_TIMEOUT	3
 
+#define SOFTCM_OPTION_FILE		1
+#define SOFTCM_OPTION_FILE_EVENT_FORMAT	0
+
+#define SOFTCM_EVENT_FORMAT_BASIC	0	/* struct softcm_event */
+#define SOFTCM_EVENT_FORMAT_FULL	1	/* struct softcm_event_full */
+
 struct softcm_set_option {
-	__u32		handle;		/* in */
-	__u32		level;		/* in: SOFTCM_OPTION_ID */
-	__u32		optname;	/* in: SOFTCM_OPTION_ID_* */
+	__u32		handle;		/* in: 0 for SOFTCM_OPTION_FILE */
+	__u32		level;		/* in: SOFTCM_OPTION_* */
+	__u32		optname;	/* in: SOFTCM_OPTION_<level>_* */
 	__u32		value;		/* in */
 };
 
@@ -443,6 +475,31 @@ struct softcm_event {
 	__s32		status;		/* 0, -errno, or a positive IB reason */
 	__u32		reserved0;
 	struct softcm_conn_param param;
+};
+
+#define SOFTCM_EVENT_HAS_LOCAL	0x1U
+#define SOFTCM_EVENT_HAS_PEER	0x2U
+#define SOFTCM_EVENT_HAS_ROUTE	0x4U
+
+/* One record of read() in SOFTCM_EVENT_FORMAT_FULL. */
+struct softcm_event_full {
+	struct softcm_event ev;
+	__u32		flags;		/* SOFTCM_EVENT_HAS_* */
+	__u32		local_len;	/* as QUERY_ADDR's addr_len */
+	__u32		peer_len;
+	__u32		reserved0;
+	struct __kernel_sockaddr_storage local;	/* SOFTCM_QUERY_LOCAL */
+	struct __kernel_sockaddr_storage peer;	/* SOFTCM_QUERY_PEER */
+	struct softcm_query_route route;	/* route.handle is ev.handle */
+};
+
+#define SOFTCM_MMAP_EVENT_PAGE	0
+#define SOFTCM_EVENT_PAGE_SIZE	4096
+
+/* The page mmap() shares at SOFTCM_MMAP_EVENT_PAGE; the rest of it is zero. */
+struct softcm_event_page {
+	__u32		held;		/* written by userspace */
+	__u32		reserved0;
 };
 
 /*
