@@ -155,6 +155,15 @@
  *                its CONNECT_REQUEST is reported.  ESTABLISHED follows the
  *                RTU.  With SOFTCM_ACCEPT_ESTABLISH (and no parameters): on
  *                an active id that got CONNECT_RESPONSE, send the RTU.
+ *                With SOFTCM_ACCEPT_QP, qp_fd and qp_handle name an RC QP
+ *                (a softcm file of the same namespace, a QP handle there:
+ *                EBADF, EINVAL, ENOENT otherwise) that the command first
+ *                moves as librdmacm moves it before answering: INIT again,
+ *                RTR, RTS, with the attributes INIT_QP_ATTR gives (the
+ *                responder_resources and initiator_depth of param on a
+ *                REP, the connection's on an RTU).  If a move fails, or the
+ *                message cannot be sent, the QP goes to ERR and the command
+ *                fails with that error; nothing was sent.
  *   REJECT       answer a request with a REJ (reason 0 means 28, consumer
  *                defined; only 28 and 35 are allowed, else EINVAL;
  *                private data at most 148 bytes) or, for SOFTCM_PS_UDP, a
@@ -446,12 +455,15 @@ struct softcm_connect {
 };
 
 #define SOFTCM_ACCEPT_ESTABLISH	0x1U	/* rdma_establish(): send the RTU */
+#define SOFTCM_ACCEPT_QP	0x2U	/* move qp_fd's qp_handle to RTS first */
 
 struct softcm_accept {
 	__aligned_u64	uid;		/* in: the id's uid from now on */
 	__u32		handle;		/* in */
 	__u32		flags;		/* in: SOFTCM_ACCEPT_* */
 	struct softcm_conn_param param;	/* in; unused with ACCEPT_ESTABLISH */
+	__s32		qp_fd;		/* in: with SOFTCM_ACCEPT_QP */
+	__u32		qp_handle;	/* in: with SOFTCM_ACCEPT_QP */
 };
 
 struct softcm_reject {
