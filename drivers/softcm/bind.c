@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Binding an id to a local address and port, listening, and the id options
- * that govern both, with rdma_bind_addr()'s and rdma_listen()'s rules.
+ * that govern both, with rdma_bind_addr()'s and rdma_listen()'s rules; and
+ * what an id answers for its addresses, as getsockname() and getpeername().
  */
 
 #include <linux/in.h>
@@ -196,4 +197,24 @@ int softcm_id_set_option(struct softcm_id *id, u32 level, u32 optname, u32 value
 	default:
 		return -ENOPROTOOPT;
 	}
+}
+
+/*
+ * The id's local address, or its peer's as getpeername() answers: a
+ * connection that is over has no peer any more, as a socket.  QUERY_ADDR
+ * and the full event records (file.c) both ask here, so that they agree.
+ */
+int softcm_id_query_addr(struct softcm_id *id, u32 which, struct sockaddr_storage *ss)
+{
+	lockdep_assert_held(&id->mutex);
+
+	if (which == SOFTCM_QUERY_LOCAL) {
+		*ss = id->src;
+		return 0;
+	}
+	if (id->peer_gone || (which == SOFTCM_QUERY_CONNECTED_PEER && !id->conn_up) ||
+	    id->dst.ss_family == AF_UNSPEC)
+		return -ENOTCONN;
+	*ss = id->dst;
+	return 0;
 }

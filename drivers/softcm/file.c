@@ -22,6 +22,7 @@
 #include <net/net_namespace.h>
 
 #include "addr.h"
+#include "bind.h"
 #include "cm.h"
 #include "backlog.h"
 #include "event.h"
@@ -29,6 +30,7 @@
 #include "id.h"
 #include "netns.h"
 #include "port.h"
+#include "route.h"
 #include "trace.h"
 #include "uobj.h"
 
@@ -287,14 +289,78 @@ int softcm_file_destroy_handle(struct softcm_file *sf, u32 handle,
 }
 
 /*
- * Deliver @e, which @sf's reader took, to @ubuf.  A CONNECT_REQUEST's new
- * id is published in @sf under the handle the record names: reserved
- * before the copy, committed only once the record is out.  On failure, or
- * when a destroy or a migration of its id revoked it meanwhile (-EAGAIN),
- * @e is given back; on success it is consumed.
+ * SET_OPTION level SOFTCM_OPTION_FILE.  The format is read once at the
+ * start of each read(), so a read() already under way keeps the one it
+ * started with, and its records are all of one size.
+ */
+int softcm_file_set_option(struct softcm_file *sf, u32 optname, u32 value)
+{
+	switch (optname) {
+	case SOFTCM_OPTION_FILE_EVENT_FORMAT:
+		if (value != SOFTCM_EVENT_FORMAT_BASIC && value != SOFTCM_EVENT_FORMAT_FULL)
+			return -EINVAL;
+		WRITE_ONCE(sf->event_format, value);
+		return 0;
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
+static size_t record_size(u32 format)
+{
+	return format == SOFTCM_EVENT_FORMAT_FULL ? sizeof(struct softcm_event_full) :
+						    sizeof(struct softcm_event);
+}
+
+/*
+ * The rest of a full record of @e: what QUERY_ADDR and QUERY_ROUTE would
+ * answer now about its id (a CONNECT_REQUEST's new id), asked of the same
+ * functions under the same lock, the id's mutex, which the reader takes
+ * inside its read_mutex as softcm_event_requeue() does.  Absent parts
+ * stay zero; so does all of it for an id being destroyed, whose record
+ * its revocation will discard anyway.
+ */
+static void fill_full(struct softcm_event_full *rec, struct softcm_event_entry *e)
+{
+	struct softcm_id *id = e->child ?: e->id;
+	struct sockaddr_storage ss;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->ev = e->ev;
+	rec->route.handle = e->ev.handle;
+
+	mutex_lock(&id->mutex);
+	if (id->state == SOFTCM_STATE_DESTROYING)
+		goto out;
+	if (!softcm_id_query_addr(id, SOFTCM_QUERY_LOCAL, &ss)) {
+		rec->local_len = softcm_addr_size(&ss);
+		memcpy(&rec->local, &ss, rec->local_len);
+		rec->flags |= SOFTCM_EVENT_HAS_LOCAL;
+	}
+	if (!softcm_id_query_addr(id, SOFTCM_QUERY_PEER, &ss)) {
+		rec->peer_len = softcm_addr_size(&ss);
+		memcpy(&rec->peer, &ss, rec->peer_len);
+		rec->flags |= SOFTCM_EVENT_HAS_PEER;
+	}
+	if (!softcm_id_query_route(id, &rec->route))
+		rec->flags |= SOFTCM_EVENT_HAS_ROUTE;
+	else
+		memset(&rec->route, 0, sizeof(rec->route));
+out:
+	mutex_unlock(&id->mutex);
+}
+
+/*
+ * Deliver @e, which @sf's reader took, to @ubuf, as a record of @full's
+ * format: @full is the reader's scratch for a full record, NULL for a
+ * basic one.  A CONNECT_REQUEST's new id is published in @sf under the
+ * handle the record names: reserved before the copy, committed only once
+ * the record is out.  On failure, or when a destroy or a migration of its
+ * id revoked it meanwhile (-EAGAIN), @e is given back; on success it is
+ * consumed.
  */
 static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
-		   char __user *ubuf)
+		   char __user *ubuf, struct softcm_event_full *full)
 {
 	struct softcm_id *child = e->child;
 	/* the connection's comm ID, for the trace: read before the id is public */
@@ -309,8 +375,13 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 		reserved = !ret;
 		e->ev.handle = handle;
 	}
-	if (!ret && copy_to_user(ubuf, &e->ev, sizeof(e->ev)))
+	if (!ret && full) {
+		fill_full(full, e);
+		if (copy_to_user(ubuf, full, sizeof(*full)))
+			ret = -EFAULT;
+	} else if (!ret && copy_to_user(ubuf, &e->ev, sizeof(e->ev))) {
 		ret = -EFAULT;
+	}
 	ret = softcm_event_end_read(&sf->evq, e, ret);
 	if (ret) {
 		if (reserved)
@@ -339,24 +410,35 @@ static int deliver(struct softcm_file *sf, struct softcm_event_entry *e,
 }
 
 /*
- * read(): whole records, as many as fit; waits for the first unless
- * @nonblock.  Readers of one file go one at a time (the queue's
- * read_mutex), and copy with no lock that anyone else takes.
+ * read(): whole records of the file's format, as many as fit; waits for
+ * the first unless @nonblock.  Readers of one file go one at a time (the
+ * queue's read_mutex), and copy with no lock that anyone else takes.
  */
 ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 			 size_t count, bool nonblock)
 {
 	struct softcm_evq *q = &sf->evq;
+	struct softcm_event_full *full = NULL;
 	struct softcm_event_entry *e;
-	size_t done = 0;
+	size_t done = 0, size;
 	int ret = 0;
-
-	if (count < sizeof(e->ev))
-		return -EINVAL;
 
 	if (mutex_lock_interruptible(&q->read_mutex))
 		return -ERESTARTSYS;
-	while (count - done >= sizeof(e->ev)) {
+	size = record_size(READ_ONCE(sf->event_format));
+	if (count < size) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (size == sizeof(*full)) {
+		/* Too big for the stack; one per read(), whatever it returns. */
+		full = kmalloc(sizeof(*full), GFP_KERNEL);
+		if (!full) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	while (count - done >= size) {
 		e = softcm_event_take(q);
 		if (!e) {
 			if (done)
@@ -367,20 +449,24 @@ ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 			}
 			mutex_unlock(&q->read_mutex);
 			ret = softcm_event_wait(q);
-			if (ret)
+			if (!ret && mutex_lock_interruptible(&q->read_mutex))
+				ret = -ERESTARTSYS;
+			if (ret) {
+				kfree(full);
 				return ret;
-			if (mutex_lock_interruptible(&q->read_mutex))
-				return -ERESTARTSYS;
+			}
 			continue;
 		}
-		ret = deliver(sf, e, buf + done);
+		ret = deliver(sf, e, buf + done, full);
 		if (ret == -EAGAIN)
 			continue;	/* revoked: as if it had never been queued */
 		if (ret)
 			break;
-		done += sizeof(e->ev);
+		done += size;
 	}
+out:
 	mutex_unlock(&q->read_mutex);
+	kfree(full);
 	return done ? done : ret;
 }
 

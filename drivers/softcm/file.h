@@ -25,6 +25,8 @@ struct softcm_file {
 	struct xarray ids;		/* handle -> id, holding a reference */
 	atomic_t nr_ids;
 	struct softcm_evq evq;		/* its ids' events, for read() */
+	/* SOFTCM_EVENT_FORMAT_*: read once by each read(), under evq.read_mutex */
+	u32 event_format;
 	struct softcm_uobjs uobjs;	/* its verbs objects */
 	/* its async event descriptor's queue (evfd.c), referenced */
 	struct softcm_evfd __rcu *async;
@@ -34,6 +36,7 @@ struct softcm_file *softcm_file_create(struct net *net);
 void softcm_file_release(struct softcm_file *sf);
 ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 			 size_t count, bool nonblock);
+int softcm_file_set_option(struct softcm_file *sf, u32 optname, u32 value);
 
 /* The commands on ids, by handle. */
 int softcm_file_create_id(struct softcm_file *sf, u16 ps, u64 uid, u32 *handle);

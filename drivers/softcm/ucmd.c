@@ -107,21 +107,18 @@ static int ucmd_query_addr(struct softcm_file *sf, union ucmd_args *a)
 	struct sockaddr_storage ss;
 	struct softcm_id *id;
 	size_t len;
+	int ret;
 
 	if (c->reserved0 || c->which > SOFTCM_QUERY_CONNECTED_PEER)
 		return -EINVAL;
 	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	ss = c->which == SOFTCM_QUERY_LOCAL ? id->src : id->dst;
-	/* A connection that is over has no peer any more, as a socket. */
-	if (c->which != SOFTCM_QUERY_LOCAL &&
-	    (id->peer_gone || (c->which == SOFTCM_QUERY_CONNECTED_PEER && !id->conn_up)))
-		ss.ss_family = AF_UNSPEC;
+	ret = softcm_id_query_addr(id, c->which, &ss);
 	softcm_id_unlock_put(id);
+	if (ret)
+		return ret;
 
-	if (c->which != SOFTCM_QUERY_LOCAL && ss.ss_family == AF_UNSPEC)
-		return -ENOTCONN;
 	len = softcm_addr_size(&ss);
 	if (copy_to_user(u64_to_user_ptr(c->addr), &ss, min_t(size_t, len, c->addr_len)))
 		return -EFAULT;
@@ -153,6 +150,11 @@ static int ucmd_set_option(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
+	if (c->level == SOFTCM_OPTION_FILE) {
+		if (c->handle)
+			return -EINVAL;
+		return softcm_file_set_option(sf, c->optname, c->value);
+	}
 	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
@@ -344,8 +346,11 @@ static_assert(sizeof(struct softcm_resolve_addr) == 272);
 static_assert(sizeof(struct softcm_resolve_route) == 8);
 static_assert(sizeof(struct softcm_query_route) == 72);
 static_assert(sizeof(struct softcm_event) == 296);
+static_assert(sizeof(struct softcm_event_full) == 640);
+static_assert(offsetof(struct softcm_event_full, local) == 312);
+static_assert(offsetof(struct softcm_event_full, route) == 568);
 static_assert(sizeof(struct softcm_connect) == 280);
-static_assert(sizeof(struct softcm_accept) == 288);
+static_assert(sizeof(struct softcm_accept) == 296);
 static_assert(sizeof(struct softcm_reject) == 264);
 static_assert(sizeof(struct softcm_disconnect) == 8);
 static_assert(sizeof(struct softcm_init_qp_attr) == 160);
