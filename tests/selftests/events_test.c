@@ -7,13 +7,21 @@
  * Both sides speak the raw ioctls, each in its own file, in one namespace
  * of their own over 127.0.0.1; every record is compared byte for byte with
  * the answers of the commands it stands for.
+ *
+ * Then the page a file shares (mmap at SOFTCM_MMAP_EVENT_PAGE): what
+ * mmap() accepts, poll() following its held count, its life against
+ * close() and munmap() (the debug kernel's KASAN and kmemleak watch), and
+ * MIGRATE_ID waking the destination's poller when nothing moved.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include <linux/softcm.h>
 
@@ -477,6 +485,205 @@ TEST_F(ev, rejected_record_has_no_peer)
 	EXPECT_EQ(0, r.peer_len);
 	check_full(_metadata, fd, &r);
 	close(fd);
+}
+
+#define PG	SOFTCM_EVENT_PAGE_SIZE
+
+static struct softcm_event_page *map_page(int fd)
+{
+	void *p = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       SOFTCM_MMAP_EVENT_PAGE);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* -errno of an mmap() of @fd that must fail, or 0 if it did not. */
+static int mmap_err(int fd, size_t len, int prot, int flags, off_t off)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	if (p != MAP_FAILED) {
+		munmap(p, len);
+		return 0;
+	}
+	return -errno;
+}
+
+/*
+ * One page, at offset SOFTCM_MMAP_EVENT_PAGE, shared, not executable now
+ * or later, not growable; zeroed, and the same page for every mapping of
+ * a file.
+ */
+TEST_F(ev, mmap_arguments)
+{
+	int fd = open_dev(), fd2 = open_dev();
+	struct softcm_event_page *p, *q, *r;
+	const unsigned char *c;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(-EINVAL, mmap_err(fd, PG, PROT_READ | PROT_WRITE, MAP_SHARED, PG));
+	EXPECT_EQ(-EINVAL, mmap_err(fd, 2 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	EXPECT_EQ(-EINVAL, mmap_err(fd, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, 0));
+	EXPECT_EQ(-EINVAL, mmap_err(fd, PG, PROT_READ, MAP_PRIVATE, 0));
+	EXPECT_EQ(-EINVAL, mmap_err(fd, PG, PROT_READ | PROT_EXEC, MAP_SHARED, 0));
+
+	p = map_page(fd);
+	ASSERT_NE(NULL, p);
+	c = (const unsigned char *)p;
+	for (int i = 0; i < PG; i++)
+		if (c[i])
+			ASSERT_EQ(0, c[i]);
+	/* Not executable later either, and not growable. */
+	EXPECT_EQ(-1, mprotect(p, PG, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(MAP_FAILED, mremap(p, PG, 2 * PG, MREMAP_MAYMOVE));
+
+	/* Every mapping of a file shares its page; another file has its own. */
+	q = map_page(fd);
+	r = map_page(fd2);
+	ASSERT_NE(NULL, q);
+	ASSERT_NE(NULL, r);
+	p->held = 7;
+	EXPECT_EQ(7, q->held);
+	EXPECT_EQ(0, r->held);
+	munmap(p, PG);
+	munmap(q, PG);
+	munmap(r, PG);
+	close(fd);
+	close(fd2);
+}
+
+/*
+ * poll() reports the file readable while the page's held count is not
+ * zero, with nothing queued (read() still has nothing to return).
+ */
+TEST_F(ev, poll_follows_held)
+{
+	struct softcm_event_full r;
+	struct softcm_event_page *p;
+	int fd = open("/dev/softcm", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+
+	ASSERT_LE(0, fd);
+	EXPECT_FALSE(readable(fd, 0));
+	p = map_page(fd);
+	ASSERT_NE(NULL, p);
+	EXPECT_FALSE(readable(fd, 0));
+	p->held = 1;
+	EXPECT_TRUE(readable(fd, 0));
+	EXPECT_EQ(-1, read(fd, &r, sizeof(r)));
+	EXPECT_EQ(EAGAIN, errno);
+	p->held = 0xffffffff;
+	EXPECT_TRUE(readable(fd, 0));
+	p->held = 0;
+	EXPECT_FALSE(readable(fd, 0));
+	munmap(p, PG);
+	close(fd);
+}
+
+/*
+ * The page outlives the file while mapped, and the file while unmapped:
+ * each holds it.  A page freed under either is a report of the debug
+ * kernel (KASAN, bad page state) or a count lost here.
+ */
+TEST_F(ev, page_outlives_close_and_munmap)
+{
+	struct softcm_event_page *p, *q;
+	int fd = open_dev();
+
+	ASSERT_LE(0, fd);
+	p = map_page(fd);
+	ASSERT_NE(NULL, p);
+	p->held = 3;
+	/* munmap() before close(): the file keeps the page and its count. */
+	ASSERT_EQ(0, munmap(p, PG));
+	EXPECT_TRUE(readable(fd, 0));
+	q = map_page(fd);
+	ASSERT_NE(NULL, q);
+	EXPECT_EQ(3, q->held);
+	q->held = 0;
+	EXPECT_FALSE(readable(fd, 0));
+
+	/* close() before munmap(): the mapping keeps it. */
+	close(fd);
+	q->held = 5;
+	EXPECT_EQ(5, q->held);
+	for (int i = 2; i < PG / 4; i++)
+		((volatile __u32 *)q)[i] = i;
+	ASSERT_EQ(0, munmap(q, PG));
+}
+
+struct poller {
+	int fd;
+	int ret;
+	short revents;
+	pid_t tid;
+	volatile bool started;
+};
+
+static void *poll_thread(void *arg)
+{
+	struct poller *pl = arg;
+	struct pollfd pfd = { .fd = pl->fd, .events = POLLIN };
+
+	pl->tid = syscall(SYS_gettid);
+	__atomic_store_n(&pl->started, true, __ATOMIC_RELEASE);
+	pl->ret = poll(&pfd, 1, ev_ms());
+	pl->revents = pfd.revents;
+	return NULL;
+}
+
+/* Wait (bounded) until thread @tid sleeps in poll(); 0 or -ETIME. */
+static int wait_in_poll(pid_t tid)
+{
+	long deadline = topo_now_ms() + ev_ms();
+	char path[64], wchan[128];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", tid);
+	while (topo_now_ms() < deadline) {
+		if (read_text(path, wchan, sizeof(wchan)) > 0 && strstr(wchan, "poll"))
+			return 0;
+		usleep(1000);
+	}
+	return -ETIME;
+}
+
+/*
+ * A library that moves an id with records it holds counts them in the
+ * destination's page first; MIGRATE_ID then wakes a poller asleep on the
+ * destination, though no queued event moved.
+ */
+TEST_F(ev, migrate_wakes_destination_poller)
+{
+	int a = open_dev(), b = open_dev();
+	struct softcm_migrate_id m = { .fd = a };
+	struct softcm_event_page *p;
+	struct poller pl = { .ret = -2 };
+	pthread_t t;
+	__u32 h;
+
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, 0x44, &h));
+	p = map_page(b);
+	ASSERT_NE(NULL, p);
+
+	pl.fd = b;
+	ASSERT_EQ(0, pthread_create(&t, NULL, poll_thread, &pl));
+	while (!__atomic_load_n(&pl.started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	ASSERT_EQ(0, wait_in_poll(pl.tid));
+	/* No wakeup for this: the poller must not see it yet. */
+	p->held = 1;
+	m.handle = h;
+	ASSERT_EQ(0, ioctl(b, SOFTCM_IOCTL_MIGRATE_ID, &m));
+	pthread_join(t, NULL);
+	EXPECT_EQ(1, pl.ret);
+	EXPECT_EQ(POLLIN, pl.revents & POLLIN);
+	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(b, m.handle));
+	munmap(p, PG);
+	close(a);
+	close(b);
 }
 
 TEST_HARNESS_MAIN
