@@ -768,4 +768,317 @@ TEST_F(qpattr, source_address_gone_is_eaddrnotavail)
 	EXPECT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
 }
 
+/*
+ * ACCEPT of id @h with @flags, naming QP @qh of file @qfd; a REP names
+ * QP number @qpn and the passive side's depths.
+ */
+static int do_accept(int fd, __u32 h, __u32 flags, int qfd, __u32 qh, __u32 qpn)
+{
+	struct softcm_accept c = { .uid = 0x78, .handle = h, .flags = flags };
+
+	c.qp_fd = qfd;
+	c.qp_handle = qh;
+	if (!(flags & SOFTCM_ACCEPT_ESTABLISH)) {
+		c.param.qp_num = qpn;
+		c.param.responder_resources = P_RESP_RES;
+		c.param.initiator_depth = P_INIT_DEPTH;
+		c.param.rnr_retry_count = P_RNR_RETRY;
+	}
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
+}
+
+/* With SOFTCM_ACCEPT_QP: the QP @qh of file @qfd moves, then the REP or RTU. */
+static int accept_qp(int fd, __u32 h, __u32 flags, int qfd, __u32 qh, __u32 qpn)
+{
+	return do_accept(fd, h, SOFTCM_ACCEPT_QP | flags, qfd, qh, qpn);
+}
+
+/*
+ * MODIFY_QP of QP @qp (file @qfd) with what INIT_QP_ATTR gives id @id
+ * (file @fd) for @state, with librdmacm's depths: @depth replaces the
+ * kernel's (RTR's max_dest_rd_atomic, RTS's max_rd_atomic) unless 0xff.
+ */
+static int drive_qp_at(int fd, __u32 id, int qfd, __u32 qp, __u32 state, __u8 depth)
+{
+	struct softcm_init_qp_attr c;
+	struct softcm_modify_qp m = { .handle = qp };
+	int ret = init_qp_attr(fd, id, state, &c);
+
+	if (ret)
+		return ret;
+	if (depth != 0xff && state == IBV_QPS_RTR)
+		c.attr.max_dest_rd_atomic = depth;
+	if (depth != 0xff && state == IBV_QPS_RTS)
+		c.attr.max_rd_atomic = depth;
+	m.attr_mask = c.attr_mask;
+	m.attr = c.attr;
+	return ioctl(qfd, SOFTCM_IOCTL_MODIFY_QP, &m) ? -errno : 0;
+}
+
+/* One connection's ids and QPs: the QPs in files of their own (aq, pq). */
+struct qconn {
+	__u32 h, ph, aqp, aqpn, pqp, pqpn;
+};
+
+/*
+ * A connection on @port whose QPs move the old way (INIT_QP_ATTR and
+ * MODIFY_QP, three times a side, as libsoftcm did) or with ACCEPT's
+ * SOFTCM_ACCEPT_QP, established on both sides.
+ */
+static void qconnect(struct __test_metadata *_metadata, FIXTURE_DATA(qpattr) *self,
+		     int aq, int pq, int port, bool with_accept_qp, struct qconn *k)
+{
+	struct softcm_connect conn = { 0 };
+	struct softcm_event ev;
+	__u32 l;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", port, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, port, &k->h));
+	ASSERT_EQ(0, resolve_addr(self->a, k->h, "10.92.0.2", port));
+	ASSERT_EQ(0, resolve_route(self->a, k->h));
+	ASSERT_EQ(0, create_qp(aq, IBV_QPT_RC, &k->aqp, &k->aqpn));
+	ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_INIT, 0xff));
+	conn.handle = k->h;
+	conn.param.qp_num = k->aqpn;
+	conn.param.responder_resources = A_RESP_RES;
+	conn.param.initiator_depth = A_INIT_DEPTH;
+	conn.param.retry_count = A_RETRY;
+	conn.param.rnr_retry_count = A_RNR_RETRY;
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &conn));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	k->ph = ev.handle;
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &k->pqp, &k->pqpn));
+	ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_INIT, 0xff));
+	if (with_accept_qp) {
+		ASSERT_EQ(0, accept_qp(self->p, k->ph, 0, pq, k->pqp, k->pqpn));
+	} else {
+		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_INIT, 0xff));
+		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_RTR, P_RESP_RES));
+		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_RTS, P_INIT_DEPTH));
+		ASSERT_EQ(0, do_accept(self->p, k->ph, 0, 0, 0, k->pqpn));
+	}
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	if (with_accept_qp) {
+		ASSERT_EQ(0, accept_qp(self->a, k->h, SOFTCM_ACCEPT_ESTABLISH, aq, k->aqp, 0));
+	} else {
+		ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_INIT, 0xff));
+		ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_RTR, 0xff));
+		ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_RTS, 0xff));
+		ASSERT_EQ(0, establish_id(self->a, k->h));
+	}
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	ASSERT_EQ(0, destroy_id(self->p, l, NULL));
+}
+
+static int first_diff(const void *a, const void *b, size_t len)
+{
+	const __u8 *x = a, *y = b;
+
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return i;
+	return -1;
+}
+
+/*
+ * What is particular to one connection: the peer's QP number, the PSNs
+ * (checked to cross) and the flow label (the path's, from the ports);
+ * zeroed, so that two connections' QPs compare whole.
+ */
+static void strip_conn(struct __test_metadata *_metadata, struct softcm_query_qp *q,
+		       int fd, __u32 h, __u32 peer_qpn, __u32 peer_rq_psn)
+{
+	struct softcm_query_route r;
+
+	ASSERT_EQ(0, query_route(fd, h, &r));
+	EXPECT_EQ(peer_qpn, q->attr.dest_qp_num);
+	EXPECT_EQ(peer_rq_psn, q->attr.sq_psn);
+	EXPECT_EQ(r.flow_label, q->attr.ah_attr.flow_label);
+	q->attr.dest_qp_num = 0;
+	q->attr.sq_psn = 0;
+	q->attr.rq_psn = 0;
+	q->attr.ah_attr.flow_label = 0;
+}
+
+/*
+ * ACCEPT with SOFTCM_ACCEPT_QP, on the REP (passive) and on the RTU
+ * (active), leaves each QP in RTS with exactly what the six INIT_QP_ATTR
+ * and MODIFY_QP calls of librdmacm's path give, the REP's depths
+ * included: two connections, one each way, compared attribute by
+ * attribute.  The QPs are in files of their own, as a verbs context's.
+ */
+TEST_F(qpattr, accept_qp_moves_as_six_calls)
+{
+	struct softcm_query_qp oa, op, na, np;
+	struct qconn o, n;
+	__u32 psn[4];
+	int aq, pq;
+
+	aq = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, aq);
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	qconnect(_metadata, self, aq, pq, 7540, false, &o);
+	qconnect(_metadata, self, aq, pq, 7541, true, &n);
+
+	ASSERT_EQ(0, query_qp(aq, o.aqp, &oa));
+	ASSERT_EQ(0, query_qp(pq, o.pqp, &op));
+	ASSERT_EQ(0, query_qp(aq, n.aqp, &na));
+	ASSERT_EQ(0, query_qp(pq, n.pqp, &np));
+	EXPECT_EQ(IBV_QPS_RTS, na.attr.qp_state);
+	EXPECT_EQ(IBV_QPS_RTS, np.attr.qp_state);
+	/* the depths the REP announced, turned on the active side */
+	EXPECT_EQ(P_RESP_RES, np.attr.max_dest_rd_atomic);
+	EXPECT_EQ(P_INIT_DEPTH, np.attr.max_rd_atomic);
+	EXPECT_EQ(P_INIT_DEPTH, na.attr.max_dest_rd_atomic);
+	EXPECT_EQ(P_RESP_RES, na.attr.max_rd_atomic);
+
+	psn[0] = oa.attr.rq_psn;
+	psn[1] = op.attr.rq_psn;
+	psn[2] = na.attr.rq_psn;
+	psn[3] = np.attr.rq_psn;
+	strip_conn(_metadata, &oa, self->a, o.h, o.pqpn, psn[1]);
+	strip_conn(_metadata, &op, self->p, o.ph, o.aqpn, psn[0]);
+	strip_conn(_metadata, &na, self->a, n.h, n.pqpn, psn[3]);
+	strip_conn(_metadata, &np, self->p, n.ph, n.aqpn, psn[2]);
+	/* the first byte of the attributes that differs, if one does */
+	EXPECT_EQ(-1, first_diff(&oa.attr, &na.attr, sizeof(oa.attr)));
+	EXPECT_EQ(-1, first_diff(&op.attr, &np.attr, sizeof(op.attr)));
+	close(aq);
+	close(pq);
+}
+
+/*
+ * What ACCEPT refuses before it touches the QP or the connection: no
+ * descriptor (EBADF), one that is not /dev/softcm (EINVAL), no such QP
+ * (ENOENT), a UD QP (EINVAL), a QP of another namespace's file
+ * (EINVAL), qp_fd or qp_handle without the flag (EINVAL).  The QP stays
+ * in INIT, the request unanswered: the same ACCEPT, right, then works.
+ */
+TEST_F(qpattr, accept_qp_bad_qp_refused)
+{
+	struct softcm_accept c = { .handle = 0 };
+	struct softcm_query_qp q;
+	struct softcm_event ev;
+	__u32 l, h, ph, qp, qpn, ud, udn, fqp, fqpn;
+	int pq, nul;
+
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, nul);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7542, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 12, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7542));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &qp, &qpn));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, qp, IBV_QPS_INIT, 0xff));
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_UD, &ud, &udn));
+	/* an RC QP of the active namespace's file */
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &fqp, &fqpn));
+
+	EXPECT_EQ(-EBADF, accept_qp(self->p, ph, 0, -1, qp, qpn));
+	EXPECT_EQ(-EBADF, accept_qp(self->p, ph, 0, 1000000, qp, qpn));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, nul, qp, qpn));
+	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, qp + 1000, qpn));
+	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, 0, qpn));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, ud, qpn));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, self->a, fqp, qpn));
+	c.handle = ph;
+	c.qp_handle = qp;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.qp_handle = 0;
+	c.qp_fd = pq;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* nothing moved, nothing sent: the request is still to be answered */
+	ASSERT_EQ(0, query_qp(pq, qp, &q));
+	EXPECT_EQ(IBV_QPS_INIT, q.attr.qp_state);
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, ph));
+	ASSERT_EQ(0, accept_qp(self->p, ph, 0, pq, qp, qpn));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	ASSERT_EQ(0, query_qp(pq, qp, &q));
+	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+
+	/* the RTU's checks are the same: the active side's QP of the wrong file */
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, pq, qp, 0));
+	EXPECT_EQ(-EBADF, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, -1, fqp, 0));
+	ASSERT_EQ(0, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, fqp, 0));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	ASSERT_EQ(0, query_qp(self->a, fqp, &q));
+	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+	EXPECT_EQ(qpn, q.attr.dest_qp_num);
+	close(nul);
+	close(pq);
+}
+
+/*
+ * A move that fails (the QP is in RTS already: no way back to INIT), or
+ * a REP that cannot be sent (private data too long): the QP ends in ERR,
+ * the command fails, and nothing was sent: the request is still
+ * unanswered, and the REP the active side then gets is the one of a third
+ * QP, accepted right.  On the active side, an RTU refused after the moves
+ * (the REP was not ours to acknowledge yet) leaves its QP in ERR too.
+ */
+TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
+{
+	struct softcm_accept c = { .uid = 1, .flags = SOFTCM_ACCEPT_QP };
+	struct softcm_query_qp q;
+	struct softcm_event ev;
+	__u32 l, h, ph, q1, q1n, q2, q2n, q3, q3n, aqp, aqpn;
+	int pq;
+
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7543, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 13, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7543));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &aqp, &aqpn));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	/* before the REP, RTR has no attributes yet: EINVAL, and the QP in ERR */
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, aqp, 0));
+	ASSERT_EQ(0, query_qp(self->a, aqp, &q));
+	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q1, &q1n));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_INIT, 0xff));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_RTR, 0xff));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_RTS, 0xff));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, q1, q1n));
+	ASSERT_EQ(0, query_qp(pq, q1, &q));
+	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q2, &q2n));
+	c.handle = ph;
+	c.qp_fd = pq;
+	c.qp_handle = q2;
+	c.param.qp_num = q2n;
+	c.param.private_data_len = SOFTCM_REP_PRIVATE_DATA + 1;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, query_qp(pq, q2, &q));
+	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+
+	/* still unanswered: the first REP the active side sees is q3's */
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, ph));
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q3, &q3n));
+	c.qp_handle = q3;
+	c.param.qp_num = q3n;
+	c.param.private_data_len = 0;
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	EXPECT_EQ(q3n, ev.param.qp_num);
+	ASSERT_EQ(0, query_qp(pq, q3, &q));
+	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+	close(pq);
+}
+
 TEST_HARNESS_MAIN
