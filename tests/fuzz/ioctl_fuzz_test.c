@@ -31,7 +31,8 @@
  * are remembered by type), or of another type or file, or nothing; QPs
  * are moved with the attributes INIT_QP_ATTR gives for a live id, so
  * that the CM's attributes meet the QP state machine, or with random
- * masks and states.  EOPNOTSUPP (what softcm does not support), EBUSY,
+ * masks and states, and by ACCEPT with SOFTCM_ACCEPT_QP, naming QPs of
+ * any file (or descriptors that are none) on requests and REPs.  EOPNOTSUPP (what softcm does not support), EBUSY,
  * ENOMEM and EEXIST are among the answers the checks accept.
  *
  * Directed cases follow the random one: events_follow_their_id, and the
@@ -630,6 +631,33 @@ static void pick_cap(struct rng *r, struct softcm_qp_cap *cap)
 }
 
 /*
+ * ACCEPT's SOFTCM_ACCEPT_QP: mostly a QP of a file of the same namespace
+ * (this slot's or a neighbour's: the kernel holds the other file for the
+ * command, while threads destroy QPs and replace files), sometimes a
+ * descriptor that is no softcm file (-1, stdin, stdout, none), a file of
+ * the other namespace, another type's or a random handle.
+ */
+static void pick_accept_qp(struct rng *r, int slot, struct softcm_accept *c)
+{
+	int from = chance(r, 50) ? slot : chance(r, 80) ? (slot & 4) | below(r, 4) :
+		   below(r, NSLOTS);
+
+	c->flags |= SOFTCM_ACCEPT_QP;
+	switch (below(r, 10)) {
+	case 0:
+		c->qp_fd = (int)below(r, 3) - 1;
+		break;
+	case 1:
+		c->qp_fd = 100000;
+		break;
+	default:
+		c->qp_fd = slot_fd[from];
+		break;
+	}
+	c->qp_handle = pick_vhandle(r, from, V_QP);
+}
+
+/*
  * MODIFY_QP: mostly what INIT_QP_ATTR gives one of this file's ids (the
  * CM's attributes against the QP state machine: a QP in another state, or
  * of another type, must refuse them cleanly), sometimes with one mask
@@ -1015,6 +1043,10 @@ static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 
 		a->accept.flags = chance(r, 90) ? below(r, 2) : rnd(r);
 		if (!a->accept.flags)
 			pick_param(r, &a->accept.param);
+		if (chance(r, 30))
+			pick_accept_qp(r, slot, &a->accept);
+		else if (chance(r, 5))
+			a->accept.qp_handle = rnd(r);	/* without the flag: EINVAL */
 		break;
 	case SOFTCM_CMD_REJECT:
 		a->reject.handle = pick_handle(r, slot);
@@ -1060,7 +1092,7 @@ static void reopen(int slot, int home)
  * commands on random handles is rare (a few connections a minute on the
  * debug kernel), and the CM would barely be fuzzed.
  */
-static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
+static void follow_up(struct rng *r, int slot, int fd, const struct softcm_event *ev)
 {
 	union args a;
 	int ret = 0;
@@ -1095,6 +1127,8 @@ static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
 		memset(&a, 0, sizeof(a));
 		a.accept.handle = ev->handle;
 		a.accept.flags = SOFTCM_ACCEPT_ESTABLISH;
+		if (chance(r, 50))
+			pick_accept_qp(r, slot, &a.accept);
 		ret = ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
 		break;
 	default:
@@ -1141,7 +1175,7 @@ static void drain(struct rng *r, int slot)
 		if (ev[i].event == SOFTCM_EVENT_ESTABLISHED)
 			atomic_fetch_add(&established, 1);
 		if (ev[i].event != SOFTCM_EVENT_CONNECT_REQUEST) {
-			follow_up(r, fd, &ev[i]);
+			follow_up(r, slot, fd, &ev[i]);
 			continue;
 		}
 		atomic_fetch_add(&requests, 1);
@@ -1153,6 +1187,8 @@ static void drain(struct rng *r, int slot)
 			a.accept.handle = ev[i].handle;
 			a.accept.uid = rnd(r);
 			a.accept.param.qp_num = rnd(r);
+			if (chance(r, 50))
+				pick_accept_qp(r, slot, &a.accept);
 			ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
 		} else {
 			a.reject.handle = ev[i].handle;
