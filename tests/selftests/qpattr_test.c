@@ -787,6 +787,11 @@ static int do_accept(int fd, __u32 h, __u32 flags, int qfd, __u32 qh, __u32 qpn)
 	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
 }
 
+/* ACCEPT's first ABI version: the struct up to qp_fd. */
+#define ACCEPT_V1_SIZE	offsetof(struct softcm_accept, qp_fd)
+#define IOCTL_ACCEPT_SIZED(size) \
+	_IOC(_IOC_READ | _IOC_WRITE, SOFTCM_IOCTL_TYPE, SOFTCM_CMD_ACCEPT, size)
+
 /* With SOFTCM_ACCEPT_QP: the QP @qh of file @qfd moves, then the REP or RTU. */
 static int accept_qp(int fd, __u32 h, __u32 flags, int qfd, __u32 qh, __u32 qpn)
 {
@@ -823,7 +828,8 @@ struct qconn {
 /*
  * A connection on @port whose QPs move the old way (INIT_QP_ATTR and
  * MODIFY_QP, three times a side, as libsoftcm did) or with ACCEPT's
- * SOFTCM_ACCEPT_QP, established on both sides.
+ * SOFTCM_ACCEPT_QP, established on both sides.  The old way's REP is
+ * sent with ACCEPT's first struct (288 bytes), as an older library would.
  */
 static void qconnect(struct __test_metadata *_metadata, FIXTURE_DATA(qpattr) *self,
 		     int aq, int pq, int port, bool with_accept_qp, struct qconn *k)
@@ -855,7 +861,17 @@ static void qconnect(struct __test_metadata *_metadata, FIXTURE_DATA(qpattr) *se
 		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_INIT, 0xff));
 		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_RTR, P_RESP_RES));
 		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_RTS, P_INIT_DEPTH));
-		ASSERT_EQ(0, do_accept(self->p, k->ph, 0, 0, 0, k->pqpn));
+		/* as a library built before SOFTCM_ACCEPT_QP: 288 bytes */
+		struct softcm_accept c = { .uid = 0x78, .handle = k->ph };
+
+		c.param.qp_num = k->pqpn;
+		c.param.responder_resources = P_RESP_RES;
+		c.param.initiator_depth = P_INIT_DEPTH;
+		c.param.rnr_retry_count = P_RNR_RETRY;
+		ASSERT_EQ(288, ACCEPT_V1_SIZE);
+		EXPECT_EQ(-1, ioctl(self->p, IOCTL_ACCEPT_SIZED(ACCEPT_V1_SIZE - 4), &c));
+		EXPECT_EQ(EINVAL, errno);
+		ASSERT_EQ(0, ioctl(self->p, IOCTL_ACCEPT_SIZED(ACCEPT_V1_SIZE), &c));
 	}
 	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
 	if (with_accept_qp) {
@@ -906,6 +922,7 @@ static void strip_conn(struct __test_metadata *_metadata, struct softcm_query_qp
  * and MODIFY_QP calls of librdmacm's path give, the REP's depths
  * included: two connections, one each way, compared attribute by
  * attribute.  The QPs are in files of their own, as a verbs context's.
+ * The old way's REP goes with ACCEPT's first struct size, still accepted.
  */
 TEST_F(qpattr, accept_qp_moves_as_six_calls)
 {
