@@ -968,16 +968,17 @@ TEST_F(qpattr, accept_qp_moves_as_six_calls)
 /*
  * What ACCEPT refuses before it touches the QP or the connection: no
  * descriptor (EBADF), one that is not /dev/softcm (EINVAL), no such QP
- * (ENOENT), a UD QP (EINVAL), a QP of another namespace's file
- * (EINVAL), qp_fd or qp_handle without the flag (EINVAL).  The QP stays
- * in INIT, the request unanswered: the same ACCEPT, right, then works.
+ * (ENOENT, a destroyed one too), a UD QP (EINVAL), a QP of another
+ * namespace's file (EINVAL), qp_fd or qp_handle without the flag
+ * (EINVAL).  The QP stays in INIT, the request unanswered: the same
+ * ACCEPT, right, then works.
  */
 TEST_F(qpattr, accept_qp_bad_qp_refused)
 {
 	struct softcm_accept c = { .handle = 0 };
 	struct softcm_query_qp q;
 	struct softcm_event ev;
-	__u32 l, h, ph, qp, qpn, ud, udn, fqp, fqpn;
+	__u32 l, h, ph, qp, qpn, ud, udn, fqp, fqpn, gone, gonen;
 	int pq, nul;
 
 	pq = open_in(self->ns[1], self->home);
@@ -1002,6 +1003,10 @@ TEST_F(qpattr, accept_qp_bad_qp_refused)
 	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, nul, qp, qpn));
 	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, qp + 1000, qpn));
 	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, 0, qpn));
+	/* destroyed: its handle names nothing */
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &gone, &gonen));
+	ASSERT_EQ(0, ioctl(pq, SOFTCM_IOCTL_DESTROY_QP, &(struct softcm_destroy_qp){ .handle = gone }));
+	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, gone, gonen));
 	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, ud, qpn));
 	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, self->a, fqp, qpn));
 	c.handle = ph;
