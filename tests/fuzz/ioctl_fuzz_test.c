@@ -32,8 +32,9 @@
  * are moved with the attributes INIT_QP_ATTR gives for a live id, so
  * that the CM's attributes meet the QP state machine, or with random
  * masks and states, and by ACCEPT with SOFTCM_ACCEPT_QP, naming QPs of
- * any file (or descriptors that are none) on requests and REPs.  EOPNOTSUPP (what softcm does not support), EBUSY,
- * ENOMEM and EEXIST are among the answers the checks accept.
+ * any file (or descriptors that are none) on requests and REPs.
+ * EOPNOTSUPP (what softcm does not support), EBUSY, ENOMEM and EEXIST
+ * are among the answers the checks accept.
  *
  * Directed cases follow the random one: events_follow_their_id, and the
  * sequences of issue 16's A1 (migrate_sequences) and A2
@@ -92,6 +93,8 @@ static int ns_fd[2];
 static _Atomic __u32 handles[NSLOTS][NHANDLES];
 static atomic_bool stop;
 static atomic_long ops, bad_errno, established, requests, reopened;
+/* ACCEPTs with SOFTCM_ACCEPT_QP that moved their QP and answered */
+static atomic_long qp_accepts;
 static atomic_long events, bad_events, cross_migrations, faulted_reads;
 /* handles this slot's files have used or been given, ever */
 static _Atomic unsigned char issued[NSLOTS][HMAX / 8];
@@ -1130,6 +1133,8 @@ static void follow_up(struct rng *r, int slot, int fd, const struct softcm_event
 		if (chance(r, 50))
 			pick_accept_qp(r, slot, &a.accept);
 		ret = ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
+		if (!ret && (a.accept.flags & SOFTCM_ACCEPT_QP))
+			atomic_fetch_add(&qp_accepts, 1);
 		break;
 	default:
 		return;
@@ -1189,7 +1194,9 @@ static void drain(struct rng *r, int slot)
 			a.accept.param.qp_num = rnd(r);
 			if (chance(r, 50))
 				pick_accept_qp(r, slot, &a.accept);
-			ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
+			if (!ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept) &&
+			    (a.accept.flags & SOFTCM_ACCEPT_QP))
+				atomic_fetch_add(&qp_accepts, 1);
 		} else {
 			a.reject.handle = ev[i].handle;
 			ioctl(fd, SOFTCM_IOCTL_REJECT, &a.reject);
@@ -1421,10 +1428,10 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	       atomic_load(&ops), atomic_load(&reopened), atomic_load(&requests),
 	       atomic_load(&established), rx_req, atomic_load(&events),
 	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
-	printf("# verbs: %ld objects created (%ld PDs, %ld MRs, %ld CQs, %ld QPs, %ld AHs), %ld commands refused, %ld QPs moved, %d descriptors kept\n",
+	printf("# verbs: %ld objects created (%ld PDs, %ld MRs, %ld CQs, %ld QPs, %ld AHs), %ld commands refused, %ld QPs moved, %ld by ACCEPT, %d descriptors kept\n",
 	       atomic_load(&vcreated), atomic_load(&vmade[V_PD]), atomic_load(&vmade[V_MR]),
 	       atomic_load(&vmade[V_CQ]), atomic_load(&vmade[V_QP]), atomic_load(&vmade[V_AH]),
-	       atomic_load(&vfailed), atomic_load(&modified), nevfds);
+	       atomic_load(&vfailed), atomic_load(&modified), atomic_load(&qp_accepts), nevfds);
 	for (int e = 0; e < 256; e++) {
 		if (atomic_load(&bad_by[e]))
 			printf("# errno %d unexpected %ld times\n", e, atomic_load(&bad_by[e]));
