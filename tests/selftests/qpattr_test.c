@@ -20,7 +20,9 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -1101,6 +1103,109 @@ TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
 	ASSERT_EQ(0, query_qp(pq, q3, &q));
 	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
 	close(pq);
+}
+
+/* The QP file and handle a racing ACCEPT names, changing under it. */
+struct qp_race {
+	int nsfd, qfd;
+	__u32 ph;
+	_Atomic __u32 handle;
+	atomic_int done;
+	int rounds;
+	int failed;		/* the line of the first failure, 0 if none */
+	int accepts, bad_errno, errs[2];
+};
+
+/*
+ * Create and destroy QPs in the QP file (each lives four rounds), storing
+ * each handle for the other thread, and now and then replace the file
+ * itself (dup2 of a new
+ * /dev/softcm over its descriptor: the old file is released while an
+ * ACCEPT may hold it).
+ */
+static void *qp_churn(void *p)
+{
+	struct qp_race *r = p;
+	__u32 live[4] = { 0 }, h, qpn;
+
+	/* this thread only: its new files are the passive namespace's */
+	if (netns_enter(r->nsfd))
+		r->failed = __LINE__;
+	for (int i = 0; i < r->rounds && !r->failed; i++) {
+		if (i % 16 == 15) {
+			int fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+
+			if (fd < 0 || dup2(fd, r->qfd) < 0)
+				r->failed = __LINE__;
+			close(fd);
+			continue;
+		}
+		if (create_qp(r->qfd, IBV_QPT_RC, &h, &qpn)) {
+			r->failed = __LINE__;
+			break;
+		}
+		atomic_store(&r->handle, h);
+		/* the QP made four rounds ago goes (gone already after a replace) */
+		ioctl(r->qfd, SOFTCM_IOCTL_DESTROY_QP,
+		      &(struct softcm_destroy_qp){ .handle = live[i % 4] });
+		live[i % 4] = h;
+	}
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+/*
+ * ACCEPT naming a QP that another thread destroys meanwhile, in a file it
+ * replaces meanwhile: each ACCEPT (an RTU on a request: the QP moves, then
+ * the RTU is refused, and the QP goes to ERR) fails with EINVAL, or
+ * ENOENT when the QP is gone; the debug kernel's KASAN and lockdep watch
+ * the QP's and the file's lifetimes and the id's mutex taken before the
+ * QP's lock.  The request is still unanswered after.
+ */
+TEST_F(qpattr, accept_qp_races_destroy_and_file_replace)
+{
+	struct qp_race r = { .rounds = 400 };
+	struct softcm_event ev;
+	pthread_t t;
+	__u32 l, h, qp, qpn;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7544, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 14, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7544));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	r.ph = ev.handle;
+	r.qfd = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, r.qfd);
+	r.nsfd = self->ns[1];
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, qp_churn, &r));
+	while (!atomic_load(&r.done)) {
+		int ret = accept_qp(self->p, r.ph, SOFTCM_ACCEPT_ESTABLISH, r.qfd,
+				    atomic_load(&r.handle), 0);
+
+		r.accepts++;
+		if (ret == -EINVAL)
+			r.errs[0]++;
+		else if (ret == -ENOENT)
+			r.errs[1]++;
+		else
+			r.bad_errno = ret;
+	}
+	pthread_join(t, NULL);
+	TH_LOG("%d ACCEPTs: %d EINVAL, %d ENOENT", r.accepts, r.errs[0], r.errs[1]);
+	EXPECT_EQ(0, r.failed);
+	EXPECT_EQ(0, r.bad_errno);
+	EXPECT_LT(0, r.errs[0]);	/* some got as far as the RTU */
+	EXPECT_LT(0, r.errs[1]);	/* some found their QP gone */
+
+	/* nothing was sent: the request is answered now */
+	ASSERT_EQ(0, create_qp(r.qfd, IBV_QPT_RC, &qp, &qpn));
+	ASSERT_EQ(0, accept_qp(self->p, r.ph, 0, r.qfd, qp, qpn));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	EXPECT_EQ(qpn, ev.param.qp_num);
+	close(r.qfd);
 }
 
 TEST_HARNESS_MAIN
