@@ -272,7 +272,8 @@ int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
 {
 	lockdep_assert_held(&id->mutex);
 
-	if (c->flags & ~SOFTCM_ACCEPT_ESTABLISH)
+	/* SOFTCM_ACCEPT_QP: the device layer (ucmd.c) has moved the QP */
+	if (c->flags & ~(SOFTCM_ACCEPT_ESTABLISH | SOFTCM_ACCEPT_QP))
 		return -EINVAL;
 	/* "No parameters": refused rather than ignored, so they may mean something later. */
 	if (c->flags & SOFTCM_ACCEPT_ESTABLISH)

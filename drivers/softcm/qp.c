@@ -364,47 +364,105 @@ static void store_attr(struct softcm_qp_attr *to, u32 mask, const struct softcm_
 		to->dest_qp_num = a->dest_qp_num;
 }
 
+/*
+ * Check the transition and apply it: under the lock, since a send error
+ * may move the QP to ERR meanwhile.  @a's values are checked already.
+ */
+static int modify_locked(struct softcm_qp *qp, u32 mask, const struct softcm_qp_attr *a)
+{
+	u32 cur, next;
+
+	lockdep_assert_held(&qp->lock);
+	/* destroyed by another thread meanwhile: as if already gone */
+	if (qp->dead)
+		return -ENOENT;
+	cur = qp->state;
+	next = (mask & IB_QP_STATE) ? a->qp_state : cur;
+	if ((mask & IB_QP_CUR_STATE) && a->cur_qp_state != cur)
+		return -EINVAL;
+	if (!softcm_qpstate_is_ok(cur, next, qp->type, mask))
+		return -EINVAL;
+	/* allowed by the table, not by softcm */
+	if (next == IB_QPS_SQD || (mask & (IB_QP_ALT_PATH | IB_QP_EN_SQD_ASYNC_NOTIFY)))
+		return -EOPNOTSUPP;
+	store_attr(&qp->attr, mask, a);
+	set_state(qp, next);
+	return 0;
+}
+
 int softcm_qp_modify(struct softcm_file *sf, struct softcm_modify_qp *c)
 {
-	const struct softcm_qp_attr *a = &c->attr;
-	u32 mask = c->attr_mask;
 	struct softcm_uobj *obj;
 	struct softcm_qp *qp;
-	u32 cur, next;
 	int ret;
 
-	ret = check_attr(softcm_net(sf->net), mask, a);
+	ret = check_attr(softcm_net(sf->net), c->attr_mask, &c->attr);
 	if (ret)
 		return ret;
 	obj = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_QP, c->handle);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	qp = qp_of(obj);
-
-	/* checked and applied at once: a send error may move it to ERR */
 	spin_lock_bh(&qp->lock);
-	/* destroyed by another thread meanwhile: as if already gone */
-	ret = -ENOENT;
-	if (qp->dead)
-		goto out_unlock;
-	cur = qp->state;
-	next = (mask & IB_QP_STATE) ? a->qp_state : cur;
-	ret = -EINVAL;
-	if ((mask & IB_QP_CUR_STATE) && a->cur_qp_state != cur)
-		goto out_unlock;
-	if (!softcm_qpstate_is_ok(cur, next, qp->type, mask))
-		goto out_unlock;
-	/* allowed by the table, not by softcm */
-	ret = -EOPNOTSUPP;
-	if (next == IB_QPS_SQD || (mask & (IB_QP_ALT_PATH | IB_QP_EN_SQD_ASYNC_NOTIFY)))
-		goto out_unlock;
-	store_attr(&qp->attr, mask, a);
-	set_state(qp, next);
-	ret = 0;
-out_unlock:
+	ret = modify_locked(qp, c->attr_mask, &c->attr);
 	spin_unlock_bh(&qp->lock);
 	softcm_uobj_put(obj);
 	return ret;
+}
+
+/*
+ * The RC QP @handle of @sf, referenced (softcm_qp_put()), for ACCEPT to
+ * move: ENOENT if there is none, EINVAL for a UD QP, which has no
+ * connection to follow.  A lookup, as MODIFY_QP's: no table lock.
+ */
+struct softcm_qp *softcm_qp_get_rc(struct softcm_file *sf, u32 handle)
+{
+	struct softcm_uobj *obj;
+
+	obj = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_QP, handle);
+	if (IS_ERR(obj))
+		return ERR_CAST(obj);
+	if (qp_of(obj)->type != IB_QPT_RC) {
+		softcm_uobj_put(obj);
+		return ERR_PTR(-EINVAL);
+	}
+	return qp_of(obj);
+}
+
+void softcm_qp_put(struct softcm_qp *qp)
+{
+	softcm_uobj_put(&qp->uobj);
+}
+
+/*
+ * ACCEPT's moves (INIT, RTR, RTS), @n MODIFY_QPs in one hold of the lock,
+ * so that neither a post nor a MODIFY_QP of another thread sees the QP
+ * half way; they stop at the first that fails, whose error is returned.
+ */
+int softcm_qp_move(struct softcm_qp *qp, const struct softcm_init_qp_attr *steps,
+		   unsigned int n)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < n; i++)
+		ret = check_attr(qp->sn, steps[i].attr_mask, &steps[i].attr);
+	if (ret)
+		return ret;
+	spin_lock_bh(&qp->lock);
+	for (i = 0; !ret && i < n; i++)
+		ret = modify_locked(qp, steps[i].attr_mask, &steps[i].attr);
+	spin_unlock_bh(&qp->lock);
+	return ret;
+}
+
+/* ERR, as MODIFY_QP to ERR: the receives are flushed.  Gone: nothing to do. */
+void softcm_qp_set_err(struct softcm_qp *qp)
+{
+	spin_lock_bh(&qp->lock);
+	if (!qp->dead)
+		set_state(qp, IB_QPS_ERR);
+	spin_unlock_bh(&qp->lock);
 }
 
 int softcm_qp_query(struct softcm_file *sf, struct softcm_query_qp *c)

@@ -54,4 +54,10 @@ int softcm_qp_post_recv(struct softcm_file *sf, struct softcm_post *c);
 
 struct softcm_qp *softcm_qp_lookup(struct softcm_net *sn, u32 qpn);
 
+struct softcm_qp *softcm_qp_get_rc(struct softcm_file *sf, u32 handle);
+void softcm_qp_put(struct softcm_qp *qp);
+int softcm_qp_move(struct softcm_qp *qp, const struct softcm_init_qp_attr *steps,
+		   unsigned int n);
+void softcm_qp_set_err(struct softcm_qp *qp);
+
 #endif /* _SOFTCM_QP_H */

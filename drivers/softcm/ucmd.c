@@ -12,7 +12,9 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/nospec.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <rdma/ib_verbs.h>
 #include <uapi/linux/softcm.h>
 
 #include "addr.h"
@@ -22,6 +24,7 @@
 #include "file.h"
 #include "id.h"
 #include "netns.h"
+#include "qp.h"
 #include "qpattr.h"
 #include "route.h"
 #include "sockaddr.h"
@@ -250,15 +253,111 @@ static int ucmd_connect(struct softcm_file *sf, union ucmd_args *a)
 	return ret;
 }
 
+/*
+ * SOFTCM_ACCEPT_QP: INIT again, RTR and RTS with what INIT_QP_ATTR gives,
+ * as librdmacm's ucma_modify_qp_rtr() and _rts() before its REP or RTU.
+ * A REP's depths are the ones it announces; an RTU's the connection's.
+ */
+static int accept_move_qp(struct softcm_id *id, struct softcm_qp *qp,
+			  const struct softcm_accept *c)
+{
+	static const u32 states[] = { IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS };
+	struct softcm_init_qp_attr *steps;
+	unsigned int i;
+	int ret = 0;
+
+	lockdep_assert_held(&id->mutex);
+
+	steps = kcalloc(ARRAY_SIZE(states), sizeof(*steps), GFP_KERNEL);
+	if (!steps)
+		return -ENOMEM;
+	for (i = 0; !ret && i < ARRAY_SIZE(states); i++) {
+		steps[i].qp_state = states[i];
+		ret = softcm_qpattr_init(id, &steps[i]);
+	}
+	if (ret)
+		goto out;
+	if (!(c->flags & SOFTCM_ACCEPT_ESTABLISH)) {
+		steps[1].attr.max_dest_rd_atomic = c->param.responder_resources;
+		steps[2].attr.max_rd_atomic = c->param.initiator_depth;
+	}
+	ret = softcm_qp_move(qp, steps, ARRAY_SIZE(states));
+out:
+	kfree(steps);
+	return ret;
+}
+
+/*
+ * ACCEPT naming a QP: the QP's file is held (fdget) and the QP referenced
+ * for the command only, and the QP is moved, then the REP or RTU sent,
+ * under the id's mutex (lock order: the id's mutex, then the QP's lock;
+ * design.rst).  Once the moves begin, a failure leaves the QP in ERR, and
+ * nothing was sent: the message goes last.
+ */
+static int accept_with_qp(struct softcm_file *sf, struct softcm_accept *c)
+{
+	struct softcm_file *qsf;
+	struct softcm_qp *qp;
+	struct softcm_id *id;
+	struct fd f;
+	int ret;
+
+	f = fdget(c->qp_fd);
+	if (!f.file)
+		return -EBADF;
+	qsf = softcm_chardev_file(f.file);
+	if (!qsf || qsf->net != sf->net) {
+		ret = -EINVAL;
+		goto out_fdput;
+	}
+	qp = softcm_qp_get_rc(qsf, c->qp_handle);
+	if (IS_ERR(qp)) {
+		ret = PTR_ERR(qp);
+		goto out_fdput;
+	}
+	/* a file of our namespace made it: this only restates that */
+	ret = -EINVAL;
+	if (qp->sn != softcm_net(sf->net))
+		goto out_put_qp;
+
+	id = softcm_file_get_locked(sf, c->handle);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_put_qp;
+	}
+	/* a UD id's answer is a SIDR reply: no connection for a QP to follow */
+	ret = -EINVAL;
+	if (id->ps == SOFTCM_PS_UDP)
+		goto out_unlock;
+	ret = accept_move_qp(id, qp, c);
+	if (!ret)
+		ret = softcm_cm_accept(id, c);
+	if (ret)
+		softcm_qp_set_err(qp);
+out_unlock:
+	softcm_id_unlock_put(id);
+out_put_qp:
+	softcm_qp_put(qp);
+out_fdput:
+	fdput(f);
+	return ret;
+}
+
 static int ucmd_accept(struct softcm_file *sf, union ucmd_args *a)
 {
+	struct softcm_accept *c = &a->accept;
 	struct softcm_id *id;
 	int ret;
 
-	id = softcm_file_get_locked(sf, a->accept.handle);
+	if (c->flags & SOFTCM_ACCEPT_QP)
+		return accept_with_qp(sf, c);
+	/* without the flag they mean nothing yet: zero, so they may later */
+	if (c->qp_fd || c->qp_handle)
+		return -EINVAL;
+	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	ret = softcm_cm_accept(id, &a->accept);
+	ret = softcm_cm_accept(id, c);
 	softcm_id_unlock_put(id);
 	return ret;
 }
@@ -318,6 +417,14 @@ struct ucmd {
 		.size = sizeof(struct type), .min_size = sizeof(struct type) \
 	}
 
+/* A struct that grew: @first is the member the first version ended before. */
+#define UCMD_GREW(name, fn, type, undo_fn, first)			\
+	[SOFTCM_CMD_##name] = {						\
+		.handler = fn, .undo = undo_fn,				\
+		.size = sizeof(struct type),				\
+		.min_size = offsetof(struct type, first)		\
+	}
+
 static const struct ucmd ucmds[] = {
 	UCMD(CREATE_ID, ucmd_create_id, softcm_create_id, undo_create_id),
 	UCMD(DESTROY_ID, ucmd_destroy_id, softcm_destroy_id, NULL),
@@ -331,7 +438,7 @@ static const struct ucmd ucmds[] = {
 	UCMD(RESOLVE_ROUTE, ucmd_resolve_route, softcm_resolve_route, NULL),
 	UCMD(QUERY_ROUTE, ucmd_query_route, softcm_query_route, NULL),
 	UCMD(CONNECT, ucmd_connect, softcm_connect, NULL),
-	UCMD(ACCEPT, ucmd_accept, softcm_accept, NULL),
+	UCMD_GREW(ACCEPT, ucmd_accept, softcm_accept, NULL, qp_fd),
 	UCMD(REJECT, ucmd_reject, softcm_reject, NULL),
 	UCMD(DISCONNECT, ucmd_disconnect, softcm_disconnect, NULL),
 	UCMD(INIT_QP_ATTR, ucmd_init_qp_attr, softcm_init_qp_attr, NULL),
@@ -357,6 +464,7 @@ static_assert(offsetof(struct softcm_event_full, local) == 312);
 static_assert(offsetof(struct softcm_event_full, route) == 568);
 static_assert(sizeof(struct softcm_connect) == 280);
 static_assert(sizeof(struct softcm_accept) == 296);
+static_assert(offsetof(struct softcm_accept, qp_fd) == 288);
 static_assert(sizeof(struct softcm_reject) == 264);
 static_assert(sizeof(struct softcm_disconnect) == 8);
 static_assert(sizeof(struct softcm_init_qp_attr) == 160);

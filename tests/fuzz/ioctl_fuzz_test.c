@@ -31,8 +31,10 @@
  * are remembered by type), or of another type or file, or nothing; QPs
  * are moved with the attributes INIT_QP_ATTR gives for a live id, so
  * that the CM's attributes meet the QP state machine, or with random
- * masks and states.  EOPNOTSUPP (what softcm does not support), EBUSY,
- * ENOMEM and EEXIST are among the answers the checks accept.
+ * masks and states, and by ACCEPT with SOFTCM_ACCEPT_QP, naming QPs of
+ * any file (or descriptors that are none) on requests and REPs.
+ * EOPNOTSUPP (what softcm does not support), EBUSY, ENOMEM and EEXIST
+ * are among the answers the checks accept.
  *
  * Directed cases follow the random one: events_follow_their_id, and the
  * sequences of issue 16's A1 (migrate_sequences) and A2
@@ -91,6 +93,8 @@ static int ns_fd[2];
 static _Atomic __u32 handles[NSLOTS][NHANDLES];
 static atomic_bool stop;
 static atomic_long ops, bad_errno, established, requests, reopened;
+/* ACCEPTs with SOFTCM_ACCEPT_QP that moved their QP and answered */
+static atomic_long qp_accepts;
 static atomic_long events, bad_events, cross_migrations, faulted_reads;
 /* handles this slot's files have used or been given, ever */
 static _Atomic unsigned char issued[NSLOTS][HMAX / 8];
@@ -630,6 +634,33 @@ static void pick_cap(struct rng *r, struct softcm_qp_cap *cap)
 }
 
 /*
+ * ACCEPT's SOFTCM_ACCEPT_QP: mostly a QP of a file of the same namespace
+ * (this slot's or a neighbour's: the kernel holds the other file for the
+ * command, while threads destroy QPs and replace files), sometimes a
+ * descriptor that is no softcm file (-1, stdin, stdout, none), a file of
+ * the other namespace, another type's or a random handle.
+ */
+static void pick_accept_qp(struct rng *r, int slot, struct softcm_accept *c)
+{
+	int from = chance(r, 50) ? slot : chance(r, 80) ? (slot & 4) | below(r, 4) :
+		   below(r, NSLOTS);
+
+	c->flags |= SOFTCM_ACCEPT_QP;
+	switch (below(r, 10)) {
+	case 0:
+		c->qp_fd = (int)below(r, 3) - 1;
+		break;
+	case 1:
+		c->qp_fd = 100000;
+		break;
+	default:
+		c->qp_fd = slot_fd[from];
+		break;
+	}
+	c->qp_handle = pick_vhandle(r, from, V_QP);
+}
+
+/*
  * MODIFY_QP: mostly what INIT_QP_ATTR gives one of this file's ids (the
  * CM's attributes against the QP state machine: a QP in another state, or
  * of another type, must refuse them cleanly), sometimes with one mask
@@ -1023,6 +1054,10 @@ static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 
 		a->accept.flags = chance(r, 90) ? below(r, 2) : rnd(r);
 		if (!a->accept.flags)
 			pick_param(r, &a->accept.param);
+		if (chance(r, 30))
+			pick_accept_qp(r, slot, &a->accept);
+		else if (chance(r, 5))
+			a->accept.qp_handle = rnd(r);	/* without the flag: EINVAL */
 		break;
 	case SOFTCM_CMD_REJECT:
 		a->reject.handle = pick_handle(r, slot);
@@ -1068,7 +1103,7 @@ static void reopen(int slot, int home)
  * commands on random handles is rare (a few connections a minute on the
  * debug kernel), and the CM would barely be fuzzed.
  */
-static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
+static void follow_up(struct rng *r, int slot, int fd, const struct softcm_event *ev)
 {
 	union args a;
 	int ret = 0;
@@ -1103,7 +1138,11 @@ static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
 		memset(&a, 0, sizeof(a));
 		a.accept.handle = ev->handle;
 		a.accept.flags = SOFTCM_ACCEPT_ESTABLISH;
+		if (chance(r, 50))
+			pick_accept_qp(r, slot, &a.accept);
 		ret = ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
+		if (!ret && (a.accept.flags & SOFTCM_ACCEPT_QP))
+			atomic_fetch_add(&qp_accepts, 1);
 		break;
 	default:
 		return;
@@ -1195,7 +1234,7 @@ static void drain(struct rng *r, int slot)
 		if (ev->event == SOFTCM_EVENT_ESTABLISHED)
 			atomic_fetch_add(&established, 1);
 		if (ev->event != SOFTCM_EVENT_CONNECT_REQUEST) {
-			follow_up(r, fd, ev);
+			follow_up(r, slot, fd, ev);
 			continue;
 		}
 		atomic_fetch_add(&requests, 1);
@@ -1207,7 +1246,11 @@ static void drain(struct rng *r, int slot)
 			a.accept.handle = ev->handle;
 			a.accept.uid = rnd(r);
 			a.accept.param.qp_num = rnd(r);
-			ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
+			if (chance(r, 50))
+				pick_accept_qp(r, slot, &a.accept);
+			if (!ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept) &&
+			    (a.accept.flags & SOFTCM_ACCEPT_QP))
+				atomic_fetch_add(&qp_accepts, 1);
 		} else {
 			a.reject.handle = ev->handle;
 			ioctl(fd, SOFTCM_IOCTL_REJECT, &a.reject);
@@ -1512,10 +1555,10 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	       atomic_load(&established), rx_req, atomic_load(&events),
 	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
 	printf("# %ld event pages mapped\n", atomic_load(&mapped));
-	printf("# verbs: %ld objects created (%ld PDs, %ld MRs, %ld CQs, %ld QPs, %ld AHs), %ld commands refused, %ld QPs moved, %d descriptors kept\n",
+	printf("# verbs: %ld objects created (%ld PDs, %ld MRs, %ld CQs, %ld QPs, %ld AHs), %ld commands refused, %ld QPs moved, %ld by ACCEPT, %d descriptors kept\n",
 	       atomic_load(&vcreated), atomic_load(&vmade[V_PD]), atomic_load(&vmade[V_MR]),
 	       atomic_load(&vmade[V_CQ]), atomic_load(&vmade[V_QP]), atomic_load(&vmade[V_AH]),
-	       atomic_load(&vfailed), atomic_load(&modified), nevfds);
+	       atomic_load(&vfailed), atomic_load(&modified), atomic_load(&qp_accepts), nevfds);
 	for (int e = 0; e < 256; e++) {
 		if (atomic_load(&bad_by[e]))
 			printf("# errno %d unexpected %ld times\n", e, atomic_load(&bad_by[e]));

@@ -20,7 +20,9 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -766,6 +768,444 @@ TEST_F(qpattr, source_address_gone_is_eaddrnotavail)
 	ASSERT_EQ(0, system("ip -n sc-a1 addr del 10.92.0.11/24 dev a1"));
 	EXPECT_EQ(-EADDRNOTAVAIL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
 	EXPECT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+}
+
+/*
+ * ACCEPT of id @h with @flags, naming QP @qh of file @qfd; a REP names
+ * QP number @qpn and the passive side's depths.
+ */
+static int do_accept(int fd, __u32 h, __u32 flags, int qfd, __u32 qh, __u32 qpn)
+{
+	struct softcm_accept c = { .uid = 0x78, .handle = h, .flags = flags };
+
+	c.qp_fd = qfd;
+	c.qp_handle = qh;
+	if (!(flags & SOFTCM_ACCEPT_ESTABLISH)) {
+		c.param.qp_num = qpn;
+		c.param.responder_resources = P_RESP_RES;
+		c.param.initiator_depth = P_INIT_DEPTH;
+		c.param.rnr_retry_count = P_RNR_RETRY;
+	}
+	return ioctl(fd, SOFTCM_IOCTL_ACCEPT, &c) ? -errno : 0;
+}
+
+/* ACCEPT's first ABI version: the struct up to qp_fd. */
+#define ACCEPT_V1_SIZE	offsetof(struct softcm_accept, qp_fd)
+#define IOCTL_ACCEPT_SIZED(size) \
+	_IOC(_IOC_READ | _IOC_WRITE, SOFTCM_IOCTL_TYPE, SOFTCM_CMD_ACCEPT, size)
+
+/* With SOFTCM_ACCEPT_QP: the QP @qh of file @qfd moves, then the REP or RTU. */
+static int accept_qp(int fd, __u32 h, __u32 flags, int qfd, __u32 qh, __u32 qpn)
+{
+	return do_accept(fd, h, SOFTCM_ACCEPT_QP | flags, qfd, qh, qpn);
+}
+
+/*
+ * MODIFY_QP of QP @qp (file @qfd) with what INIT_QP_ATTR gives id @id
+ * (file @fd) for @state, with librdmacm's depths: @depth replaces the
+ * kernel's (RTR's max_dest_rd_atomic, RTS's max_rd_atomic) unless 0xff.
+ */
+static int drive_qp_at(int fd, __u32 id, int qfd, __u32 qp, __u32 state, __u8 depth)
+{
+	struct softcm_init_qp_attr c;
+	struct softcm_modify_qp m = { .handle = qp };
+	int ret = init_qp_attr(fd, id, state, &c);
+
+	if (ret)
+		return ret;
+	if (depth != 0xff && state == IBV_QPS_RTR)
+		c.attr.max_dest_rd_atomic = depth;
+	if (depth != 0xff && state == IBV_QPS_RTS)
+		c.attr.max_rd_atomic = depth;
+	m.attr_mask = c.attr_mask;
+	m.attr = c.attr;
+	return ioctl(qfd, SOFTCM_IOCTL_MODIFY_QP, &m) ? -errno : 0;
+}
+
+/* One connection's ids and QPs: the QPs in files of their own (aq, pq). */
+struct qconn {
+	__u32 h, ph, aqp, aqpn, pqp, pqpn;
+};
+
+/*
+ * A connection on @port whose QPs move the old way (INIT_QP_ATTR and
+ * MODIFY_QP, three times a side, as libsoftcm did) or with ACCEPT's
+ * SOFTCM_ACCEPT_QP, established on both sides.  The old way's REP is
+ * sent with ACCEPT's first struct (288 bytes), as an older library would.
+ */
+static void qconnect(struct __test_metadata *_metadata, FIXTURE_DATA(qpattr) *self,
+		     int aq, int pq, int port, bool with_accept_qp, struct qconn *k)
+{
+	struct softcm_connect conn = { 0 };
+	struct softcm_event ev;
+	__u32 l;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", port, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, port, &k->h));
+	ASSERT_EQ(0, resolve_addr(self->a, k->h, "10.92.0.2", port));
+	ASSERT_EQ(0, resolve_route(self->a, k->h));
+	ASSERT_EQ(0, create_qp(aq, IBV_QPT_RC, &k->aqp, &k->aqpn));
+	ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_INIT, 0xff));
+	conn.handle = k->h;
+	conn.param.qp_num = k->aqpn;
+	conn.param.responder_resources = A_RESP_RES;
+	conn.param.initiator_depth = A_INIT_DEPTH;
+	conn.param.retry_count = A_RETRY;
+	conn.param.rnr_retry_count = A_RNR_RETRY;
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_CONNECT, &conn));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	k->ph = ev.handle;
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &k->pqp, &k->pqpn));
+	ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_INIT, 0xff));
+	if (with_accept_qp) {
+		ASSERT_EQ(0, accept_qp(self->p, k->ph, 0, pq, k->pqp, k->pqpn));
+	} else {
+		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_INIT, 0xff));
+		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_RTR, P_RESP_RES));
+		ASSERT_EQ(0, drive_qp_at(self->p, k->ph, pq, k->pqp, IBV_QPS_RTS, P_INIT_DEPTH));
+		/* as a library built before SOFTCM_ACCEPT_QP: 288 bytes */
+		struct softcm_accept c = { .uid = 0x78, .handle = k->ph };
+
+		c.param.qp_num = k->pqpn;
+		c.param.responder_resources = P_RESP_RES;
+		c.param.initiator_depth = P_INIT_DEPTH;
+		c.param.rnr_retry_count = P_RNR_RETRY;
+		ASSERT_EQ(288, ACCEPT_V1_SIZE);
+		EXPECT_EQ(-1, ioctl(self->p, IOCTL_ACCEPT_SIZED(ACCEPT_V1_SIZE - 4), &c));
+		EXPECT_EQ(EINVAL, errno);
+		ASSERT_EQ(0, ioctl(self->p, IOCTL_ACCEPT_SIZED(ACCEPT_V1_SIZE), &c));
+	}
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	if (with_accept_qp) {
+		ASSERT_EQ(0, accept_qp(self->a, k->h, SOFTCM_ACCEPT_ESTABLISH, aq, k->aqp, 0));
+	} else {
+		ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_INIT, 0xff));
+		ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_RTR, 0xff));
+		ASSERT_EQ(0, drive_qp_at(self->a, k->h, aq, k->aqp, IBV_QPS_RTS, 0xff));
+		ASSERT_EQ(0, establish_id(self->a, k->h));
+	}
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	ASSERT_EQ(0, destroy_id(self->p, l, NULL));
+}
+
+static int first_diff(const void *a, const void *b, size_t len)
+{
+	const __u8 *x = a, *y = b;
+
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return i;
+	return -1;
+}
+
+/*
+ * What is particular to one connection: the peer's QP number, the PSNs
+ * (checked to cross) and the flow label (the path's, from the ports);
+ * zeroed, so that two connections' QPs compare whole.
+ */
+static void strip_conn(struct __test_metadata *_metadata, struct softcm_query_qp *q,
+		       int fd, __u32 h, __u32 peer_qpn, __u32 peer_rq_psn)
+{
+	struct softcm_query_route r;
+
+	ASSERT_EQ(0, query_route(fd, h, &r));
+	EXPECT_EQ(peer_qpn, q->attr.dest_qp_num);
+	EXPECT_EQ(peer_rq_psn, q->attr.sq_psn);
+	EXPECT_EQ(r.flow_label, q->attr.ah_attr.flow_label);
+	q->attr.dest_qp_num = 0;
+	q->attr.sq_psn = 0;
+	q->attr.rq_psn = 0;
+	q->attr.ah_attr.flow_label = 0;
+}
+
+/*
+ * ACCEPT with SOFTCM_ACCEPT_QP, on the REP (passive) and on the RTU
+ * (active), leaves each QP in RTS with exactly what the six INIT_QP_ATTR
+ * and MODIFY_QP calls of librdmacm's path give, the REP's depths
+ * included: two connections, one each way, compared attribute by
+ * attribute.  The QPs are in files of their own, as a verbs context's.
+ * The old way's REP goes with ACCEPT's first struct size, still accepted.
+ */
+TEST_F(qpattr, accept_qp_moves_as_six_calls)
+{
+	struct softcm_query_qp oa, op, na, np;
+	struct qconn o, n;
+	__u32 psn[4];
+	int aq, pq;
+
+	aq = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, aq);
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	qconnect(_metadata, self, aq, pq, 7540, false, &o);
+	qconnect(_metadata, self, aq, pq, 7541, true, &n);
+
+	ASSERT_EQ(0, query_qp(aq, o.aqp, &oa));
+	ASSERT_EQ(0, query_qp(pq, o.pqp, &op));
+	ASSERT_EQ(0, query_qp(aq, n.aqp, &na));
+	ASSERT_EQ(0, query_qp(pq, n.pqp, &np));
+	EXPECT_EQ(IBV_QPS_RTS, na.attr.qp_state);
+	EXPECT_EQ(IBV_QPS_RTS, np.attr.qp_state);
+	/* the depths the REP announced, turned on the active side */
+	EXPECT_EQ(P_RESP_RES, np.attr.max_dest_rd_atomic);
+	EXPECT_EQ(P_INIT_DEPTH, np.attr.max_rd_atomic);
+	EXPECT_EQ(P_INIT_DEPTH, na.attr.max_dest_rd_atomic);
+	EXPECT_EQ(P_RESP_RES, na.attr.max_rd_atomic);
+
+	psn[0] = oa.attr.rq_psn;
+	psn[1] = op.attr.rq_psn;
+	psn[2] = na.attr.rq_psn;
+	psn[3] = np.attr.rq_psn;
+	strip_conn(_metadata, &oa, self->a, o.h, o.pqpn, psn[1]);
+	strip_conn(_metadata, &op, self->p, o.ph, o.aqpn, psn[0]);
+	strip_conn(_metadata, &na, self->a, n.h, n.pqpn, psn[3]);
+	strip_conn(_metadata, &np, self->p, n.ph, n.aqpn, psn[2]);
+	/* the first byte of the attributes that differs, if one does */
+	EXPECT_EQ(-1, first_diff(&oa.attr, &na.attr, sizeof(oa.attr)));
+	EXPECT_EQ(-1, first_diff(&op.attr, &np.attr, sizeof(op.attr)));
+	close(aq);
+	close(pq);
+}
+
+/*
+ * What ACCEPT refuses before it touches the QP or the connection: no
+ * descriptor (EBADF), one that is not /dev/softcm (EINVAL), no such QP
+ * (ENOENT, a destroyed one too), a UD QP (EINVAL), a QP of another
+ * namespace's file (EINVAL), qp_fd or qp_handle without the flag
+ * (EINVAL).  The QP stays in INIT, the request unanswered: the same
+ * ACCEPT, right, then works.
+ */
+TEST_F(qpattr, accept_qp_bad_qp_refused)
+{
+	struct softcm_accept c = { .handle = 0 };
+	struct softcm_query_qp q;
+	struct softcm_event ev;
+	__u32 l, h, ph, qp, qpn, ud, udn, fqp, fqpn, gone, gonen;
+	int pq, nul;
+
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, nul);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7542, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 12, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7542));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &qp, &qpn));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, qp, IBV_QPS_INIT, 0xff));
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_UD, &ud, &udn));
+	/* an RC QP of the active namespace's file */
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &fqp, &fqpn));
+
+	EXPECT_EQ(-EBADF, accept_qp(self->p, ph, 0, -1, qp, qpn));
+	EXPECT_EQ(-EBADF, accept_qp(self->p, ph, 0, 1000000, qp, qpn));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, nul, qp, qpn));
+	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, qp + 1000, qpn));
+	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, 0, qpn));
+	/* destroyed: its handle names nothing */
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &gone, &gonen));
+	ASSERT_EQ(0, ioctl(pq, SOFTCM_IOCTL_DESTROY_QP, &(struct softcm_destroy_qp){ .handle = gone }));
+	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, gone, gonen));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, ud, qpn));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, self->a, fqp, qpn));
+	c.handle = ph;
+	c.qp_handle = qp;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.qp_handle = 0;
+	c.qp_fd = pq;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* nothing moved, nothing sent: the request is still to be answered */
+	ASSERT_EQ(0, query_qp(pq, qp, &q));
+	EXPECT_EQ(IBV_QPS_INIT, q.attr.qp_state);
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, ph));
+	ASSERT_EQ(0, accept_qp(self->p, ph, 0, pq, qp, qpn));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	ASSERT_EQ(0, query_qp(pq, qp, &q));
+	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+
+	/* the RTU's checks are the same: the active side's QP of the wrong file */
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, pq, qp, 0));
+	EXPECT_EQ(-EBADF, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, -1, fqp, 0));
+	ASSERT_EQ(0, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, fqp, 0));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	ASSERT_EQ(0, query_qp(self->a, fqp, &q));
+	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+	EXPECT_EQ(qpn, q.attr.dest_qp_num);
+	close(nul);
+	close(pq);
+}
+
+/*
+ * A move that fails (the QP is in RTS already: no way back to INIT), or
+ * a REP that cannot be sent (private data too long): the QP ends in ERR,
+ * the command fails, and nothing was sent: the request is still
+ * unanswered, and the REP the active side then gets is the one of a third
+ * QP, accepted right.  On the active side, an RTU refused after the moves
+ * (the REP was not ours to acknowledge yet) leaves its QP in ERR too.
+ */
+TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
+{
+	struct softcm_accept c = { .uid = 1, .flags = SOFTCM_ACCEPT_QP };
+	struct softcm_query_qp q;
+	struct softcm_event ev;
+	__u32 l, h, ph, q1, q1n, q2, q2n, q3, q3n, aqp, aqpn;
+	int pq;
+
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7543, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 13, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7543));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &aqp, &aqpn));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	/* before the REP, RTR has no attributes yet: EINVAL, and the QP in ERR */
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, aqp, 0));
+	ASSERT_EQ(0, query_qp(self->a, aqp, &q));
+	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q1, &q1n));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_INIT, 0xff));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_RTR, 0xff));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_RTS, 0xff));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, q1, q1n));
+	ASSERT_EQ(0, query_qp(pq, q1, &q));
+	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q2, &q2n));
+	c.handle = ph;
+	c.qp_fd = pq;
+	c.qp_handle = q2;
+	c.param.qp_num = q2n;
+	c.param.private_data_len = SOFTCM_REP_PRIVATE_DATA + 1;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, query_qp(pq, q2, &q));
+	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+
+	/* still unanswered: the first REP the active side sees is q3's */
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, ph));
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q3, &q3n));
+	c.qp_handle = q3;
+	c.param.qp_num = q3n;
+	c.param.private_data_len = 0;
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	EXPECT_EQ(q3n, ev.param.qp_num);
+	ASSERT_EQ(0, query_qp(pq, q3, &q));
+	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+	close(pq);
+}
+
+/* The QP file and handle a racing ACCEPT names, changing under it. */
+struct qp_race {
+	int nsfd, qfd;
+	__u32 ph;
+	_Atomic __u32 handle;
+	atomic_int done;
+	int rounds;
+	int failed;		/* the line of the first failure, 0 if none */
+	int accepts, bad_errno, errs[2];
+};
+
+/*
+ * Create and destroy QPs in the QP file (each lives four rounds), storing
+ * each handle for the other thread, and now and then replace the file
+ * itself (dup2 of a new
+ * /dev/softcm over its descriptor: the old file is released while an
+ * ACCEPT may hold it).
+ */
+static void *qp_churn(void *p)
+{
+	struct qp_race *r = p;
+	__u32 live[4] = { 0 }, h, qpn;
+
+	/* this thread only: its new files are the passive namespace's */
+	if (netns_enter(r->nsfd))
+		r->failed = __LINE__;
+	for (int i = 0; i < r->rounds && !r->failed; i++) {
+		if (i % 16 == 15) {
+			int fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+
+			if (fd < 0 || dup2(fd, r->qfd) < 0)
+				r->failed = __LINE__;
+			close(fd);
+			continue;
+		}
+		if (create_qp(r->qfd, IBV_QPT_RC, &h, &qpn)) {
+			r->failed = __LINE__;
+			break;
+		}
+		atomic_store(&r->handle, h);
+		/* the QP made four rounds ago goes (gone already after a replace) */
+		ioctl(r->qfd, SOFTCM_IOCTL_DESTROY_QP,
+		      &(struct softcm_destroy_qp){ .handle = live[i % 4] });
+		live[i % 4] = h;
+	}
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+/*
+ * ACCEPT naming a QP that another thread destroys meanwhile, in a file it
+ * replaces meanwhile: each ACCEPT (an RTU on a request: the QP moves, then
+ * the RTU is refused, and the QP goes to ERR) fails with EINVAL, or
+ * ENOENT when the QP is gone; the debug kernel's KASAN and lockdep watch
+ * the QP's and the file's lifetimes and the id's mutex taken before the
+ * QP's lock.  The request is still unanswered after.
+ */
+TEST_F(qpattr, accept_qp_races_destroy_and_file_replace)
+{
+	struct qp_race r = { .rounds = 400 };
+	struct softcm_event ev;
+	pthread_t t;
+	__u32 l, h, qp, qpn;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7544, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 14, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7544));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	r.ph = ev.handle;
+	r.qfd = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, r.qfd);
+	r.nsfd = self->ns[1];
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, qp_churn, &r));
+	while (!atomic_load(&r.done)) {
+		int ret = accept_qp(self->p, r.ph, SOFTCM_ACCEPT_ESTABLISH, r.qfd,
+				    atomic_load(&r.handle), 0);
+
+		r.accepts++;
+		if (ret == -EINVAL)
+			r.errs[0]++;
+		else if (ret == -ENOENT)
+			r.errs[1]++;
+		else
+			r.bad_errno = ret;
+	}
+	pthread_join(t, NULL);
+	TH_LOG("%d ACCEPTs: %d EINVAL, %d ENOENT", r.accepts, r.errs[0], r.errs[1]);
+	EXPECT_EQ(0, r.failed);
+	EXPECT_EQ(0, r.bad_errno);
+	EXPECT_LT(0, r.errs[0]);	/* some got as far as the RTU */
+	EXPECT_LT(0, r.errs[1]);	/* some found their QP gone */
+
+	/* nothing was sent: the request is answered now */
+	ASSERT_EQ(0, create_qp(r.qfd, IBV_QPT_RC, &qp, &qpn));
+	ASSERT_EQ(0, accept_qp(self->p, r.ph, 0, r.qfd, qp, qpn));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	EXPECT_EQ(qpn, ev.param.qp_num);
+	close(r.qfd);
 }
 
 TEST_HARNESS_MAIN

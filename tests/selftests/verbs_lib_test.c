@@ -17,7 +17,9 @@
  * foreign and stale handles; a posted send's completion while there is
  * no data path, through a completion channel; a bad WR in a list;
  * rdma_create_qp() on a resolved id; a connection whose two QPs reach RTS
- * with each other's QP number and PSN and go to ERR on disconnect;
+ * with each other's QP number and PSN and go to ERR on disconnect, each
+ * moved by the ACCEPT that sends its REP or RTU (the library's ioctls
+ * counted);
  * rdma_create_ep() and rdma_get_request() with QP attributes; a rejected
  * connection's QP in ERR; UD QPs in RTS from their creation, and the
  * address handles the UD events describe.  Every test ends with both namespaces idle: no
@@ -31,6 +33,7 @@
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <sys/resource.h>
+#include <stdarg.h>
 #include <sys/syscall.h>
 
 #include <linux/softcm.h>
@@ -562,6 +565,47 @@ TEST_F(verbs, create_qp_on_a_resolved_id)
 
 /* ---- connections: a server thread in NS1, the test's thread in NS2 ---- */
 
+/*
+ * libsoftcm's ioctls, counted per thread and command number: this
+ * program's ioctl() is found before libc's for the library's calls too
+ * (the executable comes first in the lookup scope), and passes each call
+ * on unchanged.
+ */
+static __thread unsigned int ncalls[256];
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (_IOC_TYPE(req) == SOFTCM_IOCTL_TYPE)
+		ncalls[_IOC_NR(req)]++;
+	return syscall(SYS_ioctl, fd, req, arg);
+}
+
+/* What one side's rdma_accept() or rdma_connect() cost, in ioctls. */
+struct calls {
+	unsigned int all, init_qp_attr, modify_qp, accept;
+};
+
+static void calls_reset(void)
+{
+	memset(ncalls, 0, sizeof(ncalls));
+}
+
+static void calls_get(struct calls *c)
+{
+	c->all = 0;
+	for (int i = 0; i < 256; i++)
+		c->all += ncalls[i];
+	c->init_qp_attr = ncalls[SOFTCM_CMD_INIT_QP_ATTR];
+	c->modify_qp = ncalls[SOFTCM_VCMD_MODIFY_QP];
+	c->accept = ncalls[SOFTCM_CMD_ACCEPT];
+}
+
 struct side {
 	uint32_t qp_num, sq_psn, rq_psn, dest_qp_num;
 	int state, state_after;
@@ -577,6 +621,7 @@ struct server {
 	int err;
 	struct side side;
 	int had_qp;		/* rdma_get_request()'s id came with a QP */
+	struct calls calls;	/* rdma_accept()'s */
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
 	int listening, client_done;
@@ -679,8 +724,10 @@ static void *server_main(void *p)
 	if (!id->qp && rdma_create_qp(id, NULL, &attr))
 		FAIL(s);
 	s->side.qp_num = id->qp->qp_num;
+	calls_reset();
 	if (rdma_accept(id, NULL))
 		FAIL(s);
+	calls_get(&s->calls);
 	if (s->ud) {
 		/* a UD QP is in RTS from its creation, and stays there */
 		query_side(id->qp, &s->side, 0);
@@ -751,11 +798,18 @@ static struct rdma_cm_id *client_id(struct __test_metadata *_metadata, int port,
 	return id;
 }
 
-static void connect_both(struct __test_metadata *_metadata, int port, int use_ep)
+/*
+ * A connection with a QP on each side; @calls: check that each side's QP
+ * moved with the REP or RTU, in one ACCEPT (SOFTCM_ACCEPT_QP), with no
+ * INIT_QP_ATTR or MODIFY_QP of its own.
+ */
+static void connect_both(struct __test_metadata *_metadata, int port, int use_ep,
+			 int calls)
 {
 	struct server s = { .port = port, .use_ep = use_ep };
 	struct side c = { 0 };
 	struct rdma_cm_id *id;
+	struct calls cc;
 	pthread_t t;
 
 	ASSERT_EQ(0, enter(NS2));
@@ -763,6 +817,7 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 	id = client_id(_metadata, port, use_ep);
 	ASSERT_NE(NULL, id);
 	ASSERT_NE(NULL, id->qp);
+	calls_reset();
 	if (rdma_connect(id, NULL)) {
 		int err = errno;
 
@@ -772,6 +827,7 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 		ASSERT_EQ(0, err) TH_LOG("rdma_connect: %s; server: line %d, %s",
 					 strerror(err), s.ret, strerror(s.err));
 	}
+	calls_get(&cc);
 	/* with a QP, the library answered the REP: ESTABLISHED, not CONNECT_RESPONSE */
 	ASSERT_NE(NULL, id->event);
 	EXPECT_EQ(RDMA_CM_EVENT_ESTABLISHED, id->event->event);
@@ -785,6 +841,17 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 	ASSERT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
 	if (use_ep)
 		EXPECT_TRUE(s.had_qp);
+	if (calls) {
+		TH_LOG("rdma_connect(): %u ioctls (%u INIT_QP_ATTR, %u MODIFY_QP, %u ACCEPT)",
+		       cc.all, cc.init_qp_attr, cc.modify_qp, cc.accept);
+		TH_LOG("rdma_accept(): %u ioctls (%u INIT_QP_ATTR, %u MODIFY_QP, %u ACCEPT)",
+		       s.calls.all, s.calls.init_qp_attr, s.calls.modify_qp, s.calls.accept);
+		EXPECT_EQ(0, cc.init_qp_attr + cc.modify_qp);
+		EXPECT_EQ(1, cc.accept);
+		EXPECT_EQ(0, s.calls.init_qp_attr + s.calls.modify_qp);
+		EXPECT_EQ(1, s.calls.accept);
+		EXPECT_EQ(1, s.calls.all);
+	}
 
 	EXPECT_EQ(IBV_QPS_RTS, c.state);
 	EXPECT_EQ(IBV_QPS_RTS, s.side.state);
@@ -804,12 +871,22 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 
 TEST_F(verbs, connection_moves_both_qps_to_rts_then_err)
 {
-	connect_both(_metadata, 20191, 0);
+	connect_both(_metadata, 20191, 0, 0);
+}
+
+/*
+ * The same, counting the library's ioctls: each side's QP goes to RTS in
+ * the ACCEPT that sends the REP or the RTU (SOFTCM_ACCEPT_QP), where
+ * librdmacm makes three INIT_QP_ATTR and three MODIFY_QP calls first.
+ */
+TEST_F(verbs, each_side_moves_its_qp_in_one_call)
+{
+	connect_both(_metadata, 20195, 0, 1);
 }
 
 TEST_F(verbs, create_ep_and_get_request_with_qp_attributes)
 {
-	connect_both(_metadata, 20192, 1);
+	connect_both(_metadata, 20192, 1, 0);
 }
 
 TEST_F(verbs, rejected_connection_puts_the_qp_in_err)

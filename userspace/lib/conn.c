@@ -167,9 +167,16 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 	fill_param(&c.param, conn_param,
 		   min_u8(priv->responder_resources, softcm_max_resp_res(priv)),
 		   min_u8(priv->initiator_depth, softcm_max_init_depth(priv)), id->qp);
-	if (id->qp_type != IBV_QPT_UD &&
-	    softcm_qp_rtr_rts(priv, c.param.responder_resources, c.param.initiator_depth))
-		return -1;
+	/*
+	 * The kernel moves the QP (INIT again, RTR, RTS, with the depths the
+	 * REP announces) before the REP, as librdmacm's ucma_modify_qp_rtr()
+	 * and _rts(), in the same call.
+	 */
+	if (id->qp && id->qp_type != IBV_QPT_UD) {
+		c.flags = SOFTCM_ACCEPT_QP;
+		c.qp_fd = id->qp->context->cmd_fd;
+		c.qp_handle = id->qp->handle;
+	}
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c)) {
 		int err = errno;
 

@@ -4,8 +4,9 @@
  * list, the id's QP (created on id->verbs and moved to INIT with the
  * kernel's attributes, as librdmacm's rdma_create_qp()), its attributes
  * for each state (rdma_init_qp_attr()) and the transitions the CM makes
- * (RTR and RTS on the REP or before ours, ERR on disconnect and
- * rejection), which conn.c and event.c call.  Shared receive queues are
+ * (RTR and RTS on the REP or before ours, which the kernel's ACCEPT makes
+ * with SOFTCM_ACCEPT_QP; ERR on disconnect and rejection), which conn.c
+ * and event.c call.  Shared receive queues are
  * not supported (EOPNOTSUPP); multicast, ECE and rdma_notify() fail with
  * ENOSYS (see softcm(7)).
  */
@@ -76,38 +77,6 @@ static int seterr(int ret)
 	return ret ? softcm_err(ret) : 0;
 }
 
-/*
- * RTR then RTS, as librdmacm's ucma_modify_qp_rtr() and _rts(): INIT is
- * applied again first, the kernel's port and P_Key being current only
- * now; depths other than "the maximum" replace the kernel's.
- */
-int softcm_qp_rtr_rts(struct softcm_id_priv *priv, uint8_t resp_res, uint8_t init_depth)
-{
-	struct rdma_cm_id *id = &priv->id;
-	struct ibv_qp_attr attr;
-	int mask, ret;
-
-	if (!id->qp)
-		return 0;
-	if (modify_to(id, IBV_QPS_INIT, &attr, &mask))
-		return -1;
-	ret = ibv_modify_qp(id->qp, &attr, mask);
-	if (ret)
-		return softcm_err(ret);
-	if (modify_to(id, IBV_QPS_RTR, &attr, &mask))
-		return -1;
-	if (resp_res != RDMA_MAX_RESP_RES)
-		attr.max_dest_rd_atomic = resp_res;
-	ret = ibv_modify_qp(id->qp, &attr, mask);
-	if (ret)
-		return softcm_err(ret);
-	if (modify_to(id, IBV_QPS_RTS, &attr, &mask))
-		return -1;
-	if (init_depth != RDMA_MAX_INIT_DEPTH)
-		attr.max_rd_atomic = init_depth;
-	return seterr(ibv_modify_qp(id->qp, &attr, mask));
-}
-
 /* As librdmacm's ucma_modify_qp_err(): no QP, nothing to do. */
 int softcm_qp_err(struct softcm_id_priv *priv)
 {
@@ -120,23 +89,29 @@ int softcm_qp_err(struct softcm_id_priv *priv)
 
 /*
  * The active side's REP, with a QP: RTR and RTS, then the RTU, as
- * librdmacm's ucma_process_conn_resp(); on failure the QP goes to ERR.
+ * librdmacm's ucma_process_conn_resp(), in one ACCEPT: the kernel moves
+ * the QP (INIT again, RTR, RTS, with the connection's depths, as
+ * RDMA_MAX_RESP_RES and RDMA_MAX_INIT_DEPTH ask) before the RTU, and
+ * leaves it in ERR if it cannot.  On failure the QP goes to ERR here too,
+ * for the errors found before the kernel touched it.
  */
 int softcm_qp_conn_resp(struct softcm_id_priv *priv)
 {
+	struct ibv_qp *qp = priv->id.qp;
 	struct softcm_accept c;
 	int err;
 
-	if (softcm_qp_rtr_rts(priv, RDMA_MAX_RESP_RES, RDMA_MAX_INIT_DEPTH))
-		goto err;
 	memset(&c, 0, sizeof(c));
 	c.uid = (uintptr_t)priv;
 	c.handle = priv->handle;
 	c.flags = SOFTCM_ACCEPT_ESTABLISH;
-	if (softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c))
-		goto err;
-	return 0;
-err:
+	if (qp) {
+		c.flags |= SOFTCM_ACCEPT_QP;
+		c.qp_fd = qp->context->cmd_fd;
+		c.qp_handle = qp->handle;
+	}
+	if (!softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c))
+		return 0;
 	err = errno;
 	softcm_qp_err(priv);
 	return softcm_err(err);
