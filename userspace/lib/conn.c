@@ -92,15 +92,24 @@ SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *co
 	if (!id)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);
-	if (check_param(priv, conn_param, 0))
+	if (softcm_connect_args(priv, conn_param, &c))
 		return -1;
-	memset(&c, 0, sizeof(c));
-	c.handle = priv->handle;
-	fill_param(&c.param, conn_param, softcm_max_resp_res(priv),
-		   softcm_max_init_depth(priv), id->qp);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_CONNECT, &c))
 		return -1;
 	return softcm_wait_sync(priv);
+}
+
+/* rdma_connect()'s command, for it and for softcm_submit() (batch.c). */
+int softcm_connect_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
+			struct softcm_connect *c)
+{
+	if (check_param(priv, conn_param, 0))
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->handle = priv->handle;
+	fill_param(&c->param, conn_param, softcm_max_resp_res(priv),
+		   softcm_max_init_depth(priv), priv->id.qp);
+	return 0;
 }
 
 /*
