@@ -241,12 +241,16 @@ static void *serve(void *arg)
 			break;
 		}
 		switch (ev->event) {
-		case RDMA_CM_EVENT_CONNECT_REQUEST:
+		case RDMA_CM_EVENT_CONNECT_REQUEST: {
+			struct softcm_op op = { .code = SOFTCM_OP_ACCEPT, .id = ev->id,
+						.conn_param = &p };
+
 			p.qp_num = 100 + s->nids;
 			s->ids[s->nids++] = ev->id;
-			if (rdma_accept(ev->id, &p))
-				s->failed = errno;
+			if (softcm_submit(&op, 1) != 1)
+				s->failed = op.err ? op.err : errno;
 			break;
+		}
 		case RDMA_CM_EVENT_ESTABLISHED:
 			s->established++;
 			break;
@@ -320,12 +324,15 @@ TEST(submit_connects_many)
 	for (n = 0; n < NCONN; n++) {
 		ASSERT_EQ(RDMA_CM_EVENT_CONNECT_RESPONSE, next_type(ch, &id, &status));
 		ASSERT_EQ(0, status);
-		ASSERT_EQ(0, rdma_establish(id));
+		ops[n].code = SOFTCM_OP_ESTABLISH;
+		ops[n].id = id;
 	}
+	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
 	pthread_join(thr, NULL);
 	EXPECT_EQ(0, s.failed);
 	EXPECT_EQ(NCONN, s.established);
 
+	/* ESTABLISH named the ids in the order of their responses */
 	for (i = 0; i < NCONN; i++)
 		ops[i].code = SOFTCM_OP_DISCONNECT;
 	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
@@ -391,10 +398,12 @@ TEST(submit_reports_each_op)
 	ops[5] = (struct softcm_op){ .code = SOFTCM_OP_RESOLVE_ADDR, .id = ops[1].id,
 				     .dst_addr = (struct sockaddr *)&dst, .timeout_ms = 100 };
 	ops[6] = (struct softcm_op){ .code = SOFTCM_OP_DISCONNECT, .id = ops[2].id };
-	EXPECT_EQ(1, softcm_submit(&ops[4], 3));
+	ops[7] = (struct softcm_op){ .code = SOFTCM_OP_ESTABLISH, .id = ops[3].id };
+	EXPECT_EQ(1, softcm_submit(&ops[4], 4));
 	EXPECT_EQ(EINVAL, ops[4].err);
 	EXPECT_EQ(0, ops[5].err);
 	EXPECT_EQ(EINVAL, ops[6].err);
+	EXPECT_EQ(EINVAL, ops[7].err);
 	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, next_type(b, NULL, NULL));
 
 	for (i = 0; i < 4; i++)

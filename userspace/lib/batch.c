@@ -20,6 +20,7 @@ union cmd {
 	struct softcm_resolve_route route;
 	struct softcm_connect connect;
 	struct softcm_disconnect disconnect;
+	struct softcm_accept accept;
 };
 
 struct pending {
@@ -107,6 +108,22 @@ static int prepare(struct softcm_op *op, struct pending *p)
 			return errno;
 		p->cmd.disconnect.handle = priv->handle;
 		p->ioctl = SOFTCM_IOCTL_DISCONNECT;
+		break;
+	case SOFTCM_OP_ACCEPT:
+		/* A QP would move to RTS first: rdma_accept() does that. */
+		if (priv->id.qp)
+			return EINVAL;
+		if (softcm_accept_args(priv, op->conn_param, &p->cmd.accept))
+			return errno;
+		p->ioctl = SOFTCM_IOCTL_ACCEPT;
+		break;
+	case SOFTCM_OP_ESTABLISH:
+		if (priv->id.qp)
+			return EINVAL;
+		p->cmd.accept.uid = (uintptr_t)priv;
+		p->cmd.accept.handle = priv->handle;
+		p->cmd.accept.flags = SOFTCM_ACCEPT_ESTABLISH;
+		p->ioctl = SOFTCM_IOCTL_ACCEPT;
 		break;
 	default:
 		return EINVAL;

@@ -167,15 +167,8 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 	if (!id)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);
-	if (check_param(priv, conn_param, 1))
+	if (softcm_accept_args(priv, conn_param, &c))
 		return -1;
-	memset(&c, 0, sizeof(c));
-	c.uid = (uintptr_t)priv;
-	c.handle = priv->handle;
-	/* The device's maximum is bounded by what the peer asked for. */
-	fill_param(&c.param, conn_param,
-		   min_u8(priv->responder_resources, softcm_max_resp_res(priv)),
-		   min_u8(priv->initiator_depth, softcm_max_init_depth(priv)), id->qp);
 	if (id->qp_type != IBV_QPT_UD &&
 	    softcm_qp_rtr_rts(priv, c.param.responder_resources, c.param.initiator_depth))
 		return -1;
@@ -192,6 +185,22 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 	if (id->qp_type == IBV_QPT_UD)
 		return 0;
 	return softcm_wait_sync(priv);
+}
+
+/* rdma_accept()'s command, for it and for softcm_submit() (batch.c). */
+int softcm_accept_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
+		       struct softcm_accept *c)
+{
+	if (check_param(priv, conn_param, 1))
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->uid = (uintptr_t)priv;
+	c->handle = priv->handle;
+	/* The device's maximum is bounded by what the peer asked for. */
+	fill_param(&c->param, conn_param,
+		   min_u8(priv->responder_resources, softcm_max_resp_res(priv)),
+		   min_u8(priv->initiator_depth, softcm_max_init_depth(priv)), priv->id.qp);
+	return 0;
 }
 
 static int reject(struct rdma_cm_id *id, const void *private_data, uint8_t len,

@@ -239,5 +239,7 @@ void softcm_resolved_addr(struct softcm_id_priv *priv, const struct softcm_resol
 			  const struct sockaddr *dst_addr);
 int softcm_connect_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
 			struct softcm_connect *c);
+int softcm_accept_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
+		       struct softcm_accept *c);
 
 #endif /* _SOFTCM_INTERNAL_H */

@@ -97,6 +97,8 @@ enum softcm_op_code {
 	SOFTCM_OP_RESOLVE_ROUTE,	/* rdma_resolve_route(id, timeout_ms) */
 	SOFTCM_OP_CONNECT,		/* rdma_connect(id, conn_param) */
 	SOFTCM_OP_DISCONNECT,		/* rdma_disconnect(id) */
+	SOFTCM_OP_ACCEPT,		/* rdma_accept(id, conn_param), id without a QP */
+	SOFTCM_OP_ESTABLISH,		/* rdma_establish(id) */
 };
 
 struct rdma_event_channel;
@@ -112,7 +114,7 @@ struct softcm_op {
 	int timeout_ms;				/* SOFTCM_OP_RESOLVE_* */
 	struct sockaddr *src_addr;		/* SOFTCM_OP_RESOLVE_ADDR, may be NULL */
 	struct sockaddr *dst_addr;		/* SOFTCM_OP_RESOLVE_ADDR */
-	struct rdma_conn_param *conn_param;	/* SOFTCM_OP_CONNECT */
+	struct rdma_conn_param *conn_param;	/* SOFTCM_OP_CONNECT, _ACCEPT */
 };
 
 int softcm_submit(struct softcm_op *ops, int n);
