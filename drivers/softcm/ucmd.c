@@ -12,6 +12,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/nospec.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <rdma/ib_verbs.h>
@@ -47,6 +48,7 @@ union ucmd_args {
 	struct softcm_reject reject;
 	struct softcm_disconnect disconnect;
 	struct softcm_init_qp_attr init_qp_attr;
+	struct softcm_batch batch;
 };
 
 static int ucmd_create_id(struct softcm_file *sf, union ucmd_args *a)
@@ -207,6 +209,12 @@ static int ucmd_resolve_addr(struct softcm_file *sf, union ucmd_args *a)
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_addr(id, c->src, c->src_len, c->dst, c->dst_len,
 				     c->timeout_ms);
+	/* The source the id is bound to now: no QUERY_ADDR needed after. */
+	if (!ret) {
+		memset(c->src, 0, sizeof(c->src));
+		c->src_len = softcm_addr_size(&id->src);
+		memcpy(c->src, &id->src, c->src_len);
+	}
 	softcm_id_unlock_put(id);
 	return ret;
 }
@@ -404,6 +412,8 @@ static int ucmd_init_qp_attr(struct softcm_file *sf, union ucmd_args *a)
 	return ret;
 }
 
+static int ucmd_batch(struct softcm_file *sf, union ucmd_args *a);
+
 struct ucmd {
 	int (*handler)(struct softcm_file *sf, union ucmd_args *a);
 	void (*undo)(struct softcm_file *sf, union ucmd_args *a);
@@ -442,6 +452,7 @@ static const struct ucmd ucmds[] = {
 	UCMD(REJECT, ucmd_reject, softcm_reject, NULL),
 	UCMD(DISCONNECT, ucmd_disconnect, softcm_disconnect, NULL),
 	UCMD(INIT_QP_ATTR, ucmd_init_qp_attr, softcm_init_qp_attr, NULL),
+	UCMD(BATCH, ucmd_batch, softcm_batch, NULL),
 };
 
 static_assert(ARRAY_SIZE(ucmds) == SOFTCM_CMD_COUNT);
@@ -468,6 +479,8 @@ static_assert(offsetof(struct softcm_accept, qp_fd) == 288);
 static_assert(sizeof(struct softcm_reject) == 264);
 static_assert(sizeof(struct softcm_disconnect) == 8);
 static_assert(sizeof(struct softcm_init_qp_attr) == 160);
+static_assert(sizeof(struct softcm_batch_op) == 16);
+static_assert(sizeof(struct softcm_batch) == 16);
 
 long softcm_ucmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long arg)
 {
@@ -497,5 +510,40 @@ long softcm_ucmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 			c->undo(sf, &a);
 		return -EFAULT;
 	}
+	return 0;
+}
+
+/*
+ * BATCH: each op runs through softcm_ucmd_ioctl() as its own ioctl would,
+ * so a batch reaches nothing its commands could not; BATCH itself is
+ * refused as an op, which bounds the stack to one level.  A batch of the
+ * maximum size yields the CPU between ops and stops for a fatal signal.
+ */
+static int ucmd_batch(struct softcm_file *sf, union ucmd_args *a)
+{
+	struct softcm_batch *b = &a->batch;
+	struct softcm_batch_op __user *uops = u64_to_user_ptr(b->ops);
+	struct softcm_batch_op op;
+	u32 i;
+
+	if (!b->count || b->count > SOFTCM_BATCH_MAX)
+		return -EINVAL;
+	for (i = 0; i < b->count; i++) {
+		if (fatal_signal_pending(current))
+			break;
+		if (copy_from_user(&op, &uops[i], sizeof(op)))
+			break;
+		if (_IOC_TYPE(op.cmd) == SOFTCM_IOCTL_TYPE &&
+		    _IOC_NR(op.cmd) == SOFTCM_CMD_BATCH)
+			op.result = -EINVAL;
+		else
+			op.result = softcm_ucmd_ioctl(sf, op.cmd, op.arg);
+		if (put_user(op.result, &uops[i].result))
+			break;
+		cond_resched();
+	}
+	if (!i)
+		return fatal_signal_pending(current) ? -EINTR : -EFAULT;
+	b->done = i;
 	return 0;
 }

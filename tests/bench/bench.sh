@@ -209,6 +209,9 @@ system() {
 		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $p -t cm -S softcm -T veth "${common[@]}" -c ;;
 	softcm-lo)
 		measure $1.$run ba "$SC" ba "$SC" 10.91.0.1 $((p + 1)) -t cm -S softcm -T lo "${common[@]}" ;;
+	softcm-submit-veth)
+		measure $1.$run ba "$SC" bb "$SC" 10.91.0.1 $((p + 3000)) -t cm -S softcm-submit \
+			-T veth "${common[@]}" -X ;;
 	rdmacm-lo)
 		measure $1.$run - "$RC" - "$RC" 10.90.0.1 $((p + 2)) -t cm -S rdmacm -T lo "${common[@]}" ;;
 	cross-veth)
@@ -226,7 +229,8 @@ RANDOM=$SEED
 echo "# order seed: $SEED (BENCH_SEED=$SEED make bench repeats the order)" | tee -a "$out"
 for ((run = 1; run <= RUNS; run++)); do
 	order=()
-	[ -z "$ONLY" ] && order=(softcm-veth softcm-lo rdmacm-lo cross-veth tcp-veth tcp-lo)
+	[ -z "$ONLY" ] && order=(softcm-veth softcm-submit-veth softcm-lo rdmacm-lo cross-veth
+				 tcp-veth tcp-lo)
 	if [ -n "$BURST" ] && [ "${ONLY:-burst}" = burst ]; then
 		order+=(softcm-veth-burst-sync softcm-veth-burst-epoll tcp-veth-burst-sync
 			tcp-veth-burst-epoll)
@@ -263,8 +267,9 @@ fi
 # in runs of their own (tests/bench/syscalls.sh).
 tr=/sys/kernel/tracing
 
-# traced NAME EVENTS... -- SERVER_NS CLIENT_NS PORT SYSTEM TOPO TYPE: one
-# single-connection run with EVENTS on; the trace is left in $tmp/trace-NAME.
+# traced NAME EVENTS... -- SERVER_NS CLIENT_NS PORT SYSTEM TOPO TYPE [ARGS...]:
+# one single-connection run (or cmbench ARGS) with EVENTS on; the trace is
+# left in $tmp/trace-NAME.
 traced() {
 	local name=$1 ev
 	shift
@@ -276,8 +281,11 @@ traced() {
 	shift
 	echo >$tr/trace
 	for ev in "${events[@]}"; do echo 1 >$tr/events/$ev/enable; done
-	measure "$name" "$1" "$SC" "$2" "$SC" 10.91.0.1 "$3" -t "$6" -S "$4" -T "$5" \
-		-n "" -l "$LAT" -r 1
+	local sns=$1 cns=$2 port=$3 sys=$4 topo=$5 type=$6
+	shift 6
+	[ $# -gt 0 ] || set -- -n "" -l "$LAT" -r 1
+	measure "$name" "$sns" "$SC" "$cns" "$SC" 10.91.0.1 "$port" -t "$type" -S "$sys" \
+		-T "$topo" "$@"
 	for ev in "${events[@]}"; do echo 0 >$tr/events/$ev/enable; done
 	cp $tr/trace "$tmp/trace-$name"
 }
@@ -308,6 +316,20 @@ stages() {
 	summary "softcm syscalls" "$dir/lib/syscalls.sh" "$tmp/trace-sc-softcm-veth" softcm-traced veth
 	traced sc-tcp-veth $sc -- ba bb 7893 tcp-traced veth tcp
 	summary "TCP syscalls" "$dir/lib/syscalls.sh" "$tmp/trace-sc-tcp-veth" tcp-traced veth
+	# The same with 1 000 connections, 256 in flight (the warm-up's 200
+	# counted on both sides alike): softcm as it is, with -X, and TCP.
+	local many=(-n 1000 -w "$WINDOW" -l 0 -r 1 -P -M)
+	traced sc-softcm-many softcm/softcm_event $sc -- ba bb 7894 softcm-traced-many veth cm \
+		"${many[@]}"
+	summary "softcm syscalls, many" "$dir/lib/syscalls.sh" "$tmp/trace-sc-softcm-many" \
+		softcm-traced-many veth
+	traced sc-submit-many softcm/softcm_event $sc -- ba bb 7895 softcm-submit-traced-many \
+		veth cm "${many[@]}" -X
+	summary "softcm -X syscalls, many" "$dir/lib/syscalls.sh" "$tmp/trace-sc-submit-many" \
+		softcm-submit-traced-many veth
+	traced sc-tcp-many $sc -- ba bb 7896 tcp-traced-many veth tcp "${many[@]}"
+	summary "TCP syscalls, many" "$dir/lib/syscalls.sh" "$tmp/trace-sc-tcp-many" \
+		tcp-traced-many veth
 	echo 1408 >$tr/buffer_size_kb
 }
 [ "${ONLY:-stages}" = stages ] && stages

@@ -6,10 +6,10 @@
  * libsoftcm (-DCMBENCH_SOFTCM) and with rdma-core's librdmacm, so both CMs
  * are measured by one method and one clock (CLOCK_MONOTONIC).
  *
- *   cmbench server -t cm|tcp -b ADDR -p PORT -s SHM [-B BACKLOG] [-y|-e]
+ *   cmbench server -t cm|tcp -b ADDR -p PORT -s SHM [-B BACKLOG] [-y|-e|-X]
  *   cmbench client -t cm|tcp -a ADDR -p PORT -s SHM -S SYSTEM -T TOPO
  *                  [-n N,N...] [-w WINDOW] [-r RUNS] [-l LAT_N]
- *                  [-L LIVE,LIVE...] [-U BURST_N] [-c] [-m] [-g]
+ *                  [-L LIVE,LIVE...] [-U BURST_N] [-c] [-m] [-g] [-X]
  *
  * The server listens with BACKLOG (default 65535); -y makes it a
  * synchronous server (rdma_get_request() and a blocking rdma_accept(), or
@@ -18,7 +18,10 @@
  * clients connect at once (all in flight), typically to a listener whose
  * backlog is much smaller, and the time until both sides of every one
  * are established is reported (the client takes -B and -y/-e too, for
- * the case's name).
+ * the case's name).  -X (libsoftcm only) batches the calls: the server
+ * drains its channel and accepts what it read with one softcm_submit(),
+ * the client creates, resolves, connects and establishes that way too
+ * (softcm_submit(3)), so that many connections cost few system calls.
  *
  * The server and the client are separate processes (they may be in
  * different network namespaces, or linked against different libraries);
@@ -70,11 +73,16 @@ struct conn {
 	int fd;
 	uint16_t port;
 	uint64_t t_start, t_addr, t_route, t_conn, t_est, t_disc;
+	uint32_t idx;				/* -X: the REQ's private data */
+	struct rdma_conn_param param;		/* -X: until the batch is sent */
 };
 
 static struct shared *shm;
 static int tcp_mode, o_backlog = 65535;
 static char o_server = 'b';	/* b: blocking event loop, y: sync, e: epoll */
+#ifdef CMBENCH_SOFTCM
+static int o_submit;		/* -X: softcm_submit() */
+#endif
 static const char *o_addr, *o_port = "7900", *o_sys = "?", *o_topo = "?";
 static struct sockaddr_storage dst;
 static socklen_t dst_len;
@@ -279,6 +287,66 @@ static int cm_epoll_server(void)
 	return 2;
 }
 
+#ifdef CMBENCH_SOFTCM
+/*
+ * -X: the epoll loop, with the requests of each drain accepted by one
+ * softcm_submit(); their parameters live until then.
+ */
+static int cm_submit_server(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct epoll_event e = { .events = EPOLLIN };
+	struct rdma_conn_param *param;
+	struct softcm_op *ops;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *listen;
+	unsigned int k, i, max = 4096;
+	uint32_t idx;
+	int ep;
+
+	ops = calloc(max, sizeof(*ops));
+	param = calloc(max, sizeof(*param));
+	if (!ch || !ops || !param)
+		die("setup");
+	if (fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK))
+		die("fcntl");
+	ep = epoll_create1(0);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &e))
+		die("epoll");
+	cm_listen(ch, &listen);
+	for (;;) {
+		if (epoll_wait(ep, &e, 1, -1) < 0 && errno != EINTR)
+			die("epoll_wait");
+		k = 0;
+		while (k < max && !rdma_get_cm_event(ch, &ev)) {
+			if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+				cm_server_event(listen, ev);
+				continue;
+			}
+			idx = req_index(ev);
+			ev->id->context = (void *)(uintptr_t)(idx + 1);
+			cm_param(&param[k], NULL, 0x800000 | idx);
+			ops[k] = (struct softcm_op){ .code = SOFTCM_OP_ACCEPT, .id = ev->id,
+						     .conn_param = &param[k] };
+			k++;
+			rdma_ack_cm_event(ev);
+		}
+		if (k < max && errno != EAGAIN)
+			die("rdma_get_cm_event");
+		if (k && softcm_submit(ops, k) < 0)
+			die("softcm_submit");
+		for (i = 0; i < k; i++) {
+			if (!ops[i].err)
+				continue;
+			fprintf(stderr, "cmbench server: accept: %s\n", strerror(ops[i].err));
+			rdma_reject(ops[i].id, NULL, 0);
+			rdma_destroy_id(ops[i].id);
+		}
+	}
+	return 2;
+}
+#endif
+
 static int cm_server(void)
 {
 	struct rdma_event_channel *ch;
@@ -289,6 +357,10 @@ static int cm_server(void)
 		return cm_sync_server();
 	if (o_server == 'e')
 		return cm_epoll_server();
+#ifdef CMBENCH_SOFTCM
+	if (o_submit)
+		return cm_submit_server();
+#endif
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel");
@@ -426,6 +498,118 @@ static void stuck(const char *what, unsigned int done, unsigned int n)
 	failed = 1;
 }
 
+#ifdef CMBENCH_SOFTCM
+static struct softcm_op *xops;
+
+/* Send the @k ops queued; 0, or -1 after saying which failed. */
+static int xsubmit(unsigned int k)
+{
+	unsigned int i;
+
+	if (!k)
+		return 0;
+	if (softcm_submit(xops, k) < 0) {
+		fprintf(stderr, "cmbench: softcm_submit: %s\n", strerror(errno));
+		failed = 1;
+		return -1;
+	}
+	for (i = 0; i < k; i++) {
+		if (!xops[i].err)
+			continue;
+		fprintf(stderr, "cmbench: op %d: %s\n", xops[i].code, strerror(xops[i].err));
+		failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * batch() with -X: each wave of new connections is created and resolved
+ * with a softcm_submit() per step, and the next step of every connection
+ * whose event one drain of the channel read goes in one more.
+ */
+static int batch_submit(struct conn *c, unsigned int n, unsigned int window, uint32_t base)
+{
+	unsigned int started = 0, done = 0, k, first, i, j;
+	struct rdma_cm_event *ev;
+	struct pollfd pfd;
+	uint32_t idx;
+
+	if (!xops) {
+		xops = calloc(window, sizeof(*xops));
+		if (!xops || fcntl(cli_ch->fd, F_SETFL, fcntl(cli_ch->fd, F_GETFL) | O_NONBLOCK))
+			die("setup");
+	}
+	for (i = 0; i < n; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].fd = -1;
+		shm->srv_est[(base + i) % SLOTS] = 0;
+	}
+	while (done < n) {
+		for (k = 0, first = started; started < n && started - done < window; started++) {
+			c[started].t_start = now_ns();
+			xops[k++] = (struct softcm_op){ .code = SOFTCM_OP_CREATE_ID, .channel = cli_ch,
+						       .context = (void *)(uintptr_t)(base + started),
+						       .ps = RDMA_PS_TCP };
+		}
+		if (xsubmit(k))
+			return -1;
+		for (j = 0; j < k; j++) {
+			c[first + j].id = xops[j].id;
+			xops[j].code = SOFTCM_OP_RESOLVE_ADDR;
+			xops[j].dst_addr = (struct sockaddr *)&dst;
+			xops[j].timeout_ms = 5000;
+		}
+		if (xsubmit(k))
+			return -1;
+
+		pfd.fd = cli_ch->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, STALL_MS) <= 0) {
+			stuck("setup", done, n);
+			return -1;
+		}
+		k = 0;
+		while (k < window && !rdma_get_cm_event(cli_ch, &ev)) {
+			idx = (uintptr_t)ev->id->context;
+			i = idx - base;
+			xops[k] = (struct softcm_op){ .id = ev->id, .timeout_ms = 5000 };
+			switch (ev->event) {
+			case RDMA_CM_EVENT_ADDR_RESOLVED:
+				c[i].t_addr = now_ns();
+				xops[k++].code = SOFTCM_OP_RESOLVE_ROUTE;
+				break;
+			case RDMA_CM_EVENT_ROUTE_RESOLVED:
+				c[i].t_route = c[i].t_conn = now_ns();
+				c[i].idx = idx;
+				cm_param(&c[i].param, &c[i].idx, 0x100000 | idx);
+				xops[k].conn_param = &c[i].param;
+				xops[k++].code = SOFTCM_OP_CONNECT;
+				break;
+			case RDMA_CM_EVENT_CONNECT_RESPONSE:
+				/* without a QP: we send the RTU */
+				xops[k++].code = SOFTCM_OP_ESTABLISH;
+				c[i].t_est = now_ns();
+				done++;
+				break;
+			default:
+				fprintf(stderr, "cmbench %s/%s: connection %u: %s status %d\n",
+					o_sys, o_topo, i, rdma_event_str(ev->event), ev->status);
+				rdma_ack_cm_event(ev);
+				failed = 1;
+				return -1;
+			}
+			rdma_ack_cm_event(ev);
+		}
+		if (k < window && errno != EAGAIN)
+			die("rdma_get_cm_event");
+		if (xsubmit(k))
+			return -1;
+	}
+	return 0;
+}
+#endif
+
 /*
  * Set up @n connections, at most @window in flight, numbered from @base;
  * waits for the server's side of each too.  Returns 0 or -1.
@@ -442,6 +626,10 @@ static int batch(struct conn *c, unsigned int n, unsigned int window, uint32_t b
 	socklen_t len;
 	struct sockaddr_storage peer;
 
+#ifdef CMBENCH_SOFTCM
+	if (o_submit && !tcp_mode)
+		return batch_submit(c, n, window, base);
+#endif
 	for (i = 0; i < n; i++) {
 		memset(&c[i], 0, sizeof(c[i]));
 		c[i].fd = -1;
@@ -1074,7 +1262,7 @@ int main(int argc, char **argv)
 	}
 	server = !strcmp(argv[1], "server");
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:a:b:p:s:S:T:n:w:r:l:L:cMPD:B:yeU:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:a:b:p:s:S:T:n:w:r:l:L:cMPD:B:yeU:X")) != -1) {
 		switch (opt) {
 		case 't': tcp_mode = !strcmp(optarg, "tcp"); break;
 		case 'a': o_addr = optarg; break;
@@ -1096,6 +1284,9 @@ int main(int argc, char **argv)
 		case 'y': o_server = 'y'; break;
 		case 'e': o_server = 'e'; break;
 		case 'U': o_burst = atoi(optarg); break;
+#ifdef CMBENCH_SOFTCM
+		case 'X': o_submit = 1; break;
+#endif
 		default: return 2;
 		}
 	}

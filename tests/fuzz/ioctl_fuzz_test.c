@@ -435,6 +435,7 @@ static const struct cmd cmds[] = {
 	CMD(REJECT, softcm_reject),
 	CMD(DISCONNECT, softcm_disconnect),
 	CMD(INIT_QP_ATTR, softcm_init_qp_attr),
+	CMD(BATCH, softcm_batch),
 };
 
 _Static_assert(sizeof(cmds) / sizeof(cmds[0]) == SOFTCM_CMD_COUNT,
@@ -495,6 +496,7 @@ union args {
 	struct softcm_reject reject;
 	struct softcm_disconnect disconnect;
 	struct softcm_init_qp_attr qpattr;
+	struct softcm_batch batch;
 	struct softcm_query_port qport;
 	struct softcm_query_gid qgid;
 	struct softcm_alloc_pd pd;
@@ -942,6 +944,60 @@ static void read_evfd(struct rng *r)
 	}
 }
 
+static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 *qbuf,
+		  bool *cross_netns);
+
+/*
+ * A BATCH's ops, each built as the command alone would be (mostly id
+ * commands; sometimes BATCH itself, a verbs number or garbage), in
+ * memory of the thread's own: the results are checked after the call.
+ */
+#define NBATCH	8
+static __thread union args batch_args[NBATCH];
+static __thread struct softcm_batch_op batch_ops[NBATCH];
+
+static void build_batch(struct rng *r, int slot, struct softcm_batch *b, __u8 *qbuf)
+{
+	unsigned int i, nr;
+	bool cross;
+
+	b->count = chance(r, 95) ? 1 + below(r, NBATCH) : rnd(r);
+	b->ops = chance(r, 95) ? (__u64)(uintptr_t)batch_ops : bad_ptr(r, batch_ops);
+	for (i = 0; i < NBATCH; i++) {
+		if (chance(r, 3))
+			nr = chance(r, 50) ? SOFTCM_CMD_BATCH : rnd(r) % 256;
+		else
+			nr = below(r, SOFTCM_CMD_BATCH);
+		if (nr == SOFTCM_CMD_BATCH)
+			memset(&batch_args[i], 0, sizeof(batch_args[i]));
+		else
+			build(r, nr, slot, &batch_args[i], qbuf, &cross);
+		batch_ops[i].cmd = _IOWR(SOFTCM_IOCTL_TYPE, nr,
+					 cmd_of(nr) ? cmd_of(nr)->size : 16);
+		batch_ops[i].arg = chance(r, 98) ? (__u64)(uintptr_t)&batch_args[i] :
+						   bad_ptr(r, &batch_args[i]);
+		batch_ops[i].result = rnd(r);
+	}
+}
+
+/* After a BATCH that ran: every op it ran answered as a command may. */
+static void check_batch(const struct softcm_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->done && i < NBATCH; i++) {
+		int res = batch_ops[i].result;
+
+		if (res > 0 || (res < 0 && !errno_ok(-res))) {
+			if (note_bad(-res) < 5)
+				fprintf(stderr, "# BATCH op %u (cmd %#x): result %d\n",
+					i, batch_ops[i].cmd, res);
+		}
+	}
+	if (b->done > b->count && note_bad(0) < 5)
+		fprintf(stderr, "# BATCH done %u of %u\n", b->done, b->count);
+}
+
 /* Fill the arguments of command nr for a file in slot, mostly sensibly. */
 static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 *qbuf,
 		  bool *cross_netns)
@@ -1071,6 +1127,9 @@ static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 
 		a->qpattr.reserved0 = chance(r, 95) ? 0 : rnd(r);
 		if (chance(r, 10))
 			fill(r, &a->qpattr.attr, sizeof(a->qpattr.attr));	/* out */
+		break;
+	case SOFTCM_CMD_BATCH:
+		build_batch(r, slot, &a->batch, qbuf);
 		break;
 	default:
 		if (nr >= SOFTCM_VCMD_BASE && nr < SOFTCM_VCMD_END)
@@ -1434,6 +1493,10 @@ static void *fuzz(void *arg)
 		}
 		if (ret)
 			continue;
+		if (nr == SOFTCM_CMD_BATCH) {
+			check_batch(&a.batch);
+			continue;
+		}
 		issue(slot, args_handle(nr, &a));
 		if (nr == SOFTCM_CMD_CREATE_ID)
 			remember(slot, a.create.handle);

@@ -112,6 +112,9 @@
  *                (status -ETIMEDOUT when the neighbour did not answer
  *                within timeout_ms, or the route's error) after which the
  *                id is back in ADDR_BOUND with its bound address.
+ *                On success src and src_len are the id's local address
+ *                as QUERY_ADDR would give it then (the address it was
+ *                bound to, explicitly or not).
  *   RESOLVE_ROUTE  ADDR_RESOLVED -> ROUTE_RESOLVED, with a ROUTE_RESOLVED
  *                event; the path is built locally, as rdma_cm does for
  *                RoCE.  timeout_ms must not be 0 (EINVAL); EINVAL in any
@@ -174,6 +177,20 @@
  *                on the side that received the DREQ), then TIMEWAIT_EXIT.
  *                EINVAL on an id that never connected or accepted; 0 and
  *                nothing sent once the connection is already over.
+ *   BATCH        runs count (1..SOFTCM_BATCH_MAX, else EINVAL) commands
+ *                of this section (CREATE_ID to INIT_QP_ATTR; not BATCH)
+ *                in one system call, in order, each exactly as its own
+ *                ioctl on this file would run: op->cmd is its
+ *                SOFTCM_IOCTL_* number, op->arg points to its struct,
+ *                op->result receives 0 or the negative errno that ioctl
+ *                would have failed with (an op that is no such command:
+ *                -ENOTTY; BATCH itself: -EINVAL).  A failing op does not
+ *                stop the others.  done counts the ops that ran and whose
+ *                result was written; it is below count only when a fatal
+ *                signal stopped the batch or an op or its result could
+ *                not be accessed (EFAULT if that was the first).  So a
+ *                program can create, resolve or connect many ids per
+ *                system call.
  *
  * QUERY_ADDR's peer address of a connected id is the one its connection
  * was made with (the request's source for a passive id); once the
@@ -400,9 +417,9 @@ struct softcm_migrate_id {
 struct softcm_resolve_addr {
 	__u32		handle;		/* in */
 	__u32		timeout_ms;	/* in */
-	__u32		src_len;	/* in: 0 for no source address */
+	__u32		src_len;	/* in/out: 0 for no source address */
 	__u32		dst_len;	/* in */
-	__u8		src[SOFTCM_ADDR_SIZE];	/* in */
+	__u8		src[SOFTCM_ADDR_SIZE];	/* in/out: the id's local address */
 	__u8		dst[SOFTCM_ADDR_SIZE];	/* in */
 };
 
@@ -512,6 +529,20 @@ struct softcm_event_full {
 struct softcm_event_page {
 	__u32		held;		/* written by userspace */
 	__u32		reserved0;
+};
+
+#define SOFTCM_BATCH_MAX	1024
+
+struct softcm_batch_op {
+	__u32		cmd;		/* in: SOFTCM_IOCTL_* */
+	__s32		result;		/* out: 0 or -errno */
+	__aligned_u64	arg;		/* in: user pointer to its struct */
+};
+
+struct softcm_batch {
+	__u32		count;		/* in */
+	__u32		done;		/* out */
+	__aligned_u64	ops;		/* in: user pointer to count ops */
 };
 
 /*
@@ -955,6 +986,7 @@ enum softcm_cmd {
 	SOFTCM_CMD_REJECT,
 	SOFTCM_CMD_DISCONNECT,
 	SOFTCM_CMD_INIT_QP_ATTR,
+	SOFTCM_CMD_BATCH,
 	SOFTCM_CMD_COUNT
 };
 
@@ -1001,6 +1033,7 @@ enum softcm_vcmd {
 #define SOFTCM_IOCTL_REJECT	_SOFTCM_IOWR(REJECT, softcm_reject)
 #define SOFTCM_IOCTL_DISCONNECT	_SOFTCM_IOWR(DISCONNECT, softcm_disconnect)
 #define SOFTCM_IOCTL_INIT_QP_ATTR	_SOFTCM_IOWR(INIT_QP_ATTR, softcm_init_qp_attr)
+#define SOFTCM_IOCTL_BATCH	_SOFTCM_IOWR(BATCH, softcm_batch)
 
 #define _SOFTCM_VIOWR(cmd, type) _IOWR(SOFTCM_IOCTL_TYPE, SOFTCM_VCMD_##cmd, struct type)
 #define SOFTCM_IOCTL_QUERY_DEVICE	_SOFTCM_VIOWR(QUERY_DEVICE, softcm_query_device)

@@ -92,15 +92,24 @@ SOFTCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *co
 	if (!id)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);
-	if (check_param(priv, conn_param, 0))
+	if (softcm_connect_args(priv, conn_param, &c))
 		return -1;
-	memset(&c, 0, sizeof(c));
-	c.handle = priv->handle;
-	fill_param(&c.param, conn_param, softcm_max_resp_res(priv),
-		   softcm_max_init_depth(priv), id->qp);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_CONNECT, &c))
 		return -1;
 	return softcm_wait_sync(priv);
+}
+
+/* rdma_connect()'s command, for it and for softcm_submit() (batch.c). */
+int softcm_connect_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
+			struct softcm_connect *c)
+{
+	if (check_param(priv, conn_param, 0))
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->handle = priv->handle;
+	fill_param(&c->param, conn_param, softcm_max_resp_res(priv),
+		   softcm_max_init_depth(priv), priv->id.qp);
+	return 0;
 }
 
 /*
@@ -158,25 +167,8 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 	if (!id)
 		return softcm_err(EINVAL);
 	priv = to_priv(id);
-	if (check_param(priv, conn_param, 1))
+	if (softcm_accept_args(priv, conn_param, &c))
 		return -1;
-	memset(&c, 0, sizeof(c));
-	c.uid = (uintptr_t)priv;
-	c.handle = priv->handle;
-	/* The device's maximum is bounded by what the peer asked for. */
-	fill_param(&c.param, conn_param,
-		   min_u8(priv->responder_resources, softcm_max_resp_res(priv)),
-		   min_u8(priv->initiator_depth, softcm_max_init_depth(priv)), id->qp);
-	/*
-	 * The kernel moves the QP (INIT again, RTR, RTS, with the depths the
-	 * REP announces) before the REP, as librdmacm's ucma_modify_qp_rtr()
-	 * and _rts(), in the same call.
-	 */
-	if (id->qp && id->qp_type != IBV_QPT_UD) {
-		c.flags = SOFTCM_ACCEPT_QP;
-		c.qp_fd = id->qp->context->cmd_fd;
-		c.qp_handle = id->qp->handle;
-	}
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_ACCEPT, &c)) {
 		int err = errno;
 
@@ -190,6 +182,34 @@ SOFTCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *con
 	if (id->qp_type == IBV_QPT_UD)
 		return 0;
 	return softcm_wait_sync(priv);
+}
+
+/* rdma_accept()'s command, for it and for softcm_submit() (batch.c). */
+int softcm_accept_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
+		       struct softcm_accept *c)
+{
+	struct rdma_cm_id *id = &priv->id;
+
+	if (check_param(priv, conn_param, 1))
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->uid = (uintptr_t)priv;
+	c->handle = priv->handle;
+	/* The device's maximum is bounded by what the peer asked for. */
+	fill_param(&c->param, conn_param,
+		   min_u8(priv->responder_resources, softcm_max_resp_res(priv)),
+		   min_u8(priv->initiator_depth, softcm_max_init_depth(priv)), id->qp);
+	/*
+	 * The kernel moves the QP (INIT again, RTR, RTS, with the depths the
+	 * REP announces) before the REP, as librdmacm's ucma_modify_qp_rtr()
+	 * and _rts(), in the same call.
+	 */
+	if (id->qp && id->qp_type != IBV_QPT_UD) {
+		c->flags = SOFTCM_ACCEPT_QP;
+		c->qp_fd = id->qp->context->cmd_fd;
+		c->qp_handle = id->qp->handle;
+	}
+	return 0;
 }
 
 static int reject(struct rdma_cm_id *id, const void *private_data, uint8_t len,

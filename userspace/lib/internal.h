@@ -175,6 +175,7 @@ struct softcm_cmdev {
  *   verbs.c    the QP calls of librdmacm and the QP's CM transitions
  *   event.c    reading events, a synchronous id's wait for its event
  *   cma.c, resolve.c, conn.c, addrinfo.c: the rest of the API
+ *   batch.c    softcm_submit(): several of those calls in one system call
  * Files of one layer may call each other (rdma_create_ep() resolves), as
  * long as no cycle forms.  tests/static/library.sh checks both on the
  * object files.  The prototypes below are grouped by the file that
@@ -232,5 +233,13 @@ void softcm_ud_ah_attr(struct softcm_id_priv *priv, struct ibv_ah_attr *ah);
 
 /* event.c */
 int softcm_wait_sync(struct softcm_id_priv *priv);
+
+/* resolve.c, conn.c: a command's arguments and aftermath, for batch.c */
+void softcm_resolved_addr(struct softcm_id_priv *priv, const struct softcm_resolve_addr *c,
+			  const struct sockaddr *dst_addr);
+int softcm_connect_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
+			struct softcm_connect *c);
+int softcm_accept_args(struct softcm_id_priv *priv, const struct rdma_conn_param *conn_param,
+		       struct softcm_accept *c);
 
 #endif /* _SOFTCM_INTERNAL_H */

@@ -28,10 +28,24 @@ SOFTCM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_
 	memcpy(c.dst, dst_addr, dlen);
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_RESOLVE_ADDR, &c))
 		return -1;
-	/* The implicit bind's source, and, as librdmacm, the destination. */
-	softcm_refresh_addr(priv);
-	memcpy(&id->route.addr.dst_storage, dst_addr, dlen);
+	softcm_resolved_addr(priv, &c, dst_addr);
 	return softcm_wait_sync(priv);
+}
+
+/*
+ * After RESOLVE_ADDR: the implicit bind's source, which the command wrote
+ * back, and, as librdmacm, the destination.
+ */
+void softcm_resolved_addr(struct softcm_id_priv *priv, const struct softcm_resolve_addr *c,
+			  const struct sockaddr *dst_addr)
+{
+	struct rdma_addr *a = &priv->id.route.addr;
+
+	memset(&a->src_storage, 0, sizeof(a->src_storage));
+	memcpy(&a->src_storage, c->src,
+	       c->src_len < sizeof(a->src_storage) ? c->src_len : sizeof(a->src_storage));
+	memset(&a->dst_storage, 0, sizeof(a->dst_storage));
+	memcpy(&a->dst_storage, dst_addr, softcm_sa_len(dst_addr));
 }
 
 SOFTCM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)

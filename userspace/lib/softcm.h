@@ -84,6 +84,41 @@ int softcm_getsockname(struct rdma_cm_id *id, struct sockaddr *addr,
  */
 const char *softcm_version(void);
 
+/*
+ * softcm_submit(3): the rdma_cm calls of @ops, on asynchronous ids, in as
+ * few system calls as their channels allow (one per run of ops on one
+ * channel, up to 1024 each).  Each op's err is 0 or the errno its call
+ * would have set; the return value is the number of ops that succeeded,
+ * or -1 and errno when none could be tried.
+ */
+enum softcm_op_code {
+	SOFTCM_OP_CREATE_ID = 1,	/* rdma_create_id(channel, &id, context, ps) */
+	SOFTCM_OP_RESOLVE_ADDR,		/* rdma_resolve_addr(id, src_addr, dst_addr, timeout_ms) */
+	SOFTCM_OP_RESOLVE_ROUTE,	/* rdma_resolve_route(id, timeout_ms) */
+	SOFTCM_OP_CONNECT,		/* rdma_connect(id, conn_param) */
+	SOFTCM_OP_DISCONNECT,		/* rdma_disconnect(id) */
+	SOFTCM_OP_ACCEPT,		/* rdma_accept(id, conn_param) */
+	SOFTCM_OP_ESTABLISH,		/* rdma_establish(id) */
+};
+
+struct rdma_event_channel;
+struct rdma_conn_param;
+
+struct softcm_op {
+	int code;				/* enum softcm_op_code */
+	int err;				/* out */
+	struct rdma_cm_id *id;			/* out for SOFTCM_OP_CREATE_ID */
+	struct rdma_event_channel *channel;	/* SOFTCM_OP_CREATE_ID */
+	void *context;				/* SOFTCM_OP_CREATE_ID */
+	int ps;					/* SOFTCM_OP_CREATE_ID: enum rdma_port_space */
+	int timeout_ms;				/* SOFTCM_OP_RESOLVE_* */
+	struct sockaddr *src_addr;		/* SOFTCM_OP_RESOLVE_ADDR, may be NULL */
+	struct sockaddr *dst_addr;		/* SOFTCM_OP_RESOLVE_ADDR */
+	struct rdma_conn_param *conn_param;	/* SOFTCM_OP_CONNECT, _ACCEPT */
+};
+
+int softcm_submit(struct softcm_op *ops, int n);
+
 #ifdef __cplusplus
 }
 #endif
