@@ -77,7 +77,7 @@ static void warn_once(int err, int old)
 	if (err == ENODEV)
 		fprintf(stderr, "libsoftcm: the softcm kernel module is not loaded (modprobe softcm)\n");
 	else if (old)
-		fprintf(stderr, "libsoftcm: the softcm module is older than this library (no full event records or event page)\n");
+		fprintf(stderr, "libsoftcm: the softcm module is older than this library\n");
 	else if (err == EPROTONOSUPPORT)
 		fprintf(stderr, "libsoftcm: the softcm module speaks ABI %d, this library ABI %d\n",
 			softcm_get_abi_version(), SOFTCM_ABI_VERSION);

@@ -335,7 +335,8 @@ void softcm_evbuf_forget(struct softcm_channel *sch, struct softcm_id_priv *priv
  * go from @from to the end of @to's buffer, in order, and count in @to's
  * held before MIGRATE_ID wakes @to's pollers.  With @depart, those a
  * read() under way on @from returns follow, until softcm_evbuf_departed().
- * Returns how many moved now.
+ * Returns how many moved now.  An id that stays on @from keeps them where
+ * they are, counted as moved all the same: its migration waits for none.
  */
 uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *to,
 			   struct softcm_id_priv *priv, int depart)
@@ -344,6 +345,13 @@ uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *t
 	struct softcm_evrec **link = &from->head, *rec;
 	uint32_t n = 0;
 
+	if (from == to) {
+		pthread_mutex_lock(&from->lock);
+		for (rec = from->head; rec; rec = rec->next)
+			n += rec_priv(rec) == priv;
+		pthread_mutex_unlock(&from->lock);
+		goto out;
+	}
 	pthread_mutex_lock(&first->lock);
 	pthread_mutex_lock(&second->lock);
 	while (*link) {
@@ -366,6 +374,7 @@ uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *t
 	pthread_cond_broadcast(&to->cond);
 	pthread_mutex_unlock(&second->lock);
 	pthread_mutex_unlock(&first->lock);
+out:
 	if (n)
 		id_count(priv, &priv->events_moved, n);
 	return n;

@@ -74,12 +74,14 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec
 	struct softcm_migrate_id m = { .fd = rec->from->channel.fd, .handle = kev->handle };
 	int err;
 
-	if (ch != &rec->from->channel && ioctl(ch->fd, SOFTCM_IOCTL_MIGRATE_ID, &m)) {
-		err = errno;
-		ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
-		return softcm_err(err);
+	if (ch != &rec->from->channel) {
+		if (ioctl(ch->fd, SOFTCM_IOCTL_MIGRATE_ID, &m)) {
+			err = errno;
+			ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
+			return softcm_err(err);
+		}
+		d.handle = m.handle;
 	}
-	d.handle = m.handle = ch != &rec->from->channel ? m.handle : kev->handle;
 	priv = softcm_id_alloc(ch, listen->id.context, listen->id.ps);
 	if (!priv) {
 		err = errno;

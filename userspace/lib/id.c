@@ -258,8 +258,7 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	pthread_mutex_lock(&priv->mut);
 	priv->events_moved = 0;
 	pthread_mutex_unlock(&priv->mut);
-	if (to != old)
-		softcm_evbuf_move(old, to, priv, 1);
+	softcm_evbuf_move(old, to, priv, to != old);
 	c.fd = old->channel.fd;
 	c.handle = priv->handle;
 	if (ioctl(channel->fd, SOFTCM_IOCTL_MIGRATE_ID, &c)) {
