@@ -101,6 +101,7 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec
 	if (softcm_addr_from_record(priv, &rec->full))
 		goto err_destroy;
 	/* The request came to one of the namespace's addresses: its device. */
+	softcm_cmdev_share(priv, listen);
 	softcm_cmdev_attach(priv);
 	return 0;
 

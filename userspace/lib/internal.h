@@ -256,6 +256,7 @@ void softcm_ctx_put(struct ibv_context *ctx);
 
 /* ibv_device.c */
 int softcm_cmdev_attach(struct softcm_id_priv *priv);
+void softcm_cmdev_share(struct softcm_id_priv *priv, const struct softcm_id_priv *from);
 uint8_t softcm_max_resp_res(const struct softcm_id_priv *priv);
 uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv);
 struct softcm_cmdev *softcm_cmdev_get(void);
