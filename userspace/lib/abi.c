@@ -3,14 +3,19 @@
  * Discovering the module and agreeing on the ABI, as librdmacm does with
  * rdma_cm's abi_version: we read the version from sysfs, which exists
  * exactly while the module is loaded.  Then opening the device: each
- * open is an event channel.  The bottom of the library: it calls nothing
- * of the library's.
+ * open is an event channel, whose records the library reads in full
+ * (addresses and route included) and, for a channel the application
+ * sees, whose shared page it maps, so that poll() sees the records it
+ * holds (evbuf.c).  The bottom of the library: it calls nothing of the
+ * library's.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,15 +70,18 @@ static int warned;
  * Said once per process on stderr: a program that only reports ENODEV from
  * rdma_create_event_channel() would otherwise leave its user guessing.
  */
-static void warn_once(int err)
+static void warn_once(int err, int old)
 {
 	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-		return;
+		goto out;
 	if (err == ENODEV)
 		fprintf(stderr, "libsoftcm: the softcm kernel module is not loaded (modprobe softcm)\n");
+	else if (old)
+		fprintf(stderr, "libsoftcm: the softcm module is older than this library\n");
 	else if (err == EPROTONOSUPPORT)
 		fprintf(stderr, "libsoftcm: the softcm module speaks ABI %d, this library ABI %d\n",
 			softcm_get_abi_version(), SOFTCM_ABI_VERSION);
+out:
 	errno = err;
 }
 
@@ -87,7 +95,7 @@ static int open_device(void)
 
 	if (!__atomic_load_n(&abi_ok, __ATOMIC_ACQUIRE)) {
 		if (softcm_check_abi()) {
-			warn_once(errno);
+			warn_once(errno, 0);
 			return -1;
 		}
 		__atomic_store_n(&abi_ok, 1, __ATOMIC_RELEASE);
@@ -98,11 +106,52 @@ static int open_device(void)
 	return fd;
 }
 
-/* Its namespace is noted: the verbs device of its ids must be that one's. */
-SOFTCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
+/*
+ * The file's records are full ones from the first read(): a module that
+ * refuses the option (ENOPROTOOPT, EINVAL) or the page (EINVAL, ENODEV)
+ * predates this library, which fails as for another ABI.
+ */
+static int set_up_file(struct softcm_channel *sch, int page)
+{
+	struct softcm_set_option c = {
+		.level = SOFTCM_OPTION_FILE,
+		.optname = SOFTCM_OPTION_FILE_EVENT_FORMAT,
+		.value = SOFTCM_EVENT_FORMAT_FULL,
+	};
+	void *p;
+
+	if (ioctl(sch->channel.fd, SOFTCM_IOCTL_SET_OPTION, &c)) {
+		if (errno != ENOPROTOOPT && errno != EINVAL)
+			return -1;
+		goto too_old;
+	}
+	if (!page)
+		return 0;
+	p = mmap(NULL, SOFTCM_EVENT_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 sch->channel.fd, SOFTCM_MMAP_EVENT_PAGE);
+	if (p == MAP_FAILED) {
+		if (errno != EINVAL && errno != ENODEV)
+			return -1;
+		goto too_old;
+	}
+	sch->page = p;
+	return 0;
+
+too_old:
+	warn_once(EPROTONOSUPPORT, 1);
+	return -1;
+}
+
+/*
+ * A new channel with one user, its namespace noted: the verbs device of
+ * its ids must be that one's.  @page: the application sees it (and may
+ * poll it), else it is a synchronous id's own.
+ */
+struct softcm_channel *softcm_channel_open(int page)
 {
 	struct softcm_channel *sch;
 	struct stat st;
+	int err;
 
 	sch = calloc(1, sizeof(*sch));
 	if (!sch) {
@@ -110,23 +159,75 @@ SOFTCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 		return NULL;
 	}
 	sch->channel.fd = open_device();
-	if (sch->channel.fd < 0) {
-		free(sch);
-		return NULL;
-	}
+	if (sch->channel.fd < 0)
+		goto err_free;
+	if (set_up_file(sch, page))
+		goto err_close;
 	if (!stat("/proc/thread-self/ns/net", &st)) {
 		sch->ns_dev = st.st_dev;
 		sch->ns_ino = st.st_ino;
 	}
-	return &sch->channel;
+	sch->users = 1;
+	sch->tail = &sch->head;
+	pthread_mutex_init(&sch->lock, NULL);
+	pthread_cond_init(&sch->cond, NULL);
+	return sch;
+
+err_close:
+	err = errno;
+	close(sch->channel.fd);
+	errno = err;
+err_free:
+	free(sch);
+	return NULL;
+}
+
+void softcm_channel_get(struct softcm_channel *sch)
+{
+	__atomic_add_fetch(&sch->users, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The last user closes the file.  Its ids are gone (destroyed, taking
+ * their records) or go with it: records of none, or of ids the
+ * application never destroyed, are freed unread.
+ */
+void softcm_channel_put(struct softcm_channel *sch)
+{
+	struct softcm_evrec *rec;
+
+	if (__atomic_sub_fetch(&sch->users, 1, __ATOMIC_ACQ_REL))
+		return;
+	while ((rec = sch->head)) {
+		sch->head = rec->next;
+		if (rec->holds_from)
+			softcm_channel_put(rec->from);
+		free(rec);
+	}
+	while ((rec = sch->spare)) {
+		sch->spare = rec->next;
+		free(rec);
+	}
+	if (sch->page)
+		munmap(sch->page, SOFTCM_EVENT_PAGE_SIZE);
+	close(sch->channel.fd);
+	free(sch->rbuf);
+	pthread_cond_destroy(&sch->cond);
+	pthread_mutex_destroy(&sch->lock);
+	free(sch);
+}
+
+SOFTCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct softcm_channel *sch = softcm_channel_open(1);
+
+	return sch ? &sch->channel : NULL;
 }
 
 SOFTCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	if (!channel)
-		return;
-	close(channel->fd);
-	free(to_schannel(channel));
+	if (channel)
+		softcm_channel_put(to_schannel(channel));
 }
 
 SOFTCM_EXPORT const char *softcm_version(void)

@@ -131,7 +131,7 @@ SOFTCM_EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id 
 	if (!priv->sync)
 		return softcm_err(EINVAL);
 	softcm_put_event(priv);
-	if (rdma_get_cm_event(listen->channel, &event))
+	if (softcm_get_event(listen->channel, priv, &event))
 		return -1;
 
 	err = softcm_event_errno(event);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
  * Events.  A channel (abi.c) is one open of /dev/softcm; its events are
- * the kernel's fixed-size records, turned into rdma_cm events that point
- * at the library's ids (id.c), which a CONNECT_REQUEST creates.
+ * the kernel's full records, read in batches (evbuf.c), turned into
+ * rdma_cm events that point at the library's ids (id.c), which a
+ * CONNECT_REQUEST creates.  A record carries the addresses and route the
+ * event changed: handing an event out makes no system call of its own.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/ioctl.h>
 
 #include "internal.h"
 
@@ -57,35 +59,49 @@ static void copy_ud_param(struct softcm_event_priv *evt, const struct softcm_eve
  * listener's channel, context and port space, as librdmacm's does.  The
  * event itself stays the listener's: the kernel counted it among the
  * listener's, so it is acknowledged against the listener.
+ *
+ * The new id is in the file the record was read from; if the listener
+ * has moved since, with the record, the new id follows it there.  A
+ * synchronous listener's new ids are synchronous on its channel, which
+ * they share: each call of theirs waits for its own id's records.
  */
-static int conn_request(struct softcm_event_priv *evt, const struct softcm_event *kev)
+static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec *rec)
 {
 	struct softcm_id_priv *listen = evt->id_priv, *priv;
+	struct rdma_event_channel *ch = listen->id.channel;
+	const struct softcm_event *kev = &rec->full.ev;
 	struct softcm_destroy_id d = { .handle = kev->handle };
+	struct softcm_migrate_id m = { .fd = rec->from->channel.fd, .handle = kev->handle };
 	int err;
 
-	priv = softcm_id_alloc(listen->id.channel, listen->id.context, listen->id.ps);
+	if (ch != &rec->from->channel) {
+		if (ioctl(ch->fd, SOFTCM_IOCTL_MIGRATE_ID, &m)) {
+			err = errno;
+			ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
+			return softcm_err(err);
+		}
+		d.handle = m.handle;
+	}
+	priv = softcm_id_alloc(ch, listen->id.context, listen->id.ps);
 	if (!priv) {
 		err = errno;
-		softcm_ioctl(listen, SOFTCM_IOCTL_DESTROY_ID, &d);
+		ioctl(ch->fd, SOFTCM_IOCTL_DESTROY_ID, &d);
 		return softcm_err(err);
 	}
-	priv->handle = kev->handle;
+	if (listen->sync) {
+		softcm_channel_get(to_schannel(ch));
+		priv->sync = 1;
+	}
+	priv->handle = d.handle;
 	priv->responder_resources = kev->param.responder_resources;
 	priv->initiator_depth = kev->param.initiator_depth;
 	evt->event.listen_id = &listen->id;
 	evt->event.id = &priv->id;
 
-	/*
-	 * A synchronous listener's requests each get a channel of their own,
-	 * so that the calls on them wait for their own events.  Nothing has
-	 * been reported on the new id yet, so the move does not wait.
-	 */
-	if (listen->sync && softcm_id_migrate(priv, NULL))
-		goto err_destroy;
-	if (softcm_refresh_addr(priv))
+	if (softcm_addr_from_record(priv, &rec->full))
 		goto err_destroy;
 	/* The request came to one of the namespace's addresses: its device. */
+	softcm_cmdev_share(priv, listen);
 	softcm_cmdev_attach(priv);
 	return 0;
 
@@ -96,66 +112,37 @@ err_destroy:
 }
 
 /*
- * Blocks unless the channel's fd was made O_NONBLOCK (then EAGAIN), as
- * librdmacm.  Every event must be given back with rdma_ack_cm_event().
+ * The event of @rec, or 1 when it is not to be reported (and is given
+ * back): a CONNECT_REQUEST without its new id, or a connection's end after
+ * the library reported CONNECT_ERROR.
  */
-SOFTCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
-				    struct rdma_cm_event **event)
+static int process(struct softcm_event_priv *evt, const struct softcm_evrec *rec)
 {
-	struct softcm_event_priv *evt;
-	struct softcm_id_priv *priv;
-	struct softcm_event kev;
-	ssize_t len;
+	const struct softcm_event *kev = &rec->full.ev;
+	struct softcm_id_priv *priv = (struct softcm_id_priv *)(uintptr_t)kev->uid;
 
-	if (!channel || !event)
-		return softcm_err(EINVAL);
-
-	evt = malloc(sizeof(*evt));
-	if (!evt)
-		return softcm_err(ENOMEM);
-retry:
 	memset(evt, 0, sizeof(*evt));
-	len = read(channel->fd, &kev, sizeof(kev));
-	if (len != sizeof(kev)) {
-		free(evt);
-		return softcm_err(len < 0 ? errno : EIO);
-	}
-
-	/*
-	 * The kernel reports nothing for an id before it has a uid (a new id
-	 * before rdma_accept()): a uid of 0 would be a kernel bug, and there
-	 * is no id to give its event to.
-	 */
-	priv = (struct softcm_id_priv *)(uintptr_t)kev.uid;
-	if (!priv)
-		goto retry;
-
 	evt->id_priv = priv;
 	evt->event.id = &priv->id;
-	evt->event.event = kev.event;
-	evt->event.status = kev.status;
+	evt->event.event = kev->event;
+	evt->event.status = kev->status;
 	if (priv->id.qp_type == IBV_QPT_UD)
-		copy_ud_param(evt, &kev);
+		copy_ud_param(evt, kev);
 	else
-		copy_conn_param(evt, &kev);
+		copy_conn_param(evt, kev);
 
-	/*
-	 * The refreshes name the id as the record does, in the file it was
-	 * read from: right even while rdma_migrate_id() on another thread
-	 * has not yet switched priv->handle.
-	 */
-	switch (kev.event) {
+	switch (kev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
-		if (!kev.status)
+		softcm_addr_from_record(priv, &rec->full);
+		if (!kev->status)
 			softcm_cmdev_attach(priv);
 		break;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
+		softcm_addr_from_record(priv, &rec->full);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		softcm_refresh_addr_at(priv, channel->fd, kev.handle);
-		softcm_refresh_route_at(priv, channel->fd, kev.handle);
+		softcm_addr_from_record(priv, &rec->full);
+		softcm_route_from_record(priv, &rec->full);
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		/*
@@ -164,7 +151,7 @@ retry:
 		 * connection's REJECTED or DISCONNECTED is not reported), as
 		 * librdmacm's ucma_process_conn_resp().
 		 */
-		if (!priv->id.qp || kev.status)
+		if (!priv->id.qp || kev->status)
 			break;
 		if (softcm_qp_conn_resp(priv)) {
 			evt->event.event = RDMA_CM_EVENT_CONNECT_ERROR;
@@ -176,30 +163,66 @@ retry:
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_DISCONNECTED:
-		if (priv->connect_error) {
-			softcm_id_event_acked(priv);
-			goto retry;
-		}
-		if (kev.event == RDMA_CM_EVENT_REJECTED)
+		if (priv->connect_error)
+			return 1;
+		if (kev->event == RDMA_CM_EVENT_REJECTED)
 			softcm_qp_err(priv);
 		break;
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		/* Without a new id the event means nothing: skip it. */
-		if (conn_request(evt, &kev)) {
-			softcm_id_event_acked(priv);
-			goto retry;
-		}
+		if (conn_request(evt, rec))
+			return 1;
 		break;
 	default:
 		break;
 	}
 	/* A UD peer's address handle, as rdma_cm's, for ibv_create_ah() */
 	if (priv->id.qp_type == IBV_QPT_UD && !evt->event.status &&
-	    (kev.event == RDMA_CM_EVENT_ESTABLISHED ||
-	     kev.event == RDMA_CM_EVENT_CONNECT_REQUEST))
+	    (kev->event == RDMA_CM_EVENT_ESTABLISHED ||
+	     kev->event == RDMA_CM_EVENT_CONNECT_REQUEST))
 		softcm_ud_ah_attr(to_priv(evt->event.id), &evt->event.param.ud.ah_attr);
+	return 0;
+}
+
+/*
+ * The next event of @channel, or of @priv alone (a synchronous id's, on
+ * a channel its listener's other ids may share), from the channel's
+ * buffer or its next read().
+ */
+int softcm_get_event(struct rdma_event_channel *channel, struct softcm_id_priv *priv,
+		     struct rdma_cm_event **event)
+{
+	struct softcm_event_priv *evt;
+	struct softcm_evrec *rec;
+	int skip;
+
+	evt = malloc(sizeof(*evt));
+	if (!evt)
+		return softcm_err(ENOMEM);
+	do {
+		if (softcm_evbuf_take(to_schannel(channel), priv, &rec)) {
+			free(evt);
+			return -1;
+		}
+		skip = process(evt, rec);
+		if (skip)
+			softcm_id_event_acked(evt->id_priv);
+		softcm_evrec_free(rec);
+	} while (skip);
 	*event = &evt->event;
 	return 0;
+}
+
+/*
+ * Blocks unless the channel's fd was made O_NONBLOCK (then EAGAIN), as
+ * librdmacm.  Every event must be given back with rdma_ack_cm_event().
+ */
+SOFTCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
+				    struct rdma_cm_event **event)
+{
+	if (!channel || !event)
+		return softcm_err(EINVAL);
+	return softcm_get_event(channel, NULL, event);
 }
 
 SOFTCM_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
@@ -223,7 +246,7 @@ int softcm_wait_sync(struct softcm_id_priv *priv)
 	if (!priv->sync)
 		return 0;
 	softcm_put_event(priv);
-	if (rdma_get_cm_event(priv->id.channel, &priv->id.event))
+	if (softcm_get_event(priv->id.channel, priv, &priv->id.event))
 		return -1;
 	err = softcm_event_errno(priv->id.event);
 	return err ? softcm_err(err) : 0;

@@ -609,6 +609,26 @@ void softcm_cmdev_put(struct softcm_cmdev *dev)
 }
 
 /*
+ * A request's new id takes its listener's device, when it has one: the
+ * same namespace's (the listener's channel's), found without the
+ * namespace lookup's stat(2), one system call less per connection.
+ */
+void softcm_cmdev_share(struct softcm_id_priv *priv, const struct softcm_id_priv *from)
+{
+	struct softcm_cmdev *dev = from->cmdev;
+
+	if (!dev || priv->cmdev)
+		return;
+	pthread_mutex_lock(&cmdev_lock);
+	dev->refcnt++;
+	pthread_mutex_unlock(&cmdev_lock);
+	priv->cmdev = dev;
+	priv->id.verbs = dev->verbs;
+	priv->id.pd = dev->pd;
+	priv->id.port_num = SOFTCM_PORT_NUM;
+}
+
+/*
  * Give an id the namespace's device, as librdmacm's ucma_get_device():
  * id->verbs, id->pd and id->port_num.  The device is opened by the calling
  * thread, so only a thread in the namespace of the id's channel can give

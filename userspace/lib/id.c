@@ -35,20 +35,20 @@ int softcm_query_addr_at(int fd, __u32 handle, int which, void *buf, __u32 *len)
 }
 
 /*
- * Refresh id->route.addr from the kernel, naming the id by @handle in the
- * file @fd: an event's refresh names the id as the event does, which stays
- * right while another thread migrates the id.  A missing peer reads as
- * zeroes of the local address's family.
+ * Refresh id->route.addr from the kernel, after a call that may have
+ * changed it.  A missing peer reads as zeroes of the local address's
+ * family.
  */
-int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
+int softcm_refresh_addr(struct softcm_id_priv *priv)
 {
 	struct rdma_addr *a = &priv->id.route.addr;
+	int fd = priv->id.channel->fd;
 	__u32 len = sizeof(a->src_storage);
 
-	if (softcm_query_addr_at(fd, handle, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
+	if (softcm_query_addr_at(fd, priv->handle, SOFTCM_QUERY_LOCAL, &a->src_storage, &len))
 		return -1;
 	len = sizeof(a->dst_storage);
-	if (softcm_query_addr_at(fd, handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
+	if (softcm_query_addr_at(fd, priv->handle, SOFTCM_QUERY_PEER, &a->dst_storage, &len)) {
 		if (errno != ENOTCONN)
 			return -1;
 		/* As rdma_bind_addr() leaves it: the bound family, no address. */
@@ -58,44 +58,63 @@ int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle)
 	return 0;
 }
 
-int softcm_refresh_addr(struct softcm_id_priv *priv)
+static __u32 min_len(__u32 len, size_t max)
 {
-	return softcm_refresh_addr_at(priv, priv->id.channel->fd, priv->handle);
+	return len < max ? len : max;
 }
 
 /*
- * Mirror the kernel's path into id->route, as librdmacm does for RoCE;
- * the id named as in softcm_refresh_addr_at().
+ * The same from an event's record, which carries what QUERY_ADDR answered
+ * as it was read (ENOENT when the local address was not there).
  */
-int softcm_refresh_route_at(struct softcm_id_priv *priv, int fd, __u32 handle)
+int softcm_addr_from_record(struct softcm_id_priv *priv, const struct softcm_event_full *rec)
 {
+	struct rdma_addr *a = &priv->id.route.addr;
+
+	if (!(rec->flags & SOFTCM_EVENT_HAS_LOCAL))
+		return softcm_err(ENOENT);
+	memcpy(&a->src_storage, &rec->local, min_len(rec->local_len, sizeof(a->src_storage)));
+	if (rec->flags & SOFTCM_EVENT_HAS_PEER) {
+		memcpy(&a->dst_storage, &rec->peer, min_len(rec->peer_len, sizeof(a->dst_storage)));
+	} else {
+		memset(&a->dst_storage, 0, sizeof(a->dst_storage));
+		a->dst_storage.ss_family = a->src_storage.ss_family;
+	}
+	return 0;
+}
+
+/*
+ * Mirror the kernel's path, as the event's record carries it, into
+ * id->route, as librdmacm does for RoCE.
+ */
+void softcm_route_from_record(struct softcm_id_priv *priv, const struct softcm_event_full *rec)
+{
+	const struct softcm_query_route *q = &rec->route;
 	struct ibv_sa_path_rec *p = &priv->path;
-	struct softcm_query_route q = { .handle = handle };
 	struct rdma_route *route = &priv->id.route;
 
-	if (ioctl(fd, SOFTCM_IOCTL_QUERY_ROUTE, &q))
-		return -1;
+	if (!(rec->flags & SOFTCM_EVENT_HAS_ROUTE))
+		return;
 	memset(p, 0, sizeof(*p));
-	memcpy(p->sgid.raw, q.sgid, sizeof(q.sgid));
-	memcpy(p->dgid.raw, q.dgid, sizeof(q.dgid));
-	p->flow_label = htonl(q.flow_label);
-	p->hop_limit = q.hop_limit;
-	p->traffic_class = q.traffic_class;
+	memcpy(p->sgid.raw, q->sgid, sizeof(q->sgid));
+	memcpy(p->dgid.raw, q->dgid, sizeof(q->dgid));
+	p->flow_label = htonl(q->flow_label);
+	p->hop_limit = q->hop_limit;
+	p->traffic_class = q->traffic_class;
 	p->reversible = 1;	/* a host int in ibv_sa_path_rec, as libibverbs sets it */
 	p->numb_path = 1;
-	p->pkey = htons(q.pkey);
-	p->sl = q.sl;
+	p->pkey = htons(q->pkey);
+	p->sl = q->sl;
 	p->mtu_selector = 2;	/* exactly */
-	p->mtu = q.mtu;
+	p->mtu = q->mtu;
 	p->rate_selector = 2;
 	p->packet_life_time_selector = 2;
-	p->packet_life_time = q.packet_life_time;
+	p->packet_life_time = q->packet_life_time;
 	route->path_rec = p;
 	route->num_paths = 1;
-	memcpy(route->addr.addr.ibaddr.sgid.raw, q.sgid, sizeof(q.sgid));
-	memcpy(route->addr.addr.ibaddr.dgid.raw, q.dgid, sizeof(q.dgid));
-	route->addr.addr.ibaddr.pkey = htons(q.pkey);
-	return 0;
+	memcpy(route->addr.addr.ibaddr.sgid.raw, q->sgid, sizeof(q->sgid));
+	memcpy(route->addr.addr.ibaddr.dgid.raw, q->dgid, sizeof(q->dgid));
+	route->addr.addr.ibaddr.pkey = htons(q->pkey);
 }
 
 /*
@@ -110,15 +129,6 @@ int softcm_event_errno(const struct rdma_cm_event *event)
 	if (event->event == RDMA_CM_EVENT_REJECTED)
 		return ECONNREFUSED;
 	return event->status < 0 ? -event->status : event->status;
-}
-
-/* One more of the id's events is given back: a destroy or migrate may go on. */
-void softcm_id_event_acked(struct softcm_id_priv *priv)
-{
-	pthread_mutex_lock(&priv->mut);
-	priv->events_completed++;
-	pthread_cond_broadcast(&priv->cond);
-	pthread_mutex_unlock(&priv->mut);
 }
 
 /*
@@ -143,11 +153,16 @@ void softcm_put_event(struct softcm_id_priv *priv)
 	}
 }
 
-/* Until the application has given back the @reported events it was handed. */
-static void wait_acked(struct softcm_id_priv *priv, uint32_t reported)
+/*
+ * Until every one of the @reported events the kernel returned of the id
+ * is given back: acknowledged by the application or dropped unread
+ * (evbuf.c), or, for a migration (@moved), moved along with the id; not
+ * those yet to be handed out on the id's new channel.
+ */
+static void wait_acked(struct softcm_id_priv *priv, uint32_t reported, int moved)
 {
 	pthread_mutex_lock(&priv->mut);
-	while (priv->events_completed < reported)
+	while (priv->events_completed + (moved ? priv->events_moved : 0) < reported)
 		pthread_cond_wait(&priv->cond, &priv->mut);
 	pthread_mutex_unlock(&priv->mut);
 }
@@ -159,6 +174,7 @@ static void wait_acked(struct softcm_id_priv *priv, uint32_t reported)
 struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 				       void *context, enum rdma_port_space ps)
 {
+	struct softcm_channel *own;
 	struct softcm_id_priv *priv;
 
 	priv = calloc(1, sizeof(*priv));
@@ -168,11 +184,12 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 	priv->id.ps = ps;
 	priv->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	if (!channel) {
-		channel = rdma_create_event_channel();
-		if (!channel) {
+		own = softcm_channel_open(0);
+		if (!own) {
 			free(priv);
 			return NULL;
 		}
+		channel = &own->channel;
 		priv->sync = 1;
 	}
 	priv->id.channel = channel;
@@ -181,31 +198,36 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 	return priv;
 }
 
+/* A synchronous id's channel may be shared with its listener's other ids. */
 void softcm_id_free(struct softcm_id_priv *priv)
 {
 	softcm_cmdev_put(priv->cmdev);
 	free(priv->qp_init_attr);
 	if (priv->sync)
-		rdma_destroy_event_channel(priv->id.channel);
+		softcm_channel_put(to_schannel(priv->id.channel));
 	pthread_cond_destroy(&priv->cond);
 	pthread_mutex_destroy(&priv->mut);
 	free(priv);
 }
 
 /*
- * The kernel's id goes first; then we wait until the application has
- * acknowledged every event of the id it has been given, as librdmacm
- * does, before the memory those events point at goes.
+ * The kernel's id goes first; its buffered records are dropped; then we
+ * wait until the application has acknowledged every event of the id it
+ * has been given, as librdmacm does, before the memory those events point
+ * at goes.
  */
 int softcm_id_destroy(struct softcm_id_priv *priv)
 {
+	struct softcm_channel *sch = to_schannel(priv->id.channel);
 	struct softcm_destroy_id c = { .handle = priv->handle };
 
 	if (softcm_ioctl(priv, SOFTCM_IOCTL_DESTROY_ID, &c))
 		return -1;
+	softcm_evbuf_forget(sch, priv);
 	if (priv->id.event)
 		softcm_ack_event(priv->id.event);
-	wait_acked(priv, c.events_reported);
+	wait_acked(priv, c.events_reported, 0);
+	softcm_evbuf_departed(sch, priv);
 	softcm_id_free(priv);
 	return 0;
 }
@@ -213,44 +235,56 @@ int softcm_id_destroy(struct softcm_id_priv *priv)
 /*
  * rdma_migrate_id() of an id whose arguments were checked: a NULL @channel
  * is a new private channel, for an id that is not synchronous yet.  The
- * kernel gives the id a new handle in @channel's file.  Handle and channel
- * are switched before we wait for the events already handed out on the old
- * channel to be acknowledged, as librdmacm switches the channel: from the
- * moment the kernel moved the id, another thread that uses the id, or
- * reads its events from @channel, must name it there.
+ * id's buffered records go first (evbuf.c); then the kernel gives the id a
+ * new handle in @channel's file.  Handle and channel are switched before
+ * we wait for the events already handed out on the old channel to be
+ * acknowledged, as librdmacm switches the channel: from the moment the
+ * kernel moved the id, another thread that uses the id, or reads its
+ * events from @channel, must name it there.
  */
 int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *channel)
 {
-	struct rdma_event_channel *old = priv->id.channel, *own = NULL;
+	struct softcm_channel *old = to_schannel(priv->id.channel), *to, *own = NULL;
 	struct softcm_migrate_id c = { 0 };
-	int err;
+	int err, was_sync = priv->sync;
 
 	if (!channel) {
-		channel = own = rdma_create_event_channel();
-		if (!channel)
+		own = softcm_channel_open(0);
+		if (!own)
 			return -1;
+		channel = &own->channel;
 	}
-	c.fd = old->fd;
+	to = to_schannel(channel);
+	pthread_mutex_lock(&priv->mut);
+	priv->events_moved = 0;
+	pthread_mutex_unlock(&priv->mut);
+	softcm_evbuf_move(old, to, priv, to != old);
+	c.fd = old->channel.fd;
 	c.handle = priv->handle;
 	if (ioctl(channel->fd, SOFTCM_IOCTL_MIGRATE_ID, &c)) {
 		err = errno;
-		rdma_destroy_event_channel(own);
+		if (to != old) {
+			softcm_evbuf_departed(old, priv);
+			softcm_evbuf_move(to, old, priv, 0);
+		}
+		if (own)
+			softcm_channel_put(own);
 		return softcm_err(err);
 	}
 
 	pthread_mutex_lock(&priv->mut);
 	priv->handle = c.handle;
 	priv->id.channel = channel;
+	priv->sync = own != NULL;
 	pthread_mutex_unlock(&priv->mut);
 
 	/* A synchronous id's last event is ours to give back. */
-	if (priv->sync) {
+	if (was_sync)
 		softcm_put_event(priv);
-		rdma_destroy_event_channel(old);
-	}
-	pthread_mutex_lock(&priv->mut);
-	priv->sync = own != NULL;
-	pthread_mutex_unlock(&priv->mut);
-	wait_acked(priv, c.events_reported);
+	wait_acked(priv, c.events_reported, 1);
+	if (to != old)
+		softcm_evbuf_departed(old, priv);
+	if (was_sync)
+		softcm_channel_put(old);
 	return 0;
 }

@@ -54,14 +54,67 @@ static inline socklen_t softcm_sa_len(const struct sockaddr *sa)
  */
 #define SOFTCM_MAX_RD_ATOMIC	128
 
+struct softcm_id_priv;
+
+/*
+ * A record read from a channel's file and not handed out yet (evbuf.c).
+ * @from is the channel whose file it was read from, where a
+ * CONNECT_REQUEST's new id lives; a record moved to another channel's
+ * buffer with its id holds a reference on it (@holds_from), so that the
+ * file outlives its new ids' records.
+ */
+struct softcm_evrec {
+	struct softcm_evrec *next;
+	struct softcm_channel *from;
+	int holds_from;
+	struct softcm_event_full full;
+};
+
+/*
+ * An id leaving a channel (evbuf.c): destroyed (@to NULL) or migrated to
+ * @to.  Records of it that a read() already under way returns are dropped
+ * or sent after it, not buffered here.
+ */
+struct softcm_departure {
+	struct softcm_departure *next;
+	struct softcm_id_priv *priv;
+	struct softcm_channel *to;
+};
+
 /*
  * An event channel and the network namespace it was opened in (its
  * inode, as /proc/thread-self/ns/net shows it): the one its ids live in.
+ *
+ * Its records are read in batches and served from a buffer (evbuf.c).
+ * @lock guards the buffer (@head, @tail, @nr_held), @reading, @departures
+ * and the page's held; @cond announces every change of the buffer and the
+ * end of every read().  One thread at a time reads (@reading), with no
+ * lock held, into @rbuf (@rbuf_cap records), with a record of @spare
+ * ready for each: only the reader touches those three.
+ * @page is the file's shared page, whose held poll() honours: mapped for
+ * channels the application sees, NULL for a synchronous id's own.
+ * @users (atomic): the application's channel is its own until
+ * rdma_destroy_event_channel(); a private one is shared by a synchronous
+ * listener and its new ids; records read from it and moved away hold it.
  */
 struct softcm_channel {
 	struct rdma_event_channel channel;
 	dev_t ns_dev;
 	ino_t ns_ino;
+	unsigned long users;
+	struct softcm_event_page *page;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct softcm_evrec *head, **tail;
+	uint32_t nr_held;
+	int reading;
+	struct softcm_departure *departures;
+
+	struct softcm_event_full *rbuf;
+	unsigned int rbuf_cap;
+	struct softcm_evrec *spare;	/* the reader's, for what it reads */
+	unsigned int nr_spare;
 };
 
 static inline struct softcm_channel *to_schannel(struct rdma_event_channel *channel)
@@ -80,18 +133,23 @@ struct softcm_id_priv {
 	uint8_t initiator_depth;
 
 	/*
-	 * mut guards events_completed and cond announces its every increase:
-	 * events are acknowledged on any thread, and rdma_destroy_id() and
-	 * rdma_migrate_id() wait until every event the application read is
-	 * (id.c).  Nothing else is guarded by it: migration switches handle,
-	 * id.channel and sync under it, but their readers do not take it (an
-	 * event's refreshes name the id as the event does, and a call racing
-	 * the id's own migration is the application's bug, as in librdmacm);
+	 * mut guards events_completed and events_moved, and cond announces
+	 * their every increase: events are acknowledged (or dropped unread)
+	 * on any thread, and rdma_destroy_id() and rdma_migrate_id() wait
+	 * until every event the kernel reported is, or moved along with the
+	 * id (id.c).  Nothing else is guarded by it: migration switches
+	 * handle, id.channel and sync under it, but their readers do not take
+	 * it (an event names the id as the record does, and a call racing the
+	 * id's own migration is the application's bug, as in librdmacm);
 	 * id.event belongs to the thread making a synchronous id's calls.
+	 * departure is its entry in a channel's departures, under that
+	 * channel's lock.
 	 */
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
 	uint32_t events_completed;
+	uint32_t events_moved;		/* along with the id by its migration */
+	struct softcm_departure departure;
 
 	struct ibv_sa_path_rec path;	/* id.route.path_rec once resolved */
 
@@ -163,15 +221,18 @@ struct softcm_cmdev {
 
 /*
  * The library's files call only downwards, in this order (lowest first):
- *   abi.c      the device, the ABI check, event channels
+ *   abi.c      the device, the ABI check, event channels' lifetime
  *   ibv_ctx.c  verbs contexts' ioctls and lifetime
  *   ibv_mem.c, ibv_cq.c, ibv_qp.c, ibv_str.c: libibverbs' objects (PDs,
  *              MRs and AHs; channels and CQs; QPs and posting) and the
  *              *_str helpers
  *   ibv_device.c  devices, contexts (their operations), queries, async
  *              events, and the namespace's cm device
+ *   evbuf.c    channels' buffered records: reading them in batches,
+ *              what poll() sees of them, an id's on its destruction or
+ *              migration, and the count of its events given back
  *   id.c       the private id: alloc/free, ioctls, the kernel's addresses
- *              and path, acknowledged events, migration, destruction
+ *              and path, migration, destruction
  *   verbs.c    the QP calls of librdmacm and the QP's CM transitions
  *   event.c    reading events, a synchronous id's wait for its event
  *   cma.c, resolve.c, conn.c, addrinfo.c: the rest of the API
@@ -182,7 +243,10 @@ struct softcm_cmdev {
  * provides them.
  */
 
-/* abi.c: nothing private; id.c calls rdma_create/destroy_event_channel() */
+/* abi.c */
+struct softcm_channel *softcm_channel_open(int page);
+void softcm_channel_get(struct softcm_channel *sch);
+void softcm_channel_put(struct softcm_channel *sch);
 
 /* ibv_ctx.c */
 int softcm_vioctl(struct ibv_context *ctx, unsigned long cmd, void *arg);
@@ -193,6 +257,7 @@ void softcm_ctx_put(struct ibv_context *ctx);
 
 /* ibv_device.c */
 int softcm_cmdev_attach(struct softcm_id_priv *priv);
+void softcm_cmdev_share(struct softcm_id_priv *priv, const struct softcm_id_priv *from);
 uint8_t softcm_max_resp_res(const struct softcm_id_priv *priv);
 uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv);
 struct softcm_cmdev *softcm_cmdev_get(void);
@@ -209,14 +274,23 @@ struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
 				       struct ibv_qp_init_attr_ex *attr);
 void softcm_qp_attr_from_kern(struct ibv_qp_attr *attr, const struct softcm_qp_attr *k);
 
+/* evbuf.c */
+void softcm_id_event_acked(struct softcm_id_priv *priv);
+int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
+		      struct softcm_evrec **rec);
+void softcm_evrec_free(struct softcm_evrec *rec);
+void softcm_evbuf_forget(struct softcm_channel *sch, struct softcm_id_priv *priv);
+uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *to,
+			   struct softcm_id_priv *priv, int depart);
+void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *priv);
+
 /* id.c */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
 int softcm_query_addr_at(int fd, __u32 handle, int which, void *buf, __u32 *len);
 int softcm_refresh_addr(struct softcm_id_priv *priv);
-int softcm_refresh_addr_at(struct softcm_id_priv *priv, int fd, __u32 handle);
-int softcm_refresh_route_at(struct softcm_id_priv *priv, int fd, __u32 handle);
+int softcm_addr_from_record(struct softcm_id_priv *priv, const struct softcm_event_full *rec);
+void softcm_route_from_record(struct softcm_id_priv *priv, const struct softcm_event_full *rec);
 int softcm_event_errno(const struct rdma_cm_event *event);
-void softcm_id_event_acked(struct softcm_id_priv *priv);
 void softcm_ack_event(struct rdma_cm_event *event);
 void softcm_put_event(struct softcm_id_priv *priv);
 struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
@@ -232,6 +306,8 @@ int softcm_qp_err(struct softcm_id_priv *priv);
 void softcm_ud_ah_attr(struct softcm_id_priv *priv, struct ibv_ah_attr *ah);
 
 /* event.c */
+int softcm_get_event(struct rdma_event_channel *channel, struct softcm_id_priv *priv,
+		     struct rdma_cm_event **event);
 int softcm_wait_sync(struct softcm_id_priv *priv);
 
 /* resolve.c, conn.c: a command's arguments and aftermath, for batch.c */

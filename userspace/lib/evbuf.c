@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
+/*
+ * A channel's buffered records.  One read() returns as many records as
+ * the channel's buffer holds (from one, doubling up to RBUF_MAX each time
+ * a read() fills it: a channel of one id stays small), and later calls
+ * are served from the buffer, oldest first, or the oldest of one id for a
+ * synchronous id's wait (event.c).  poll() on the file sees what the
+ * library holds through the shared page's held, kept equal to the number
+ * of records buffered here.
+ *
+ * No lock is held across read(): one thread reads (@reading), the others
+ * wait on the channel's condition for its records or its end.  An id that
+ * is destroyed or migrated takes its buffered records with it, dropped or
+ * moved; records of it that a read() under way returns afterwards follow
+ * it through the channel's departures.  A dropped record counts as given
+ * back, so that the destruction waiting for the id's events ends; a moved
+ * one counts in events_moved, so that the migration does not wait for an
+ * event it never handed out.
+ *
+ * Locks: a channel's lock, then (the two channels of a migration) the
+ * other's in address order; an id's mut is never taken under either.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define RBUF_MAX	32
+
+static void id_count(struct softcm_id_priv *priv, uint32_t *count, uint32_t n)
+{
+	pthread_mutex_lock(&priv->mut);
+	*count += n;
+	pthread_cond_broadcast(&priv->cond);
+	pthread_mutex_unlock(&priv->mut);
+}
+
+/* One more of the id's events is given back: a destroy or migrate may go on. */
+void softcm_id_event_acked(struct softcm_id_priv *priv)
+{
+	id_count(priv, &priv->events_completed, 1);
+}
+
+static struct softcm_id_priv *rec_priv(const struct softcm_evrec *rec)
+{
+	return (struct softcm_id_priv *)(uintptr_t)rec->full.ev.uid;
+}
+
+/* Before the lock that guards nr_held is dropped: poll() sees it at once. */
+static void publish_held(struct softcm_channel *sch)
+{
+	if (sch->page)
+		__atomic_store_n(&sch->page->held, sch->nr_held, __ATOMIC_RELEASE);
+}
+
+static void append(struct softcm_channel *sch, struct softcm_evrec *rec)
+{
+	rec->next = NULL;
+	*sch->tail = rec;
+	sch->tail = &rec->next;
+	sch->nr_held++;
+}
+
+static struct softcm_evrec *unlink_at(struct softcm_channel *sch, struct softcm_evrec **link)
+{
+	struct softcm_evrec *rec = *link;
+
+	*link = rec->next;
+	if (sch->tail == &rec->next)
+		sch->tail = link;
+	sch->nr_held--;
+	rec->next = NULL;
+	return rec;
+}
+
+/* @rec goes into @to's buffer: it holds its file if that is another's. */
+static void append_moved(struct softcm_channel *to, struct softcm_evrec *rec)
+{
+	if (rec->from == to && rec->holds_from) {
+		/* @to's own user (the caller's) keeps it open. */
+		softcm_channel_put(rec->from);
+		rec->holds_from = 0;
+	} else if (rec->from != to && !rec->holds_from) {
+		softcm_channel_get(rec->from);
+		rec->holds_from = 1;
+	}
+	append(to, rec);
+}
+
+void softcm_evrec_free(struct softcm_evrec *rec)
+{
+	if (rec->holds_from)
+		softcm_channel_put(rec->from);
+	free(rec);
+}
+
+/*
+ * A record nobody will be handed: a CONNECT_REQUEST's new id goes, in the
+ * file it was read from, and the event counts as given back.
+ */
+static void drop_list(struct softcm_evrec *list)
+{
+	struct softcm_evrec *rec;
+
+	while ((rec = list)) {
+		list = rec->next;
+		if (rec->full.ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			struct softcm_destroy_id d = { .handle = rec->full.ev.handle };
+
+			ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
+		}
+		if (rec_priv(rec))
+			softcm_id_event_acked(rec_priv(rec));
+		softcm_evrec_free(rec);
+	}
+}
+
+static struct softcm_departure *departure_of(struct softcm_channel *sch,
+					     const struct softcm_id_priv *priv)
+{
+	struct softcm_departure *d;
+
+	for (d = sch->departures; d; d = d->next)
+		if (d->priv == priv)
+			return d;
+	return NULL;
+}
+
+struct forward {
+	struct softcm_evrec *rec;
+	struct softcm_channel *to;
+};
+
+/*
+ * Records of migrated ids, read after their migration took the rest: to
+ * the end of the destination's buffer, as the migration's wait expects.
+ */
+static void forward(struct forward *fwd, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct softcm_channel *to = fwd[i].to;
+
+		pthread_mutex_lock(&to->lock);
+		append_moved(to, fwd[i].rec);
+		publish_held(to);
+		pthread_cond_broadcast(&to->cond);
+		pthread_mutex_unlock(&to->lock);
+		id_count(rec_priv(fwd[i].rec), &rec_priv(fwd[i].rec)->events_moved, 1);
+	}
+}
+
+/*
+ * The reader's read(), with no lock held: as many records as it has
+ * spare ones for, up to the buffer's size.  The number read, or -1.
+ */
+static ssize_t fill(struct softcm_channel *sch)
+{
+	const size_t size = sizeof(struct softcm_event_full);
+	struct softcm_evrec *rec;
+	ssize_t len;
+	size_t max;
+
+	if (!sch->rbuf) {
+		sch->rbuf = malloc(size);
+		if (!sch->rbuf)
+			return softcm_err(ENOMEM);
+		sch->rbuf_cap = 1;
+	}
+	while (sch->nr_spare < sch->rbuf_cap) {
+		rec = malloc(sizeof(*rec));
+		if (!rec)
+			break;
+		rec->next = sch->spare;
+		sch->spare = rec;
+		sch->nr_spare++;
+	}
+	if (!sch->nr_spare)
+		return softcm_err(ENOMEM);
+	max = sch->nr_spare < sch->rbuf_cap ? sch->nr_spare : sch->rbuf_cap;
+	len = read(sch->channel.fd, sch->rbuf, max * size);
+	if (len < 0)
+		return -1;
+	if (!len || len % size)
+		return softcm_err(EIO);
+	return len / size;
+}
+
+/* A full buffer asks for a bigger one next time. */
+static void grow(struct softcm_channel *sch, ssize_t n)
+{
+	struct softcm_event_full *rbuf;
+
+	if ((size_t)n < sch->rbuf_cap || sch->rbuf_cap >= RBUF_MAX)
+		return;
+	rbuf = realloc(sch->rbuf, 2 * sch->rbuf_cap * sizeof(*rbuf));
+	if (!rbuf)
+		return;
+	sch->rbuf = rbuf;
+	sch->rbuf_cap *= 2;
+}
+
+/*
+ * The @n records the reader read go to the buffer, unless their id is
+ * departing: then to @drops or @fwd, for after the lock.
+ */
+static unsigned int stash(struct softcm_channel *sch, ssize_t n, struct softcm_evrec **drops,
+			  struct forward *fwd)
+{
+	struct softcm_departure *d;
+	struct softcm_evrec *rec;
+	unsigned int nfwd = 0;
+	ssize_t i;
+
+	for (i = 0; i < n; i++) {
+		rec = sch->spare;
+		sch->spare = rec->next;
+		sch->nr_spare--;
+		memcpy(&rec->full, &sch->rbuf[i], sizeof(rec->full));
+		rec->from = sch;
+		rec->holds_from = 0;
+
+		/*
+		 * The kernel reports nothing for an id before it has a uid
+		 * (a new id before rdma_accept()): a uid of 0 would be a
+		 * kernel bug, and there is no id to give its event to.
+		 */
+		d = rec_priv(rec) ? departure_of(sch, rec_priv(rec)) : NULL;
+		if (!rec_priv(rec) || (d && !d->to)) {
+			rec->next = *drops;
+			*drops = rec;
+		} else if (d) {
+			fwd[nfwd].rec = rec;
+			fwd[nfwd++].to = d->to;
+		} else {
+			append(sch, rec);
+		}
+	}
+	publish_held(sch);
+	return nfwd;
+}
+
+/*
+ * The oldest buffered record (of @priv, unless NULL), reading when there
+ * is none: blocks unless the file is O_NONBLOCK (EAGAIN when nothing is
+ * buffered and the kernel has nothing either).  The record is the
+ * caller's to free (softcm_evrec_free()).
+ */
+int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
+		      struct softcm_evrec **recp)
+{
+	struct softcm_evrec **link, *rec = NULL, *drops;
+	struct forward fwd[RBUF_MAX];
+	unsigned int nfwd;
+	ssize_t n;
+	int err = 0;
+
+	pthread_mutex_lock(&sch->lock);
+	for (;;) {
+		for (link = &sch->head; *link; link = &(*link)->next)
+			if (!priv || rec_priv(*link) == priv)
+				break;
+		if (*link) {
+			rec = unlink_at(sch, link);
+			publish_held(sch);
+			break;
+		}
+		if (err)
+			break;
+		if (sch->reading) {
+			pthread_cond_wait(&sch->cond, &sch->lock);
+			continue;
+		}
+		sch->reading = 1;
+		pthread_mutex_unlock(&sch->lock);
+
+		n = fill(sch);
+		if (n < 0)
+			err = errno;
+		else
+			grow(sch, n);
+
+		pthread_mutex_lock(&sch->lock);
+		sch->reading = 0;
+		drops = NULL;
+		nfwd = n > 0 ? stash(sch, n, &drops, fwd) : 0;
+		pthread_cond_broadcast(&sch->cond);
+		if (drops || nfwd) {
+			pthread_mutex_unlock(&sch->lock);
+			drop_list(drops);
+			forward(fwd, nfwd);
+			pthread_mutex_lock(&sch->lock);
+		}
+	}
+	pthread_mutex_unlock(&sch->lock);
+	if (!rec)
+		return softcm_err(err);
+	*recp = rec;
+	return 0;
+}
+
+/*
+ * rdma_destroy_id(), after the kernel's id went: the id's buffered records
+ * are dropped, and so will be those a read() under way returns, until
+ * softcm_evbuf_departed().
+ */
+void softcm_evbuf_forget(struct softcm_channel *sch, struct softcm_id_priv *priv)
+{
+	struct softcm_evrec **link = &sch->head, *rec, *drops = NULL;
+
+	pthread_mutex_lock(&sch->lock);
+	while (*link) {
+		if (rec_priv(*link) != priv) {
+			link = &(*link)->next;
+			continue;
+		}
+		rec = unlink_at(sch, link);
+		rec->next = drops;
+		drops = rec;
+	}
+	publish_held(sch);
+	priv->departure.priv = priv;
+	priv->departure.to = NULL;
+	priv->departure.next = sch->departures;
+	sch->departures = &priv->departure;
+	pthread_mutex_unlock(&sch->lock);
+	drop_list(drops);
+}
+
+/*
+ * rdma_migrate_id(), before the kernel moves the id: its buffered records
+ * go from @from to the end of @to's buffer, in order, and count in @to's
+ * held before MIGRATE_ID wakes @to's pollers.  With @depart, those a
+ * read() under way on @from returns follow, until softcm_evbuf_departed().
+ * Returns how many moved now.  An id that stays on @from keeps them where
+ * they are, counted as moved all the same: its migration waits for none.
+ */
+uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *to,
+			   struct softcm_id_priv *priv, int depart)
+{
+	struct softcm_channel *first = from < to ? from : to, *second = from < to ? to : from;
+	struct softcm_evrec **link = &from->head, *rec;
+	uint32_t n = 0;
+
+	if (from == to) {
+		pthread_mutex_lock(&from->lock);
+		for (rec = from->head; rec; rec = rec->next)
+			n += rec_priv(rec) == priv;
+		pthread_mutex_unlock(&from->lock);
+		goto out;
+	}
+	pthread_mutex_lock(&first->lock);
+	pthread_mutex_lock(&second->lock);
+	while (*link) {
+		if (rec_priv(*link) != priv) {
+			link = &(*link)->next;
+			continue;
+		}
+		rec = unlink_at(from, link);
+		append_moved(to, rec);
+		n++;
+	}
+	publish_held(from);
+	publish_held(to);
+	if (depart) {
+		priv->departure.priv = priv;
+		priv->departure.to = to;
+		priv->departure.next = from->departures;
+		from->departures = &priv->departure;
+	}
+	pthread_cond_broadcast(&to->cond);
+	pthread_mutex_unlock(&second->lock);
+	pthread_mutex_unlock(&first->lock);
+out:
+	if (n)
+		id_count(priv, &priv->events_moved, n);
+	return n;
+}
+
+/* The id's destruction or migration is over: nothing of it is read here. */
+void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *priv)
+{
+	struct softcm_departure **link;
+
+	pthread_mutex_lock(&sch->lock);
+	for (link = &sch->departures; *link; link = &(*link)->next) {
+		if (*link == &priv->departure) {
+			*link = priv->departure.next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sch->lock);
+}
