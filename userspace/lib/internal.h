@@ -301,7 +301,6 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 
 /* verbs.c */
 int softcm_qp_conn_resp(struct softcm_id_priv *priv);
-int softcm_qp_rtr_rts(struct softcm_id_priv *priv, uint8_t resp_res, uint8_t init_depth);
 int softcm_qp_err(struct softcm_id_priv *priv);
 void softcm_ud_ah_attr(struct softcm_id_priv *priv, struct ibv_ah_attr *ah);
 
