@@ -582,9 +582,10 @@ TEST_F(ev, poll_follows_held)
 }
 
 /*
- * The page outlives the file while mapped, and the file while unmapped:
- * each holds it.  A page freed under either is a report of the debug
- * kernel (KASAN, bad page state) or a count lost here.
+ * The page outlives its mappings while the file is open (a page freed at
+ * munmap() is a KASAN or debug-objects report in the next poll() on the
+ * debug kernel), and the close() of the file while mapped (the mapping
+ * pins the file, and its page table entry the page).
  */
 TEST_F(ev, page_outlives_close_and_munmap)
 {
