@@ -327,7 +327,6 @@ static void fill_full(struct softcm_event_full *rec, struct softcm_event_entry *
 
 	memset(rec, 0, sizeof(*rec));
 	rec->ev = e->ev;
-	rec->route.handle = e->ev.handle;
 
 	mutex_lock(&id->mutex);
 	if (id->state == SOFTCM_STATE_DESTROYING)
@@ -342,10 +341,12 @@ static void fill_full(struct softcm_event_full *rec, struct softcm_event_entry *
 		memcpy(&rec->peer, &ss, rec->peer_len);
 		rec->flags |= SOFTCM_EVENT_HAS_PEER;
 	}
-	if (!softcm_id_query_route(id, &rec->route))
+	if (!softcm_id_query_route(id, &rec->route)) {
+		rec->route.handle = e->ev.handle;
 		rec->flags |= SOFTCM_EVENT_HAS_ROUTE;
-	else
+	} else {
 		memset(&rec->route, 0, sizeof(rec->route));
+	}
 out:
 	mutex_unlock(&id->mutex);
 }
@@ -432,7 +433,7 @@ ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 	}
 	if (size == sizeof(*full)) {
 		/* Too big for the stack; one per read(), whatever it returns. */
-		full = kmalloc(sizeof(*full), GFP_KERNEL);
+		full = kmalloc(sizeof(*full), GFP_KERNEL_ACCOUNT);
 		if (!full) {
 			ret = -ENOMEM;
 			goto out;

@@ -202,18 +202,22 @@ static int ucmd_resolve_addr(struct softcm_file *sf, union ucmd_args *a)
 	struct softcm_id *id;
 	int ret;
 
-	if (c->src_len > sizeof(c->src) || c->dst_len > sizeof(c->dst))
+	if (c->src_len > sizeof(c->src) || c->dst_len > sizeof(c->dst) || c->reserved0)
 		return -EINVAL;
 	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	ret = softcm_id_resolve_addr(id, c->src, c->src_len, c->dst, c->dst_len,
 				     c->timeout_ms);
-	/* The source the id is bound to now: no QUERY_ADDR needed after. */
+	/*
+	 * The address the id is bound to now (its port final; the wildcard
+	 * of an implicit bind until the resolution picks the source), for a
+	 * caller whose struct has room for it.
+	 */
 	if (!ret) {
-		memset(c->src, 0, sizeof(c->src));
-		c->src_len = softcm_addr_size(&id->src);
-		memcpy(c->src, &id->src, c->src_len);
+		memset(c->local, 0, sizeof(c->local));
+		c->local_len = softcm_addr_size(&id->src);
+		memcpy(c->local, &id->src, c->local_len);
 	}
 	softcm_id_unlock_put(id);
 	return ret;
@@ -444,7 +448,7 @@ static const struct ucmd ucmds[] = {
 	UCMD(QUERY_ID, ucmd_query_id, softcm_query_id, NULL),
 	UCMD(SET_OPTION, ucmd_set_option, softcm_set_option, NULL),
 	UCMD(MIGRATE_ID, ucmd_migrate_id, softcm_migrate_id, NULL),
-	UCMD(RESOLVE_ADDR, ucmd_resolve_addr, softcm_resolve_addr, NULL),
+	UCMD_GREW(RESOLVE_ADDR, ucmd_resolve_addr, softcm_resolve_addr, NULL, local_len),
 	UCMD(RESOLVE_ROUTE, ucmd_resolve_route, softcm_resolve_route, NULL),
 	UCMD(QUERY_ROUTE, ucmd_query_route, softcm_query_route, NULL),
 	UCMD(CONNECT, ucmd_connect, softcm_connect, NULL),
@@ -466,7 +470,7 @@ static_assert(sizeof(struct softcm_query_addr) == 24);
 static_assert(sizeof(struct softcm_query_id) == 24);
 static_assert(sizeof(struct softcm_set_option) == 16);
 static_assert(sizeof(struct softcm_migrate_id) == 16);
-static_assert(sizeof(struct softcm_resolve_addr) == 272);
+static_assert(sizeof(struct softcm_resolve_addr) == 408);
 static_assert(sizeof(struct softcm_resolve_route) == 8);
 static_assert(sizeof(struct softcm_query_route) == 72);
 static_assert(sizeof(struct softcm_event) == 296);
@@ -533,8 +537,9 @@ static int ucmd_batch(struct softcm_file *sf, union ucmd_args *a)
 			break;
 		if (copy_from_user(&op, &uops[i], sizeof(op)))
 			break;
-		if (_IOC_TYPE(op.cmd) == SOFTCM_IOCTL_TYPE &&
-		    _IOC_NR(op.cmd) == SOFTCM_CMD_BATCH)
+		if ((_IOC_TYPE(op.cmd) == SOFTCM_IOCTL_TYPE &&
+		     _IOC_NR(op.cmd) == SOFTCM_CMD_BATCH) ||
+		    op.arg != (unsigned long)op.arg)
 			op.result = -EINVAL;
 		else
 			op.result = softcm_ucmd_ioctl(sf, op.cmd, op.arg);

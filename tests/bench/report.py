@@ -23,6 +23,8 @@ STAGES = ["req_wire", "req_to_queued", "request_queued", "server_accept", "rep_w
 
 SYSTEMS = [  # (system, topo, column title)
     ("softcm", "veth", "softcm veth"),
+    # libsoftcm's softcm_submit() on both sides (cmbench -X)
+    ("softcm-submit", "veth", "softcm -X veth"),
     ("softcm", "lo", "softcm lo"),
     ("rdmacm", "lo", "rdma_cm rxe lo"),
     ("softcm-to-rdmacm", "veth", "softcm→rdma_cm rxe veth"),
@@ -178,16 +180,20 @@ def main():
             scale_lines.append("softcm %s, one connection at a time, stages (median µs, "
                                "kernel clock): %s" % (topo, ", ".join(parts)))
 
-    # System calls per connection, one at a time (tests/bench/syscalls.sh).
-    for s in ("softcm-traced", "tcp-traced"):
+    # System calls per connection, one at a time and 1 000 at once
+    # (tests/bench/syscalls.sh).
+    for s, how in (("softcm-traced", "one at a time"), ("tcp-traced", "one at a time"),
+                   ("softcm-traced-many", "1 000, 256 in flight"),
+                   ("softcm-submit-traced-many", "1 000, 256 in flight, -X"),
+                   ("tcp-traced-many", "1 000, 256 in flight")):
         sv = res.get((s, "veth", "syscalls", next((k[3] for k in res if k[0] == s and
                                                    k[2] == "syscalls"), 0), "syscalls_server"))
         cl = res.get((s, "veth", "syscalls", next((k[3] for k in res if k[0] == s and
                                                    k[2] == "syscalls"), 0), "syscalls_client"))
         if sv or cl:
-            scale_lines.append("%s veth, system calls per connection (start to exit, one "
-                               "at a time): server %s, client %s"
-                               % (s.split("-")[0], fmt(sv[1] if sv else None),
+            scale_lines.append("%s veth, system calls per connection (start to exit, %s): "
+                               "server %s, client %s"
+                               % (s.split("-")[0], how, fmt(sv[1] if sv else None),
                                   fmt(cl[1] if cl else None)))
 
     # Kernel memory per idle verbs object (tests/bench/verbsmem.c).

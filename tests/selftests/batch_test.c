@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * BATCH (many id commands in one system call), RESOLVE_ADDR's written-back
- * source, and libsoftcm's softcm_submit() on top of them: each test in a
+ * BATCH (many id commands in one system call), the source RESOLVE_ADDR
+ * returns, and libsoftcm's softcm_submit() on top of them: each test in a
  * network namespace of its own, connections over its loopback.
  */
 #include <arpa/inet.h>
@@ -161,11 +161,11 @@ TEST(batch_undoes_unwritable_create)
 }
 
 /*
- * RESOLVE_ADDR writes back the source it bound the id to: the address
+ * RESOLVE_ADDR returns the source it bound the id to: the address
  * given (or the wildcard), with the port picked, which QUERY_ADDR shows
  * too (the resolution may already have filled in the address by then).
  */
-TEST(resolve_addr_writes_back_source)
+TEST(resolve_addr_returns_source)
 {
 	struct sockaddr_in dst = sin4("127.0.0.1", 7471), src = sin4("127.0.0.1", 0);
 	struct sockaddr_in *back, got;
@@ -189,14 +189,26 @@ TEST(resolve_addr_writes_back_source)
 			memcpy(c.src, &src, sizeof(src));
 		}
 		ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_RESOLVE_ADDR, &c));
-		ASSERT_EQ(sizeof(struct sockaddr_in), c.src_len);
-		back = (struct sockaddr_in *)c.src;
+		ASSERT_EQ(sizeof(struct sockaddr_in), c.local_len);
+		back = (struct sockaddr_in *)c.local;
 		EXPECT_EQ(AF_INET, back->sin_family);
 		EXPECT_NE(0, back->sin_port);
 		EXPECT_EQ(i ? htonl(INADDR_LOOPBACK) : htonl(INADDR_ANY), back->sin_addr.s_addr);
 		ASSERT_EQ(0, query_addr(fd, handle, SOFTCM_QUERY_LOCAL, &got, &len));
 		EXPECT_EQ(got.sin_port, back->sin_port);
 	}
+	/* a caller of the first, shorter struct: accepted, told nothing more */
+	ASSERT_EQ(0, create_id(fd, SOFTCM_PS_TCP, 1, &handle));
+	memset(&c, 0, sizeof(c));
+	c.handle = handle;
+	c.timeout_ms = 2000;
+	c.dst_len = sizeof(dst);
+	memcpy(c.dst, &dst, sizeof(dst));
+	c.local_len = 12345;
+	ASSERT_EQ(0, ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SOFTCM_IOCTL_TYPE,
+				    SOFTCM_CMD_RESOLVE_ADDR,
+				    offsetof(struct softcm_resolve_addr, local_len)), &c));
+	EXPECT_EQ(12345, c.local_len);
 	close(fd);
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }

@@ -112,9 +112,11 @@
  *                (status -ETIMEDOUT when the neighbour did not answer
  *                within timeout_ms, or the route's error) after which the
  *                id is back in ADDR_BOUND with its bound address.
- *                On success src and src_len are the id's local address
- *                as QUERY_ADDR would give it then (the address it was
- *                bound to, explicitly or not).
+ *                On success local and local_len are the id's local
+ *                address as QUERY_ADDR would give it then (the address it
+ *                is bound to, explicitly or not: its port is final, its
+ *                address the wildcard of an implicit bind until the
+ *                resolution picks the source).
  *   RESOLVE_ROUTE  ADDR_RESOLVED -> ROUTE_RESOLVED, with a ROUTE_RESOLVED
  *                event; the path is built locally, as rdma_cm does for
  *                RoCE.  timeout_ms must not be 0 (EINVAL); EINVAL in any
@@ -188,9 +190,11 @@
  *                stop the others.  done counts the ops that ran and whose
  *                result was written; it is below count only when a fatal
  *                signal stopped the batch or an op or its result could
- *                not be accessed (EFAULT if that was the first).  So a
- *                program can create, resolve or connect many ids per
- *                system call.
+ *                not be accessed (then the call fails with EINTR or
+ *                EFAULT if that was the first op).  An op's arg must be
+ *                a pointer of the kernel's width (EINVAL).  So a program
+ *                can create, resolve or connect many ids per system
+ *                call.
  *
  * QUERY_ADDR's peer address of a connected id is the one its connection
  * was made with (the request's source for a passive id); once the
@@ -417,10 +421,13 @@ struct softcm_migrate_id {
 struct softcm_resolve_addr {
 	__u32		handle;		/* in */
 	__u32		timeout_ms;	/* in */
-	__u32		src_len;	/* in/out: 0 for no source address */
+	__u32		src_len;	/* in: 0 for no source address */
 	__u32		dst_len;	/* in */
-	__u8		src[SOFTCM_ADDR_SIZE];	/* in/out: the id's local address */
+	__u8		src[SOFTCM_ADDR_SIZE];	/* in */
 	__u8		dst[SOFTCM_ADDR_SIZE];	/* in */
+	__u32		local_len;	/* out */
+	__u32		reserved0;
+	__u8		local[SOFTCM_ADDR_SIZE];	/* out: the id's local address */
 };
 
 struct softcm_resolve_route {

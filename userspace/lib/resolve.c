@@ -33,8 +33,8 @@ SOFTCM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_
 }
 
 /*
- * After RESOLVE_ADDR: the implicit bind's source, which the command wrote
- * back, and, as librdmacm, the destination.
+ * After RESOLVE_ADDR: the implicit bind's source, which the command
+ * returned, and, as librdmacm, the destination.
  */
 void softcm_resolved_addr(struct softcm_id_priv *priv, const struct softcm_resolve_addr *c,
 			  const struct sockaddr *dst_addr)
@@ -42,8 +42,8 @@ void softcm_resolved_addr(struct softcm_id_priv *priv, const struct softcm_resol
 	struct rdma_addr *a = &priv->id.route.addr;
 
 	memset(&a->src_storage, 0, sizeof(a->src_storage));
-	memcpy(&a->src_storage, c->src,
-	       c->src_len < sizeof(a->src_storage) ? c->src_len : sizeof(a->src_storage));
+	memcpy(&a->src_storage, c->local,
+	       c->local_len < sizeof(a->src_storage) ? c->local_len : sizeof(a->src_storage));
 	memset(&a->dst_storage, 0, sizeof(a->dst_storage));
 	memcpy(&a->dst_storage, dst_addr, softcm_sa_len(dst_addr));
 }
