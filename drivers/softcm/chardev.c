@@ -23,6 +23,7 @@
 #include "chardev.h"
 #include "event.h"
 #include "evfd.h"
+#include "evpage.h"
 #include "file.h"
 #include "ucmd.h"
 #include "vcmd.h"
@@ -44,8 +45,9 @@ static int softcm_release(struct inode *inode, struct file *filp)
 {
 	struct softcm_file *sf = filp->private_data;
 
-	/* evfd.c is above file.c: its part of the file is let go here */
+	/* evfd.c and evpage.c are above file.c: their parts go here */
 	softcm_evfd_file_release(sf);
+	softcm_evpage_release(sf);
 	softcm_file_release(sf);
 	return 0;
 }
@@ -60,8 +62,20 @@ static ssize_t softcm_read(struct file *filp, char __user *buf, size_t count,
 static __poll_t softcm_poll(struct file *filp, poll_table *wait)
 {
 	struct softcm_file *sf = filp->private_data;
+	__poll_t mask = softcm_event_poll(&sf->evq, filp, wait);
 
-	return softcm_event_poll(&sf->evq, filp, wait);
+	/*
+	 * Records the user read and still holds are as good as queued.  No
+	 * wakeup comes when it changes @held: it changes it while awake.
+	 */
+	if (!(mask & EPOLLIN) && softcm_evpage_held(sf))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+static int softcm_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return softcm_evpage_mmap(filp->private_data, vma);
 }
 
 static long softcm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -77,6 +91,7 @@ static const struct file_operations softcm_fops = {
 	.release	= softcm_release,
 	.read		= softcm_read,
 	.poll		= softcm_poll,
+	.mmap		= softcm_mmap,
 	.unlocked_ioctl	= softcm_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= no_llseek,

@@ -192,6 +192,16 @@ void softcm_event_move(struct softcm_id *id, struct softcm_evq *from,
 	wake_up_interruptible(&to->wait);
 }
 
+/*
+ * Wake @q's readers and pollers with nothing queued: MIGRATE_ID does, so
+ * that a poller sees records its user moved along with an id and counts
+ * in its shared page (evpage.c), even when no queued event moved.
+ */
+void softcm_event_wake(struct softcm_evq *q)
+{
+	wake_up_interruptible(&q->wait);
+}
+
 /* Unlink the oldest entry, for @q's reader to deliver. */
 struct softcm_event_entry *softcm_event_take(struct softcm_evq *q)
 {

@@ -52,6 +52,7 @@ void softcm_event_queue_request(struct softcm_id *listener, struct softcm_id *ch
 void softcm_event_purge(struct softcm_id *id, struct list_head *dead);
 void softcm_event_move(struct softcm_id *id, struct softcm_evq *from,
 		       struct softcm_evq *to);
+void softcm_event_wake(struct softcm_evq *q);
 
 /* The reader's side, under @q->read_mutex. */
 struct softcm_event_entry *softcm_event_take(struct softcm_evq *q);

@@ -10,6 +10,7 @@
 #include "uobj.h"
 
 struct net;
+struct page;
 struct pid;
 struct softcm_evfd;
 struct softcm_id;
@@ -27,6 +28,8 @@ struct softcm_file {
 	struct softcm_evq evq;		/* its ids' events, for read() */
 	/* SOFTCM_EVENT_FORMAT_*: read once by each read(), under evq.read_mutex */
 	u32 event_format;
+	/* the page mmap() shares (evpage.c), referenced; NULL before */
+	struct page *evpage;
 	struct softcm_uobjs uobjs;	/* its verbs objects */
 	/* its async event descriptor's queue (evfd.c), referenced */
 	struct softcm_evfd __rcu *async;

@@ -182,6 +182,12 @@ static int ucmd_migrate_id(struct softcm_file *sf, union ucmd_args *a)
 		ret = softcm_file_migrate(sf, from, c->handle, &c->handle,
 					  &c->events_reported);
 	fdput(f);
+	/*
+	 * Always, not only when queued events moved: the caller may have
+	 * moved records it held (counted in its page's @held) along.
+	 */
+	if (!ret)
+		softcm_event_wake(&sf->evq);
 	return ret;
 }
 

@@ -954,6 +954,14 @@ static void build(struct rng *r, unsigned int nr, int slot, union args *a, __u8 
 			a->disconnect.reserved0 = rnd(r);
 		break;
 	case SOFTCM_CMD_SET_OPTION:
+		if (chance(r, 10)) {
+			/* the file's event format: handle 0, BASIC or FULL, mostly */
+			a->opt.handle = chance(r, 90) ? 0 : pick_handle(r, slot);
+			a->opt.level = SOFTCM_OPTION_FILE;
+			a->opt.optname = chance(r, 90) ? SOFTCM_OPTION_FILE_EVENT_FORMAT : rnd(r);
+			a->opt.value = chance(r, 90) ? below(r, 2) : rnd(r);
+			break;
+		}
 		a->opt.handle = pick_handle(r, slot);
 		a->opt.level = chance(r, 90) ? SOFTCM_OPTION_ID : rnd(r);
 		a->opt.optname = chance(r, 90) ? below(r, 5) : rnd(r);
@@ -1105,59 +1113,173 @@ static void follow_up(struct rng *r, int fd, const struct softcm_event *ev)
 		note_bad(errno);
 }
 
-/* Read events; answer connection requests as an application would. */
+/*
+ * A full record's own part: flags known, lengths within the storage and
+ * present exactly when flagged, absent parts zero, the route named by the
+ * record's handle.  (events_test compares them with the commands.)
+ */
+static bool full_ok(const struct softcm_event_full *f)
+{
+	static const struct softcm_query_route zero_route;
+	__u32 known = SOFTCM_EVENT_HAS_LOCAL | SOFTCM_EVENT_HAS_PEER | SOFTCM_EVENT_HAS_ROUTE;
+	bool local = f->flags & SOFTCM_EVENT_HAS_LOCAL, peer = f->flags & SOFTCM_EVENT_HAS_PEER;
+
+	if ((f->flags & ~known) || f->reserved0 || local != !!f->local_len ||
+	    peer != !!f->peer_len || f->local_len > sizeof(f->local) ||
+	    f->peer_len > sizeof(f->peer))
+		return false;
+	if (f->flags & SOFTCM_EVENT_HAS_ROUTE)
+		return f->route.handle == f->ev.handle;
+	return !memcmp(&f->route, &zero_route, sizeof(zero_route));
+}
+
+/*
+ * Read events, in whichever format the file has now (another thread may
+ * set it at any time: one read() has one format, told apart by the size
+ * it returns, as no common multiple of the two sizes fits the buffer);
+ * answer connection requests as an application would.
+ */
 static void drain(struct rng *r, int slot)
 {
-	struct softcm_event ev[3];
+	static const size_t basic = sizeof(struct softcm_event);
+	static const size_t full = sizeof(struct softcm_event_full);
+	struct softcm_event_full buf[3];
+	const struct softcm_event *ev;
 	union args a;
 	ssize_t n;
-	int fd = slot_fd[slot], i;
-	size_t len;
+	int fd = slot_fd[slot], i, nrec;
+	size_t len, size;
 
 	switch (below(r, 8)) {
 	case 0:
-		len = below(r, sizeof(ev[0]));		/* too small */
+		len = below(r, full);		/* too small for one, or for FULL */
 		break;
 	case 1:
 		/* a bad buffer: the event stays queued (see events_follow_their_id) */
-		n = read(fd, (void *)bad_ptr(r, NULL), sizeof(ev[0]));
+		n = read(fd, (void *)bad_ptr(r, NULL), full);
 		if (n < 0 && errno == EFAULT)
 			atomic_fetch_add(&faulted_reads, 1);
 		else if (n < 0 && !errno_ok(errno))
 			note_bad(errno);
 		return;
+	case 2:
+	case 3:
+	case 4:
+		len = basic * (1 + below(r, 3));
+		break;
 	default:
-		len = sizeof(ev[0]) * (1 + below(r, 3));
+		len = full * (1 + below(r, 3));
 		break;
 	}
-	n = read(fd, ev, len);
+	n = read(fd, buf, len);
 	if (n < 0) {
 		if (!errno_ok(errno))
 			note_bad(errno);
 		return;
 	}
-	for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
-		check_event(slot, &ev[i]);
-		if (ev[i].event == SOFTCM_EVENT_ESTABLISHED)
+	size = n % full == 0 ? full : basic;
+	if (n % size) {
+		atomic_fetch_add(&bad_events, 1);
+		fprintf(stderr, "# slot %d: read() returned %zd bytes\n", slot, n);
+		return;
+	}
+	nrec = n / size;
+	for (i = 0; i < nrec; i++) {
+		ev = (const struct softcm_event *)((const char *)buf + i * size);
+		if (size == full && !full_ok((const struct softcm_event_full *)ev)) {
+			if (atomic_fetch_add(&bad_events, 1) < 5)
+				fprintf(stderr, "# slot %d: bad full record, flags %#x\n",
+					slot, ((const struct softcm_event_full *)ev)->flags);
+		}
+		check_event(slot, ev);
+		if (ev->event == SOFTCM_EVENT_ESTABLISHED)
 			atomic_fetch_add(&established, 1);
-		if (ev[i].event != SOFTCM_EVENT_CONNECT_REQUEST) {
-			follow_up(r, fd, &ev[i]);
+		if (ev->event != SOFTCM_EVENT_CONNECT_REQUEST) {
+			follow_up(r, fd, ev);
 			continue;
 		}
 		atomic_fetch_add(&requests, 1);
-		remember(slot, ev[i].handle);
+		remember(slot, ev->handle);
 		if (chance(r, 20))
 			continue;		/* left for a random command */
 		memset(&a, 0, sizeof(a));
 		if (chance(r, 75)) {
-			a.accept.handle = ev[i].handle;
+			a.accept.handle = ev->handle;
 			a.accept.uid = rnd(r);
 			a.accept.param.qp_num = rnd(r);
 			ioctl(fd, SOFTCM_IOCTL_ACCEPT, &a.accept);
 		} else {
-			a.reject.handle = ev[i].handle;
+			a.reject.handle = ev->handle;
 			ioctl(fd, SOFTCM_IOCTL_REJECT, &a.reject);
 		}
+	}
+}
+
+/*
+ * The shared page (mmap at SOFTCM_MMAP_EVENT_PAGE): random arguments, a
+ * random held count and a poll().  Some mappings are kept (up to
+ * MAX_PAGES, the oldest unmapped), so that files are replaced (reopen())
+ * and closed while mapped.
+ */
+#define MAX_PAGES	16
+static void *pages[MAX_PAGES];
+static unsigned int npages;
+static pthread_mutex_t pages_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_long mapped;
+
+static void page_op(struct rng *r, int slot)
+{
+	static const int prots[] = { PROT_READ | PROT_WRITE, PROT_READ,
+				     PROT_READ | PROT_WRITE | PROT_EXEC, PROT_NONE };
+	size_t len = chance(r, 80) ? SOFTCM_EVENT_PAGE_SIZE : below(r, 3 * 4096);
+	off_t off = chance(r, 80) ? SOFTCM_MMAP_EVENT_PAGE : (off_t)below(r, 4) * 4096;
+	int prot = chance(r, 80) ? prots[0] : prots[below(r, 4)];
+	int flags = chance(r, 90) ? MAP_SHARED : MAP_PRIVATE;
+	struct pollfd pfd = { .fd = slot_fd[slot], .events = POLLIN };
+	void *old = NULL;
+	__u32 *p;
+
+	p = mmap(NULL, len, prot, flags, slot_fd[slot], off);
+	if (p == MAP_FAILED) {
+		if (!errno_ok(errno))
+			note_bad(errno);
+		return;
+	}
+	atomic_fetch_add(&mapped, 1);
+	/* What the ABI refuses: another page, a private or executable one. */
+	if (off || len > 4096 || flags != MAP_SHARED || (prot & PROT_EXEC) ||
+	    !mprotect(p, len, PROT_READ | PROT_EXEC)) {
+		if (note_bad(EINVAL) < 5)
+			fprintf(stderr, "# mmap len %zu off %lld prot %d flags %d accepted\n",
+				len, (long long)off, prot, flags);
+	}
+	if (prot & PROT_WRITE) {
+		p[0] = chance(r, 50) ? 0 : rnd(r);	/* held */
+		if (chance(r, 5))
+			p[below(r, 1024)] = rnd(r);	/* anything else */
+	}
+	if (poll(&pfd, 1, 0) < 0)
+		note_bad(errno);
+	if (prot & PROT_WRITE)
+		p[0] = 0;
+	if (!chance(r, 10)) {
+		munmap(p, len);
+		return;
+	}
+	pthread_mutex_lock(&pages_lock);
+	old = pages[npages % MAX_PAGES];
+	pages[npages++ % MAX_PAGES] = p;
+	pthread_mutex_unlock(&pages_lock);
+	if (old)
+		munmap(old, SOFTCM_EVENT_PAGE_SIZE);
+}
+
+static void unmap_pages(void)
+{
+	for (int i = 0; i < MAX_PAGES; i++) {
+		if (pages[i])
+			munmap(pages[i], SOFTCM_EVENT_PAGE_SIZE);
+		pages[i] = NULL;
 	}
 }
 
@@ -1198,6 +1320,10 @@ static void *fuzz(void *arg)
 		}
 		if (chance(&r, 1)) {
 			read_evfd(&r);
+			continue;
+		}
+		if (chance(&r, 1)) {
+			page_op(&r, slot);
 			continue;
 		}
 		/* the id commands most of the time: connections need them */
@@ -1385,6 +1511,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	       atomic_load(&ops), atomic_load(&reopened), atomic_load(&requests),
 	       atomic_load(&established), rx_req, atomic_load(&events),
 	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
+	printf("# %ld event pages mapped\n", atomic_load(&mapped));
 	printf("# verbs: %ld objects created (%ld PDs, %ld MRs, %ld CQs, %ld QPs, %ld AHs), %ld commands refused, %ld QPs moved, %d descriptors kept\n",
 	       atomic_load(&vcreated), atomic_load(&vmade[V_PD]), atomic_load(&vmade[V_MR]),
 	       atomic_load(&vmade[V_CQ]), atomic_load(&vmade[V_QP]), atomic_load(&vmade[V_AH]),
@@ -1408,6 +1535,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	EXPECT_LT(0, atomic_load(&cross_migrations));
 
 	close_evfds();
+	unmap_pages();		/* each holds its file, and so the module */
 	for (int i = 0; i < NSLOTS; i++)
 		close(slot_fd[i]);
 	/* every connection the files held ends, timewait included */

@@ -470,7 +470,8 @@ TEST_F(uapi, options)
 	EXPECT_EQ(-EINVAL, set_opt(self->fd, udp, SOFTCM_OPTION_ID, SOFTCM_OPTION_ID_ACK_TIMEOUT, 1));
 	EXPECT_EQ(-EINVAL, set_opt(self->fd, tcp, SOFTCM_OPTION_ID, SOFTCM_OPTION_ID_REUSEADDR, 2));
 	EXPECT_EQ(-EINVAL, set_opt(self->fd, tcp, SOFTCM_OPTION_ID, SOFTCM_OPTION_ID_AFONLY, 2));
-	EXPECT_EQ(-ENOPROTOOPT, set_opt(self->fd, tcp, 1, SOFTCM_OPTION_ID_TOS, 1));
+	/* Level 1 is SOFTCM_OPTION_FILE since issue 20: an unknown one is 2. */
+	EXPECT_EQ(-ENOPROTOOPT, set_opt(self->fd, tcp, 2, SOFTCM_OPTION_ID_TOS, 1));
 	EXPECT_EQ(-ENOPROTOOPT, set_opt(self->fd, tcp, SOFTCM_OPTION_ID, 99, 1));
 	/* REUSEADDR may be cleared only in IDLE. */
 	ASSERT_EQ(0, bind4(self->fd, tcp, "127.0.0.1", 0));
