@@ -142,6 +142,8 @@ static void forward(struct forward *fwd, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
+		/* Once in @to's buffer, the record may be taken and freed. */
+		struct softcm_id_priv *priv = rec_priv(fwd[i].rec);
 		struct softcm_channel *to = fwd[i].to;
 
 		pthread_mutex_lock(&to->lock);
@@ -149,7 +151,7 @@ static void forward(struct forward *fwd, unsigned int n)
 		publish_held(to);
 		pthread_cond_broadcast(&to->cond);
 		pthread_mutex_unlock(&to->lock);
-		id_count(rec_priv(fwd[i].rec), &rec_priv(fwd[i].rec)->events_moved, 1);
+		id_count(priv, &priv->events_moved, 1);
 	}
 }
 
