@@ -275,7 +275,6 @@
 #define _SOFTCM_UAPI_SOFTCM_H
 
 #include <linux/ioctl.h>
-#include <linux/socket.h>
 #include <linux/types.h>
 
 #define SOFTCM_ABI_VERSION	1
@@ -524,8 +523,8 @@ struct softcm_event_full {
 	__u32		local_len;	/* as QUERY_ADDR's addr_len */
 	__u32		peer_len;
 	__u32		reserved0;
-	struct __kernel_sockaddr_storage local;	/* SOFTCM_QUERY_LOCAL */
-	struct __kernel_sockaddr_storage peer;	/* SOFTCM_QUERY_PEER */
+	__u8		local[SOFTCM_ADDR_SIZE];	/* SOFTCM_QUERY_LOCAL */
+	__u8		peer[SOFTCM_ADDR_SIZE];		/* SOFTCM_QUERY_PEER */
 	struct softcm_query_route route;	/* route.handle is ev.handle */
 };
 
