@@ -133,7 +133,12 @@ def main():
                      [get(*k) for k in keys], "lower", keys))
 
     head = ["measurement (median of runs)", "unit"] + [c for _, _, c in SYSTEMS] + \
-        ["softcm lo / rdma_cm lo", "softcm veth / TCP veth"]
+        ["softcm lo / rdma_cm lo", "softcm veth / TCP veth", "softcm -X veth / TCP veth"]
+    col = {(s, t): i for i, (s, t, _) in enumerate(SYSTEMS)}
+    pairs = [(col[("softcm", "lo")], col[("rdmacm", "lo")]),
+             (col[("softcm", "veth")], col[("tcp", "veth")]),
+             (col[("softcm-submit", "veth")], col[("tcp", "veth")])]
+
     def ratio(k1, k2):
         """Median and range of the per-run ratios k1/k2, runs paired."""
         a, b = per_run.get(k1, {}), per_run.get(k2, {})
@@ -152,7 +157,7 @@ def main():
         if all(v is None for v in vals):
             continue
         table.append([label, unit] + [fmt(v) for v in vals] +
-                     [ratio(keys[1], keys[2]), ratio(keys[0], keys[4])])
+                     [ratio(keys[a], keys[b]) for a, b in pairs])
 
     scale = sorted({k[3] for k in res if k[2] == "scale"})
     base = get("softcm", "veth", "scale", scale[0], "rate") if scale else None
