@@ -260,6 +260,21 @@ static int set_qp_state(int fd, __u32 qp, __u32 state)
 	return ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m) ? -errno : 0;
 }
 
+/*
+ * QP @qp (file @fd, in RESET) to ERR: through INIT, as RESET -> ERR is
+ * refused (verbs.rst).
+ */
+static int qp_to_err(int fd, __u32 qp)
+{
+	struct softcm_modify_qp m = { .handle = qp, .attr_mask = INIT_MASK };
+
+	m.attr.qp_state = IBV_QPS_INIT;
+	m.attr.port_num = 1;
+	if (ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m))
+		return -errno;
+	return set_qp_state(fd, qp, IBV_QPS_ERR);
+}
+
 /* The state of QP @qp of file @fd, or -errno. */
 static int qp_state(int fd, __u32 qp)
 {
@@ -1220,7 +1235,7 @@ TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(pq, q1));
 	/* from ERR either: the move fails, the QP stays there */
 	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q2, &q2n));
-	ASSERT_EQ(0, set_qp_state(pq, q2, IBV_QPS_ERR));
+	ASSERT_EQ(0, qp_to_err(pq, q2));
 	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, q2, q2n));
 	EXPECT_EQ(IBV_QPS_ERR, qp_state(pq, q2));
 
@@ -1275,7 +1290,7 @@ static void *qp_churn(void *p)
 			continue;
 		}
 		if (create_qp(r->qfd, IBV_QPT_RC, &h, &qpn) ||
-		    set_qp_state(r->qfd, h, IBV_QPS_ERR)) {
+		    qp_to_err(r->qfd, h)) {
 			r->failed = __LINE__;
 			break;
 		}
