@@ -159,14 +159,14 @@ out:
 	softcm_id_unlock_put(id);
 }
 
-/* rdma_establish() after CONNECT_RESPONSE: the RTU, and nothing to report. */
+/*
+ * rdma_establish() after CONNECT_RESPONSE: the RTU, and nothing to report.
+ * softcm_cm_accept_check() (cm.c) has found the id waiting for it.
+ */
 int softcm_cm_establish(struct softcm_id *id)
 {
 	lockdep_assert_held(&id->mutex);
 
-	if (id->state != SOFTCM_STATE_CONNECT ||
-	    (id->cm.state != SOFTCM_CM_REP_RCVD && id->cm.state != SOFTCM_CM_MRA_REP_SENT))
-		return -EINVAL;
 	softcm_cm_send_bare(id, SOFTCM_CM_RTU);
 	softcm_cm_set_state(id, SOFTCM_CM_ESTABLISHED);
 	return 0;

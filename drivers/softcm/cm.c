@@ -267,20 +267,68 @@ int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c)
 	return softcm_cm_active_connect(id, c);
 }
 
-/* rdma_accept() of a request, or rdma_establish() after CONNECT_RESPONSE. */
-int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c)
+/*
+ * Every EINVAL of ACCEPT on an RC id, found without sending or changing
+ * anything: ACCEPT with SOFTCM_ACCEPT_QP calls it before it moves the QP
+ * (ucmd.c), so that a refused answer leaves a working QP as it was, and
+ * softcm_cm_accept() calls it again under the same hold of the mutex.
+ * With SOFTCM_ACCEPT_QP, @qpn is that QP's number: a REP must announce
+ * it (param.qp_num), an RTU must follow the REQ that announced it.  A
+ * SIDR_REP's own checks are softcm_cm_sidr_accept()'s.
+ */
+int softcm_cm_accept_check(struct softcm_id *id, const struct softcm_accept *c, u32 qpn)
 {
+	const struct softcm_conn_param *p = &c->param;
+	bool with_qp = c->flags & SOFTCM_ACCEPT_QP;
+
 	lockdep_assert_held(&id->mutex);
 
-	/* SOFTCM_ACCEPT_QP: the device layer (ucmd.c) has moved the QP */
 	if (c->flags & ~(SOFTCM_ACCEPT_ESTABLISH | SOFTCM_ACCEPT_QP))
 		return -EINVAL;
-	/* "No parameters": refused rather than ignored, so they may mean something later. */
-	if (c->flags & SOFTCM_ACCEPT_ESTABLISH)
-		return memchr_inv(&c->param, 0, sizeof(c->param)) ? -EINVAL :
-		       softcm_cm_establish(id);
+	/* a UD id's answer is a SIDR reply: no connection for a QP to follow */
+	if (with_qp && id->ps == SOFTCM_PS_UDP)
+		return -EINVAL;
+	if (c->flags & SOFTCM_ACCEPT_ESTABLISH) {
+		/* "No parameters": refused, not ignored, so they may mean something later. */
+		if (memchr_inv(p, 0, sizeof(*p)))
+			return -EINVAL;
+		if (id->state != SOFTCM_STATE_CONNECT ||
+		    (id->cm.state != SOFTCM_CM_REP_RCVD &&
+		     id->cm.state != SOFTCM_CM_MRA_REP_SENT))
+			return -EINVAL;
+		/* the peer's QP was set up for the QP our REQ announced */
+		if (with_qp && qpn != id->cm.qpn)
+			return -EINVAL;
+		return 0;
+	}
 	if (id->state != SOFTCM_STATE_CONNECT)
 		return -EINVAL;
+	if (id->ps == SOFTCM_PS_UDP)
+		return 0;
+	if ((id->cm.state != SOFTCM_CM_REQ_RCVD && id->cm.state != SOFTCM_CM_MRA_REQ_SENT) ||
+	    p->private_data_len > SOFTCM_REP_PRIVATE_DATA || p->reserved0)
+		return -EINVAL;
+	/* the REP announces the QP that moves, no other */
+	if (with_qp && p->qp_num != qpn)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * rdma_accept() of a request, or rdma_establish() after CONNECT_RESPONSE;
+ * @qpn as for softcm_cm_accept_check().
+ */
+int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c, u32 qpn)
+{
+	int ret;
+
+	lockdep_assert_held(&id->mutex);
+
+	ret = softcm_cm_accept_check(id, c, qpn);
+	if (ret)
+		return ret;
+	if (c->flags & SOFTCM_ACCEPT_ESTABLISH)
+		return softcm_cm_establish(id);
 	if (id->ps == SOFTCM_PS_UDP)
 		return softcm_cm_sidr_accept(id, c);
 	return softcm_cm_passive_accept(id, c);

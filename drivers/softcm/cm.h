@@ -18,7 +18,8 @@ void softcm_cm_rcv(struct softcm_net *sn, struct sk_buff *skb);
 void softcm_cm_net_uninit(struct softcm_net *sn);
 
 int softcm_cm_connect(struct softcm_id *id, const struct softcm_connect *c);
-int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c);
+int softcm_cm_accept_check(struct softcm_id *id, const struct softcm_accept *c, u32 qpn);
+int softcm_cm_accept(struct softcm_id *id, const struct softcm_accept *c, u32 qpn);
 int softcm_cm_reject(struct softcm_id *id, const struct softcm_reject *c);
 int softcm_cm_disconnect(struct softcm_id *id);
 

@@ -177,7 +177,10 @@ out:
 	softcm_id_put(listener);
 }
 
-/* rdma_accept() of an RC request: the REP. */
+/*
+ * rdma_accept() of an RC request: the REP.  softcm_cm_accept_check()
+ * (cm.c) has found the request unanswered and the parameters valid.
+ */
 int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c)
 {
 	const struct softcm_conn_param *p = &c->param;
@@ -185,10 +188,6 @@ int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c
 	int ret;
 
 	lockdep_assert_held(&id->mutex);
-
-	if ((id->cm.state != SOFTCM_CM_REQ_RCVD && id->cm.state != SOFTCM_CM_MRA_REQ_SENT) ||
-	    p->private_data_len > SOFTCM_REP_PRIVATE_DATA || p->reserved0)
-		return -EINVAL;
 
 	rep = softcm_cm_alloc_msg(id, SOFTCM_CM_REP);
 	if (!rep)
@@ -206,6 +205,9 @@ int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c
 	rep->flow_control = p->flow_control & 1;
 	rep->rnr_retry_count = min_t(u8, 7, p->rnr_retry_count);
 	rep->srq = p->srq ? 1 : 0;
+	/* the QP ACCEPT moved is ours, and none of ours has an SRQ */
+	if (c->flags & SOFTCM_ACCEPT_QP)
+		rep->srq = 0;
 	rep->ca_guid = softcm_net(id->net)->conntab.guid;
 	memcpy(rep->pdata, p->private_data, p->private_data_len);
 	rep->pdata_len = p->private_data_len;

@@ -301,10 +301,14 @@ out:
 
 /*
  * ACCEPT naming a QP: the QP's file is held (fdget) and the QP referenced
- * for the command only, and the QP is moved, then the REP or RTU sent,
- * under the id's mutex (lock order: the id's mutex, then the QP's lock;
- * design.rst).  Once the moves begin, a failure leaves the QP in ERR, and
- * nothing was sent: the message goes last.
+ * for the command only; under the id's mutex (lock order: the id's mutex,
+ * then the QP's lock; design.rst) the answer is checked, the QP moved,
+ * then the REP or RTU sent.  The checks come first, the QP's number among
+ * them (the REP announces it, the RTU must be for the QP the REQ
+ * announced), so that a command refused leaves the QP as it was, as
+ * librdmacm leaves it when it does not get as far as the write().  Only a
+ * move or a send that fails leaves the QP in ERR, and then nothing was
+ * sent: the message goes last.
  */
 static int accept_with_qp(struct softcm_file *sf, struct softcm_accept *c)
 {
@@ -337,13 +341,12 @@ static int accept_with_qp(struct softcm_file *sf, struct softcm_accept *c)
 		ret = PTR_ERR(id);
 		goto out_put_qp;
 	}
-	/* a UD id's answer is a SIDR reply: no connection for a QP to follow */
-	ret = -EINVAL;
-	if (id->ps == SOFTCM_PS_UDP)
+	ret = softcm_cm_accept_check(id, c, qp->qpn);
+	if (ret)
 		goto out_unlock;
 	ret = accept_move_qp(id, qp, c);
 	if (!ret)
-		ret = softcm_cm_accept(id, c);
+		ret = softcm_cm_accept(id, c, qp->qpn);
 	if (ret)
 		softcm_qp_set_err(qp);
 out_unlock:
@@ -369,7 +372,7 @@ static int ucmd_accept(struct softcm_file *sf, union ucmd_args *a)
 	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	ret = softcm_cm_accept(id, c);
+	ret = softcm_cm_accept(id, c, 0);
 	softcm_id_unlock_put(id);
 	return ret;
 }

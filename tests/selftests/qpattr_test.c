@@ -152,16 +152,22 @@ static int resolve_route(int fd, __u32 h)
 	return ret ?: ev.event == SOFTCM_EVENT_ROUTE_RESOLVED ? 0 : -EPROTO;
 }
 
-static int connect_id(int fd, __u32 h)
+/* CONNECT of id @h, the REQ announcing QP number @qpn. */
+static int connect_qpn(int fd, __u32 h, __u32 qpn)
 {
 	struct softcm_connect c = { .handle = h };
 
-	c.param.qp_num = A_QPN;
+	c.param.qp_num = qpn;
 	c.param.responder_resources = A_RESP_RES;
 	c.param.initiator_depth = A_INIT_DEPTH;
 	c.param.retry_count = A_RETRY;
 	c.param.rnr_retry_count = A_RNR_RETRY;
 	return ioctl(fd, SOFTCM_IOCTL_CONNECT, &c) ? -errno : 0;
+}
+
+static int connect_id(int fd, __u32 h)
+{
+	return connect_qpn(fd, h, A_QPN);
 }
 
 static int accept_id(int fd, __u32 h)
@@ -243,6 +249,39 @@ static int query_qp(int fd, __u32 qp, struct softcm_query_qp *q)
 	q->handle = qp;
 	q->attr_mask = ~0U;
 	return ioctl(fd, SOFTCM_IOCTL_QUERY_QP, q) ? -errno : 0;
+}
+
+/* MODIFY_QP of QP @qp (file @fd) to @state, nothing else. */
+static int set_qp_state(int fd, __u32 qp, __u32 state)
+{
+	struct softcm_modify_qp m = { .handle = qp, .attr_mask = IBV_QP_STATE };
+
+	m.attr.qp_state = state;
+	return ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m) ? -errno : 0;
+}
+
+/*
+ * QP @qp (file @fd, in RESET) to ERR: through INIT, as RESET -> ERR is
+ * refused (verbs.rst).
+ */
+static int qp_to_err(int fd, __u32 qp)
+{
+	struct softcm_modify_qp m = { .handle = qp, .attr_mask = INIT_MASK };
+
+	m.attr.qp_state = IBV_QPS_INIT;
+	m.attr.port_num = 1;
+	if (ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m))
+		return -errno;
+	return set_qp_state(fd, qp, IBV_QPS_ERR);
+}
+
+/* The state of QP @qp of file @fd, or -errno. */
+static int qp_state(int fd, __u32 qp)
+{
+	struct softcm_query_qp q;
+	int ret = query_qp(fd, qp, &q);
+
+	return ret ?: q.attr.qp_state;
 }
 
 /* The next event of @fd, which must be @type; -errno or -EPROTO. */
@@ -991,14 +1030,14 @@ TEST_F(qpattr, accept_qp_bad_qp_refused)
 	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 12, &h));
 	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7542));
 	ASSERT_EQ(0, resolve_route(self->a, h));
-	ASSERT_EQ(0, connect_id(self->a, h));
+	/* an RC QP of the active namespace's file, which the REQ announces */
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &fqp, &fqpn));
+	ASSERT_EQ(0, connect_qpn(self->a, h, fqpn));
 	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
 	ph = ev.handle;
 	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &qp, &qpn));
 	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, qp, IBV_QPS_INIT, 0xff));
 	ASSERT_EQ(0, create_qp(pq, IBV_QPT_UD, &ud, &udn));
-	/* an RC QP of the active namespace's file */
-	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &fqp, &fqpn));
 
 	EXPECT_EQ(-EBADF, accept_qp(self->p, ph, 0, -1, qp, qpn));
 	EXPECT_EQ(-EBADF, accept_qp(self->p, ph, 0, 1000000, qp, qpn));
@@ -1042,17 +1081,134 @@ TEST_F(qpattr, accept_qp_bad_qp_refused)
 }
 
 /*
- * A move that fails (the QP is in RTS already: no way back to INIT), or
- * a REP that cannot be sent (private data too long): the QP ends in ERR,
- * the command fails, and nothing was sent: the request is still
- * unanswered, and the REP the active side then gets is the one of a third
- * QP, accepted right.  On the active side, an RTU refused after the moves
- * (the REP was not ours to acknowledge yet) leaves its QP in ERR too.
+ * A REP is checked whole before the QP moves: one announcing another QP
+ * than the one that moves (or none, 0), one with too much private data,
+ * one with reserved0 set: EINVAL, the QP still in INIT, the request
+ * unanswered.  The REP then sent announces the QP that moved, with srq 0
+ * whatever param.srq says (no QP of ours has an SRQ).  A second ACCEPT,
+ * in REP_SENT and once established, is EINVAL and leaves the QP in RTS.
+ */
+TEST_F(qpattr, accept_qp_rep_checked_before_move)
+{
+	struct softcm_accept c = { .uid = 1, .flags = SOFTCM_ACCEPT_QP };
+	struct softcm_event ev;
+	__u32 l, h, ph, q1, q1n, q2, q2n;
+	int pq;
+
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7545, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 15, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7545));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, connect_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q1, &q1n));
+	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q2, &q2n));
+	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_INIT, 0xff));
+
+	/* q1 moves, q2 (or nothing) announced */
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, q1, q2n));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(pq, q1));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, q1, 0));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(pq, q1));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(pq, q2));
+
+	c.handle = ph;
+	c.qp_fd = pq;
+	c.qp_handle = q1;
+	c.param.qp_num = q1n;
+	c.param.private_data_len = SOFTCM_REP_PRIVATE_DATA + 1;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(pq, q1));
+	c.param.private_data_len = 0;
+	c.param.reserved0 = 1;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(pq, q1));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, ph));
+
+	/* right: the one REP the active side gets names q1, without an SRQ */
+	c.param.reserved0 = 0;
+	c.param.srq = 1;
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+	EXPECT_EQ(q1n, ev.param.qp_num);
+	EXPECT_EQ(0, ev.param.srq);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(pq, q1));
+
+	/* answered (REP_SENT), then established: a second ACCEPT changes nothing */
+	c.param.srq = 0;
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(pq, q1));
+	ASSERT_EQ(0, establish_id(self->a, h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(pq, q1));
+	close(pq);
+}
+
+/*
+ * An RTU is checked before the QP moves: for another QP than the one the
+ * REQ announced, or a REP (no SOFTCM_ACCEPT_ESTABLISH) on the active side:
+ * EINVAL, the QP as it was, and no RTU sent (the passive side is not
+ * established).  The announced QP then goes to RTS with the RTU, and a
+ * second ACCEPT on the established connection is EINVAL, the QP in RTS.
+ */
+TEST_F(qpattr, accept_qp_rtu_checked_before_move)
+{
+	struct softcm_query_qp q;
+	struct softcm_event ev;
+	__u32 l, h, ph, aqp, aqpn, oqp, oqpn;
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7546, &l));
+	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 16, &h));
+	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7546));
+	ASSERT_EQ(0, resolve_route(self->a, h));
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &aqp, &aqpn));
+	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &oqp, &oqpn));
+	ASSERT_EQ(0, drive_qp_at(self->a, h, self->a, aqp, IBV_QPS_INIT, 0xff));
+	ASSERT_EQ(0, drive_qp_at(self->a, h, self->a, oqp, IBV_QPS_INIT, 0xff));
+	ASSERT_EQ(0, connect_qpn(self->a, h, aqpn));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	ASSERT_EQ(0, accept_id(self->p, ph));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, oqp, 0));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(self->a, oqp));
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, 0, self->a, aqp, aqpn));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(self->a, aqp));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, ph));
+
+	ASSERT_EQ(0, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, aqp, 0));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	ASSERT_EQ(0, query_qp(self->a, aqp, &q));
+	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+	EXPECT_EQ(P_QPN, q.attr.dest_qp_num);
+
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, aqp, 0));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a, aqp));
+	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, 0, self->a, aqp, aqpn));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a, aqp));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(self->a, oqp));
+}
+
+/*
+ * Refused before the moves, the QP unchanged: an RTU before the REP.  A
+ * move that fails (the QP is in RTS already: no way back to INIT, as
+ * from ERR) leaves the QP in ERR, the command fails, and nothing was
+ * sent: the request is still unanswered, and the REP the active side
+ * then gets is the one of another QP, accepted right.  (The other way to
+ * ERR, a REP or RTU that cannot be sent, fails only on ENOMEM: no test.)
  */
 TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
 {
 	struct softcm_accept c = { .uid = 1, .flags = SOFTCM_ACCEPT_QP };
-	struct softcm_query_qp q;
 	struct softcm_event ev;
 	__u32 l, h, ph, q1, q1n, q2, q2n, q3, q3n, aqp, aqpn;
 	int pq;
@@ -1064,11 +1220,10 @@ TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
 	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7543));
 	ASSERT_EQ(0, resolve_route(self->a, h));
 	ASSERT_EQ(0, create_qp(self->a, IBV_QPT_RC, &aqp, &aqpn));
-	ASSERT_EQ(0, connect_id(self->a, h));
-	/* before the REP, RTR has no attributes yet: EINVAL, and the QP in ERR */
+	ASSERT_EQ(0, connect_qpn(self->a, h, aqpn));
+	/* before the REP there is no RTU to send: EINVAL, the QP untouched */
 	EXPECT_EQ(-EINVAL, accept_qp(self->a, h, SOFTCM_ACCEPT_ESTABLISH, self->a, aqp, 0));
-	ASSERT_EQ(0, query_qp(self->a, aqp, &q));
-	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(self->a, aqp));
 
 	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
 	ph = ev.handle;
@@ -1077,31 +1232,24 @@ TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
 	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_RTR, 0xff));
 	ASSERT_EQ(0, drive_qp_at(self->p, ph, pq, q1, IBV_QPS_RTS, 0xff));
 	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, q1, q1n));
-	ASSERT_EQ(0, query_qp(pq, q1, &q));
-	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
-
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(pq, q1));
+	/* from ERR either: the move fails, the QP stays there */
 	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q2, &q2n));
-	c.handle = ph;
-	c.qp_fd = pq;
-	c.qp_handle = q2;
-	c.param.qp_num = q2n;
-	c.param.private_data_len = SOFTCM_REP_PRIVATE_DATA + 1;
-	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
-	EXPECT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, query_qp(pq, q2, &q));
-	EXPECT_EQ(IBV_QPS_ERR, q.attr.qp_state);
+	ASSERT_EQ(0, qp_to_err(pq, q2));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, q2, q2n));
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(pq, q2));
 
 	/* still unanswered: the first REP the active side sees is q3's */
 	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, ph));
 	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &q3, &q3n));
+	c.handle = ph;
+	c.qp_fd = pq;
 	c.qp_handle = q3;
 	c.param.qp_num = q3n;
-	c.param.private_data_len = 0;
 	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
 	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
 	EXPECT_EQ(q3n, ev.param.qp_num);
-	ASSERT_EQ(0, query_qp(pq, q3, &q));
-	EXPECT_EQ(IBV_QPS_RTS, q.attr.qp_state);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(pq, q3));
 	close(pq);
 }
 
@@ -1109,7 +1257,7 @@ TEST_F(qpattr, accept_qp_failure_errs_qp_sends_nothing)
 struct qp_race {
 	int nsfd, qfd;
 	__u32 ph;
-	_Atomic __u32 handle;
+	_Atomic __u64 qp;	/* a QP's handle, its number in the high half */
 	atomic_int done;
 	int rounds;
 	int failed;		/* the line of the first failure, 0 if none */
@@ -1117,8 +1265,9 @@ struct qp_race {
 };
 
 /*
- * Create and destroy QPs in the QP file (each lives four rounds), storing
- * each handle for the other thread, and now and then replace the file
+ * Create and destroy QPs in the QP file (each lives four rounds), moving
+ * each to ERR (no ACCEPT can move it out) and storing its handle and
+ * number for the other thread, and now and then replace the file
  * itself (dup2 of a new
  * /dev/softcm over its descriptor: the old file is released while an
  * ACCEPT may hold it).
@@ -1140,11 +1289,12 @@ static void *qp_churn(void *p)
 			close(fd);
 			continue;
 		}
-		if (create_qp(r->qfd, IBV_QPT_RC, &h, &qpn)) {
+		if (create_qp(r->qfd, IBV_QPT_RC, &h, &qpn) ||
+		    qp_to_err(r->qfd, h)) {
 			r->failed = __LINE__;
 			break;
 		}
-		atomic_store(&r->handle, h);
+		atomic_store(&r->qp, (__u64)qpn << 32 | h);
 		/* the QP made four rounds ago goes (gone already after a replace) */
 		ioctl(r->qfd, SOFTCM_IOCTL_DESTROY_QP,
 		      &(struct softcm_destroy_qp){ .handle = live[i % 4] });
@@ -1156,11 +1306,12 @@ static void *qp_churn(void *p)
 
 /*
  * ACCEPT naming a QP that another thread destroys meanwhile, in a file it
- * replaces meanwhile: each ACCEPT (an RTU on a request: the QP moves, then
- * the RTU is refused, and the QP goes to ERR) fails with EINVAL, or
- * ENOENT when the QP is gone; the debug kernel's KASAN and lockdep watch
- * the QP's and the file's lifetimes and the id's mutex taken before the
- * QP's lock.  The request is still unanswered after.
+ * replaces meanwhile: each ACCEPT (a REP announcing the QP, which is in
+ * ERR: the checks pass, the move to INIT fails under the QP's lock)
+ * fails with EINVAL, or ENOENT when the QP is gone; the debug kernel's
+ * KASAN and lockdep watch the QP's and the file's lifetimes and the id's
+ * mutex taken before the QP's lock.  The request is still unanswered
+ * after.
  */
 TEST_F(qpattr, accept_qp_races_destroy_and_file_replace)
 {
@@ -1182,8 +1333,8 @@ TEST_F(qpattr, accept_qp_races_destroy_and_file_replace)
 
 	ASSERT_EQ(0, pthread_create(&t, NULL, qp_churn, &r));
 	while (!atomic_load(&r.done)) {
-		int ret = accept_qp(self->p, r.ph, SOFTCM_ACCEPT_ESTABLISH, r.qfd,
-				    atomic_load(&r.handle), 0);
+		__u64 qp = atomic_load(&r.qp);
+		int ret = accept_qp(self->p, r.ph, 0, r.qfd, (__u32)qp, qp >> 32);
 
 		r.accepts++;
 		if (ret == -EINVAL)
@@ -1197,7 +1348,7 @@ TEST_F(qpattr, accept_qp_races_destroy_and_file_replace)
 	TH_LOG("%d ACCEPTs: %d EINVAL, %d ENOENT", r.accepts, r.errs[0], r.errs[1]);
 	EXPECT_EQ(0, r.failed);
 	EXPECT_EQ(0, r.bad_errno);
-	EXPECT_LT(0, r.errs[0]);	/* some got as far as the RTU */
+	EXPECT_LT(0, r.errs[0]);	/* some got as far as the moves */
 	EXPECT_LT(0, r.errs[1]);	/* some found their QP gone */
 
 	/* nothing was sent: the request is answered now */

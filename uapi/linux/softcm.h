@@ -166,9 +166,15 @@
  *                moves as librdmacm moves it before answering: INIT again,
  *                RTR, RTS, with the attributes INIT_QP_ATTR gives (the
  *                responder_resources and initiator_depth of param on a
- *                REP, the connection's on an RTU).  If a move fails, or the
- *                message cannot be sent, the QP goes to ERR and the command
- *                fails with that error; nothing was sent.
+ *                REP, the connection's on an RTU).  The message names that
+ *                QP: a REP's param.qp_num must be its number (EINVAL
+ *                otherwise, 0 too), its srq is sent as 0; an RTU must be
+ *                for the QP number the REQ announced (EINVAL).  Every
+ *                check, ACCEPT's own included, comes before the QP moves:
+ *                a refused command leaves the QP as it was.  Only if a
+ *                move fails, or the REP cannot be sent (ENOMEM), does
+ *                the QP go to ERR, and the command fails with that error;
+ *                nothing was sent.
  *   REJECT       answer a request with a REJ (reason 0 means 28, consumer
  *                defined; only 28 and 35 are allowed, else EINVAL;
  *                private data at most 148 bytes) or, for SOFTCM_PS_UDP, a
