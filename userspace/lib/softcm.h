@@ -86,10 +86,11 @@ const char *softcm_version(void);
 
 /*
  * softcm_submit(3): the rdma_cm calls of @ops, on asynchronous ids, in as
- * few system calls as their channels allow (one per run of ops on one
- * channel, up to 1024 each).  Each op's err is 0 or the errno its call
- * would have set; the return value is the number of ops that succeeded,
- * or -1 and errno when none could be tried.
+ * few system calls as their channels allow (one per channel, up to 1024
+ * ops each; the ops of one channel run in their order).  Each op's err
+ * is 0 or the errno its call would have set; the return value is the
+ * number of ops that succeeded, or -1 and errno (EINVAL, ENOMEM) when the
+ * call itself could not be made.
  */
 enum softcm_op_code {
 	SOFTCM_OP_CREATE_ID = 1,	/* rdma_create_id(channel, &id, context, ps) */
