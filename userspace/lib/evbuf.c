@@ -142,16 +142,21 @@ static void forward(struct forward *fwd, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		/* Once in @to's buffer, the record may be taken and freed. */
 		struct softcm_id_priv *priv = rec_priv(fwd[i].rec);
 		struct softcm_channel *to = fwd[i].to;
 
+		/*
+		 * Counted before @to's buffer shows it: once there, it may be
+		 * taken and given back, and the migration's wait would end
+		 * with the count still to come.  The migration stays in
+		 * softcm_evbuf_departed() until this cycle's forwarding is over.
+		 */
+		id_count(priv, &priv->events_moved, 1);
 		pthread_mutex_lock(&to->lock);
 		append_moved(to, fwd[i].rec);
 		publish_held(to);
 		pthread_cond_broadcast(&to->cond);
 		pthread_mutex_unlock(&to->lock);
-		id_count(priv, &priv->events_moved, 1);
 	}
 }
 
@@ -291,10 +296,14 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		nfwd = n > 0 ? stash(sch, n, &drops, fwd) : 0;
 		pthread_cond_broadcast(&sch->cond);
 		if (drops || nfwd) {
+			/* A departure waits for this before it ends. */
+			sch->forwarding++;
 			pthread_mutex_unlock(&sch->lock);
 			drop_list(drops);
 			forward(fwd, nfwd);
 			pthread_mutex_lock(&sch->lock);
+			sch->forwarding--;
+			pthread_cond_broadcast(&sch->cond);
 		}
 	}
 	pthread_mutex_unlock(&sch->lock);
@@ -382,12 +391,22 @@ out:
 	return n;
 }
 
-/* The id's destruction or migration is over: nothing of it is read here. */
+/*
+ * The id's destruction or migration is over: nothing of it is read here.
+ * Every record of the id the kernel returned is accounted for by now (the
+ * caller waited for it, or the migration failed and the id stays), but a
+ * read() cycle may still be dropping or forwarding some, touching the id
+ * and the destination: we wait until no cycle is, so that nothing of the
+ * id arrives anywhere after we return.  A cycle's forwarding takes no
+ * lock we hold and never blocks, so the wait is short.
+ */
 void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *priv)
 {
 	struct softcm_departure **link;
 
 	pthread_mutex_lock(&sch->lock);
+	while (sch->forwarding)
+		pthread_cond_wait(&sch->cond, &sch->lock);
 	for (link = &sch->departures; *link; link = &(*link)->next) {
 		if (*link == &priv->departure) {
 			*link = priv->departure.next;

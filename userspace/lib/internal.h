@@ -86,11 +86,11 @@ struct softcm_departure {
  * inode, as /proc/thread-self/ns/net shows it): the one its ids live in.
  *
  * Its records are read in batches and served from a buffer (evbuf.c).
- * @lock guards the buffer (@head, @tail, @nr_held), @reading, @departures
- * and the page's held; @cond announces every change of the buffer and the
- * end of every read().  One thread at a time reads (@reading), with no
- * lock held, into @rbuf (@rbuf_cap records), with a record of @spare
- * ready for each: only the reader touches those three.
+ * @lock guards the buffer (@head, @tail, @nr_held), @reading, @forwarding,
+ * @departures and the page's held; @cond announces every change of the
+ * buffer, the end of every read() and of every cycle's forwarding.  One
+ * thread at a time reads (@reading), with no lock held, into @rbuf
+ * (@rbuf_cap records), with a record of @spare ready for each: only the reader touches those three.
  * @page is the file's shared page, whose held poll() honours: mapped for
  * channels the application sees, NULL for a synchronous id's own.
  * @users (atomic): the application's channel is its own until
@@ -109,6 +109,7 @@ struct softcm_channel {
 	struct softcm_evrec *head, **tail;
 	uint32_t nr_held;
 	int reading;
+	unsigned int forwarding;	/* read() cycles dropping or forwarding */
 	struct softcm_departure *departures;
 
 	struct softcm_event_full *rbuf;
