@@ -15,7 +15,8 @@
  * it through the channel's departures.  A dropped record counts as given
  * back, so that the destruction waiting for the id's events ends; a moved
  * one counts in events_moved, so that the migration does not wait for an
- * event it never handed out.
+ * event it never handed out, and is tagged with the migration, so that
+ * given back on the new channel it does not count a second time.
  *
  * Locks: a channel's lock, then (the two channels of a migration) the
  * other's in address order; an id's mut is never taken under either.
@@ -37,10 +38,19 @@ static void id_count(struct softcm_id_priv *priv, uint32_t *count, uint32_t n)
 	pthread_mutex_unlock(&priv->mut);
 }
 
-/* One more of the id's events is given back: a destroy or migrate may go on. */
-void softcm_id_event_acked(struct softcm_id_priv *priv)
+/*
+ * One more of the id's events is given back: a destroy or migrate may go
+ * on.  One its current migration moved (@mig_gen, the record's) counts in
+ * events_moved already: events_moved_acked lets the wait count it once.
+ */
+void softcm_id_event_acked(struct softcm_id_priv *priv, uint32_t mig_gen)
 {
-	id_count(priv, &priv->events_completed, 1);
+	pthread_mutex_lock(&priv->mut);
+	priv->events_completed++;
+	if (mig_gen && mig_gen == priv->mig_gen)
+		priv->events_moved_acked++;
+	pthread_cond_broadcast(&priv->cond);
+	pthread_mutex_unlock(&priv->mut);
 }
 
 static struct softcm_id_priv *rec_priv(const struct softcm_evrec *rec)
@@ -86,6 +96,7 @@ static void append_moved(struct softcm_channel *to, struct softcm_evrec *rec)
 		softcm_channel_get(rec->from);
 		rec->holds_from = 1;
 	}
+	rec->mig_gen = rec_priv(rec)->mig_gen;
 	append(to, rec);
 }
 
@@ -112,7 +123,7 @@ static void drop_list(struct softcm_evrec *list)
 			ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
 		}
 		if (rec_priv(rec))
-			softcm_id_event_acked(rec_priv(rec));
+			softcm_id_event_acked(rec_priv(rec), rec->mig_gen);
 		softcm_evrec_free(rec);
 	}
 }
@@ -229,6 +240,7 @@ static unsigned int stash(struct softcm_channel *sch, ssize_t n, struct softcm_e
 		memcpy(&rec->full, &sch->rbuf[i], sizeof(rec->full));
 		rec->from = sch;
 		rec->holds_from = 0;
+		rec->mig_gen = 0;
 
 		/*
 		 * The kernel reports nothing for an id before it has a uid
@@ -358,8 +370,12 @@ uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *t
 
 	if (from == to) {
 		pthread_mutex_lock(&from->lock);
-		for (rec = from->head; rec; rec = rec->next)
-			n += rec_priv(rec) == priv;
+		for (rec = from->head; rec; rec = rec->next) {
+			if (rec_priv(rec) != priv)
+				continue;
+			rec->mig_gen = priv->mig_gen;
+			n++;
+		}
 		pthread_mutex_unlock(&from->lock);
 		goto out;
 	}

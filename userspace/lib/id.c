@@ -140,7 +140,7 @@ void softcm_ack_event(struct rdma_cm_event *event)
 {
 	struct softcm_event_priv *evt = container_of(event, struct softcm_event_priv, event);
 
-	softcm_id_event_acked(evt->id_priv);
+	softcm_id_event_acked(evt->id_priv, evt->mig_gen);
 	free(evt);
 }
 
@@ -162,7 +162,9 @@ void softcm_put_event(struct softcm_id_priv *priv)
 static void wait_acked(struct softcm_id_priv *priv, uint32_t reported, int moved)
 {
 	pthread_mutex_lock(&priv->mut);
-	while (priv->events_completed + (moved ? priv->events_moved : 0) < reported)
+	/* Moved, then handed out on the new channel and given back: once. */
+	while (priv->events_completed +
+	       (moved ? priv->events_moved - priv->events_moved_acked : 0) < reported)
 		pthread_cond_wait(&priv->cond, &priv->mut);
 	pthread_mutex_unlock(&priv->mut);
 }
@@ -257,6 +259,8 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	to = to_schannel(channel);
 	pthread_mutex_lock(&priv->mut);
 	priv->events_moved = 0;
+	priv->events_moved_acked = 0;
+	priv->mig_gen++;
 	pthread_mutex_unlock(&priv->mut);
 	softcm_evbuf_move(old, to, priv, to != old);
 	c.fd = old->channel.fd;
