@@ -263,6 +263,43 @@ static unsigned int stash(struct softcm_channel *sch, ssize_t n, struct softcm_e
 }
 
 /*
+ * Cancellation: read() and pthread_cond_wait() are cancellation points,
+ * and rdma_get_cm_event() is cancel-safe in librdmacm (a plain read()).
+ * A reader cancelled in read() gives the reading up, or every later call
+ * would wait for it for ever; a waiter cancelled in the wait, which
+ * returns holding the lock, lets it go.
+ */
+static void unlock_cleanup(void *lock)
+{
+	pthread_mutex_unlock(lock);
+}
+
+static void reader_cleanup(void *arg)
+{
+	struct softcm_channel *sch = arg;
+
+	pthread_mutex_lock(&sch->lock);
+	sch->reading = 0;
+	pthread_cond_broadcast(&sch->cond);
+	pthread_mutex_unlock(&sch->lock);
+}
+
+/* Out of line: the cleanup's setjmp would clobber the caller's locals. */
+static void wait_channel(struct softcm_channel *sch)
+{
+	pthread_cleanup_push(unlock_cleanup, &sch->lock);
+	pthread_cond_wait(&sch->cond, &sch->lock);
+	pthread_cleanup_pop(0);
+}
+
+static void fill_cancelable(struct softcm_channel *sch, ssize_t *n)
+{
+	pthread_cleanup_push(reader_cleanup, sch);
+	*n = fill(sch);
+	pthread_cleanup_pop(0);
+}
+
+/*
  * The oldest buffered record (of @priv, unless NULL), reading when there
  * is none: blocks unless the file is O_NONBLOCK (EAGAIN when nothing is
  * buffered and the kernel has nothing either).  The record is the
@@ -290,13 +327,13 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		if (err)
 			break;
 		if (sch->reading) {
-			pthread_cond_wait(&sch->cond, &sch->lock);
+			wait_channel(sch);
 			continue;
 		}
 		sch->reading = 1;
 		pthread_mutex_unlock(&sch->lock);
 
-		n = fill(sch);
+		fill_cancelable(sch, &n);
 		if (n < 0)
 			err = errno;
 		else
@@ -422,7 +459,7 @@ void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *pr
 
 	pthread_mutex_lock(&sch->lock);
 	while (sch->forwarding)
-		pthread_cond_wait(&sch->cond, &sch->lock);
+		wait_channel(sch);
 	for (link = &sch->departures; *link; link = &(*link)->next) {
 		if (*link == &priv->departure) {
 			*link = priv->departure.next;
