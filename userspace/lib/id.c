@@ -279,7 +279,9 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	pthread_mutex_lock(&priv->mut);
 	priv->handle = c.handle;
 	priv->id.channel = channel;
-	priv->sync = own != NULL;
+	/* Onto the channel it is on: a synchronous id stays one. */
+	if (to != old)
+		priv->sync = own != NULL;
 	pthread_mutex_unlock(&priv->mut);
 
 	/* A synchronous id's last event is ours to give back. */
@@ -288,7 +290,7 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	wait_acked(priv, c.events_reported, 1);
 	if (to != old)
 		softcm_evbuf_departed(old, priv);
-	if (was_sync)
+	if (was_sync && to != old)
 		softcm_channel_put(old);
 	return 0;
 }
