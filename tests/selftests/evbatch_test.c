@@ -372,6 +372,49 @@ static void *read_until_all_taken(void *p)
 	return NULL;
 }
 
+static void *get_one_event(void *arg)
+{
+	struct rdma_event_channel *ch = arg;
+	struct rdma_cm_event *event;
+
+	if (!rdma_get_cm_event(ch, &event))
+		rdma_ack_cm_event(event);
+	return NULL;
+}
+
+/*
+ * A thread cancelled while it blocks in rdma_get_cm_event() on an empty
+ * channel: the channel still serves events, and its ids can be destroyed.
+ * The cancel acts in the library's read(), the first cancellation point
+ * the thread meets with nothing to read, whenever it lands; a reader that
+ * left its reading set would make the next call wait for ever (bounded
+ * by alarm()).
+ */
+TEST_F(ev, cancelled_reader_gives_the_channel_back)
+{
+	struct rdma_cm_event *event;
+	struct rdma_cm_id *id;
+	pthread_t th;
+	void *ret;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, get_one_event, self->ch));
+	ASSERT_EQ(0, pthread_cancel(th));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	EXPECT_EQ(PTHREAD_CANCELED, ret);
+
+	alarm(WAIT_MS / 1000);
+	ASSERT_EQ(0, nonblock(self->ch->fd));
+	EXPECT_EQ(-1, rdma_get_cm_event(self->ch, &event));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, resolved_id(self->ch, 1, &id));
+	ASSERT_EQ(0, rdma_get_cm_event(self->ch, &event));
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, event->event);
+	EXPECT_EQ(id, event->id);
+	rdma_ack_cm_event(event);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	alarm(0);
+}
+
 /* Two threads reading one channel get every event exactly once. */
 TEST_F(ev, two_threads_one_channel)
 {

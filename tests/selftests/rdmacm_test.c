@@ -649,6 +649,29 @@ TEST(migrate_sync_id_with_its_event)
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
+/*
+ * A synchronous id migrated onto the channel it is on stays synchronous,
+ * and the channel stays its: the next call still waits for its event.
+ */
+TEST(migrate_sync_id_onto_its_own_channel)
+{
+	struct sockaddr_in dst = sin4("127.0.0.1", 7471);
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ASSERT_EQ(0, rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP));
+	ch = id->channel;
+	ASSERT_EQ(0, rdma_migrate_id(id, ch));
+	EXPECT_EQ(ch, id->channel);
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	ASSERT_NE(NULL, id->event);
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, id->event->event);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	/* every id and file this test made is gone */
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
+}
+
 TEST(create_ep_active)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_NUMERICHOST }, *res;

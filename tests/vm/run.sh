@@ -131,6 +131,11 @@ install -m 0755 "$here/init.sh" "$stage/init"
 install -m 0755 "$here/demo.sh" "$stage/softcm/demo.sh"
 cp "$ko" "$stage/softcm/softcm.ko"
 cp -P "$top"/build/lib/libsoftcm.so* "$stage/softcm/lib/"
+# glibc's pthread_cancel() unwinds through libgcc_s, which it dlopen()s;
+# the base image has it only if one of its binaries links it.
+for f in /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libgcc_s.so.1; do
+	[ -e "$f" ] && { cp -L "$f" "$stage/softcm/lib/"; break; }
+done
 # softcm exec's compat libraries, where the tool looks: next to libsoftcm.
 cp -r "$top/build/lib/softcm" "$stage/softcm/lib/"
 cp "$top/build/bin/softcm" "$stage/softcm/bin/"

@@ -134,6 +134,12 @@ static int set_up_file(struct softcm_channel *sch, int page)
 			return -1;
 		goto too_old;
 	}
+	/*
+	 * A forked child would pin the file through the mapping even after
+	 * it closed the fd, and could not use the page: the buffered state
+	 * it mirrors is the parent's.  A failure costs only that.
+	 */
+	madvise(p, SOFTCM_EVENT_PAGE_SIZE, MADV_DONTFORK);
 	sch->page = p;
 	return 0;
 

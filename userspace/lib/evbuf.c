@@ -15,7 +15,8 @@
  * it through the channel's departures.  A dropped record counts as given
  * back, so that the destruction waiting for the id's events ends; a moved
  * one counts in events_moved, so that the migration does not wait for an
- * event it never handed out.
+ * event it never handed out, and is tagged with the migration, so that
+ * given back on the new channel it does not count a second time.
  *
  * Locks: a channel's lock, then (the two channels of a migration) the
  * other's in address order; an id's mut is never taken under either.
@@ -37,10 +38,19 @@ static void id_count(struct softcm_id_priv *priv, uint32_t *count, uint32_t n)
 	pthread_mutex_unlock(&priv->mut);
 }
 
-/* One more of the id's events is given back: a destroy or migrate may go on. */
-void softcm_id_event_acked(struct softcm_id_priv *priv)
+/*
+ * One more of the id's events is given back: a destroy or migrate may go
+ * on.  One its current migration moved (@mig_gen, the record's) counts in
+ * events_moved already: events_moved_acked lets the wait count it once.
+ */
+void softcm_id_event_acked(struct softcm_id_priv *priv, uint32_t mig_gen)
 {
-	id_count(priv, &priv->events_completed, 1);
+	pthread_mutex_lock(&priv->mut);
+	priv->events_completed++;
+	if (mig_gen && mig_gen == priv->mig_gen)
+		priv->events_moved_acked++;
+	pthread_cond_broadcast(&priv->cond);
+	pthread_mutex_unlock(&priv->mut);
 }
 
 static struct softcm_id_priv *rec_priv(const struct softcm_evrec *rec)
@@ -86,6 +96,7 @@ static void append_moved(struct softcm_channel *to, struct softcm_evrec *rec)
 		softcm_channel_get(rec->from);
 		rec->holds_from = 1;
 	}
+	rec->mig_gen = rec_priv(rec)->mig_gen;
 	append(to, rec);
 }
 
@@ -112,7 +123,7 @@ static void drop_list(struct softcm_evrec *list)
 			ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
 		}
 		if (rec_priv(rec))
-			softcm_id_event_acked(rec_priv(rec));
+			softcm_id_event_acked(rec_priv(rec), rec->mig_gen);
 		softcm_evrec_free(rec);
 	}
 }
@@ -142,16 +153,21 @@ static void forward(struct forward *fwd, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		/* Once in @to's buffer, the record may be taken and freed. */
 		struct softcm_id_priv *priv = rec_priv(fwd[i].rec);
 		struct softcm_channel *to = fwd[i].to;
 
+		/*
+		 * Counted before @to's buffer shows it: once there, it may be
+		 * taken and given back, and the migration's wait would end
+		 * with the count still to come.  The migration stays in
+		 * softcm_evbuf_departed() until this cycle's forwarding is over.
+		 */
+		id_count(priv, &priv->events_moved, 1);
 		pthread_mutex_lock(&to->lock);
 		append_moved(to, fwd[i].rec);
 		publish_held(to);
 		pthread_cond_broadcast(&to->cond);
 		pthread_mutex_unlock(&to->lock);
-		id_count(priv, &priv->events_moved, 1);
 	}
 }
 
@@ -224,6 +240,7 @@ static unsigned int stash(struct softcm_channel *sch, ssize_t n, struct softcm_e
 		memcpy(&rec->full, &sch->rbuf[i], sizeof(rec->full));
 		rec->from = sch;
 		rec->holds_from = 0;
+		rec->mig_gen = 0;
 
 		/*
 		 * The kernel reports nothing for an id before it has a uid
@@ -243,6 +260,43 @@ static unsigned int stash(struct softcm_channel *sch, ssize_t n, struct softcm_e
 	}
 	publish_held(sch);
 	return nfwd;
+}
+
+/*
+ * Cancellation: read() and pthread_cond_wait() are cancellation points,
+ * and rdma_get_cm_event() is cancel-safe in librdmacm (a plain read()).
+ * A reader cancelled in read() gives the reading up, or every later call
+ * would wait for it for ever; a waiter cancelled in the wait, which
+ * returns holding the lock, lets it go.
+ */
+static void unlock_cleanup(void *lock)
+{
+	pthread_mutex_unlock(lock);
+}
+
+static void reader_cleanup(void *arg)
+{
+	struct softcm_channel *sch = arg;
+
+	pthread_mutex_lock(&sch->lock);
+	sch->reading = 0;
+	pthread_cond_broadcast(&sch->cond);
+	pthread_mutex_unlock(&sch->lock);
+}
+
+/* Out of line: the cleanup's setjmp would clobber the caller's locals. */
+static void wait_channel(struct softcm_channel *sch)
+{
+	pthread_cleanup_push(unlock_cleanup, &sch->lock);
+	pthread_cond_wait(&sch->cond, &sch->lock);
+	pthread_cleanup_pop(0);
+}
+
+static void fill_cancelable(struct softcm_channel *sch, ssize_t *n)
+{
+	pthread_cleanup_push(reader_cleanup, sch);
+	*n = fill(sch);
+	pthread_cleanup_pop(0);
 }
 
 /*
@@ -273,13 +327,13 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		if (err)
 			break;
 		if (sch->reading) {
-			pthread_cond_wait(&sch->cond, &sch->lock);
+			wait_channel(sch);
 			continue;
 		}
 		sch->reading = 1;
 		pthread_mutex_unlock(&sch->lock);
 
-		n = fill(sch);
+		fill_cancelable(sch, &n);
 		if (n < 0)
 			err = errno;
 		else
@@ -291,10 +345,14 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		nfwd = n > 0 ? stash(sch, n, &drops, fwd) : 0;
 		pthread_cond_broadcast(&sch->cond);
 		if (drops || nfwd) {
+			/* A departure waits for this before it ends. */
+			sch->forwarding++;
 			pthread_mutex_unlock(&sch->lock);
 			drop_list(drops);
 			forward(fwd, nfwd);
 			pthread_mutex_lock(&sch->lock);
+			sch->forwarding--;
+			pthread_cond_broadcast(&sch->cond);
 		}
 	}
 	pthread_mutex_unlock(&sch->lock);
@@ -349,8 +407,12 @@ uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *t
 
 	if (from == to) {
 		pthread_mutex_lock(&from->lock);
-		for (rec = from->head; rec; rec = rec->next)
-			n += rec_priv(rec) == priv;
+		for (rec = from->head; rec; rec = rec->next) {
+			if (rec_priv(rec) != priv)
+				continue;
+			rec->mig_gen = priv->mig_gen;
+			n++;
+		}
 		pthread_mutex_unlock(&from->lock);
 		goto out;
 	}
@@ -382,12 +444,22 @@ out:
 	return n;
 }
 
-/* The id's destruction or migration is over: nothing of it is read here. */
+/*
+ * The id's destruction or migration is over: nothing of it is read here.
+ * Every record of the id the kernel returned is accounted for by now (the
+ * caller waited for it, or the migration failed and the id stays), but a
+ * read() cycle may still be dropping or forwarding some, touching the id
+ * and the destination: we wait until no cycle is, so that nothing of the
+ * id arrives anywhere after we return.  A cycle's forwarding takes no
+ * lock we hold and never blocks, so the wait is short.
+ */
 void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *priv)
 {
 	struct softcm_departure **link;
 
 	pthread_mutex_lock(&sch->lock);
+	while (sch->forwarding)
+		wait_channel(sch);
 	for (link = &sch->departures; *link; link = &(*link)->next) {
 		if (*link == &priv->departure) {
 			*link = priv->departure.next;

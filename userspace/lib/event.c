@@ -204,9 +204,10 @@ int softcm_get_event(struct rdma_event_channel *channel, struct softcm_id_priv *
 			free(evt);
 			return -1;
 		}
+		evt->mig_gen = rec->mig_gen;
 		skip = process(evt, rec);
 		if (skip)
-			softcm_id_event_acked(evt->id_priv);
+			softcm_id_event_acked(evt->id_priv, evt->mig_gen);
 		softcm_evrec_free(rec);
 	} while (skip);
 	*event = &evt->event;

@@ -140,7 +140,7 @@ void softcm_ack_event(struct rdma_cm_event *event)
 {
 	struct softcm_event_priv *evt = container_of(event, struct softcm_event_priv, event);
 
-	softcm_id_event_acked(evt->id_priv);
+	softcm_id_event_acked(evt->id_priv, evt->mig_gen);
 	free(evt);
 }
 
@@ -162,7 +162,9 @@ void softcm_put_event(struct softcm_id_priv *priv)
 static void wait_acked(struct softcm_id_priv *priv, uint32_t reported, int moved)
 {
 	pthread_mutex_lock(&priv->mut);
-	while (priv->events_completed + (moved ? priv->events_moved : 0) < reported)
+	/* Moved, then handed out on the new channel and given back: once. */
+	while (priv->events_completed +
+	       (moved ? priv->events_moved - priv->events_moved_acked : 0) < reported)
 		pthread_cond_wait(&priv->cond, &priv->mut);
 	pthread_mutex_unlock(&priv->mut);
 }
@@ -257,6 +259,8 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	to = to_schannel(channel);
 	pthread_mutex_lock(&priv->mut);
 	priv->events_moved = 0;
+	priv->events_moved_acked = 0;
+	priv->mig_gen++;
 	pthread_mutex_unlock(&priv->mut);
 	softcm_evbuf_move(old, to, priv, to != old);
 	c.fd = old->channel.fd;
@@ -275,7 +279,9 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	pthread_mutex_lock(&priv->mut);
 	priv->handle = c.handle;
 	priv->id.channel = channel;
-	priv->sync = own != NULL;
+	/* Onto the channel it is on: a synchronous id stays one. */
+	if (to != old)
+		priv->sync = own != NULL;
 	pthread_mutex_unlock(&priv->mut);
 
 	/* A synchronous id's last event is ours to give back. */
@@ -284,7 +290,7 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	wait_acked(priv, c.events_reported, 1);
 	if (to != old)
 		softcm_evbuf_departed(old, priv);
-	if (was_sync)
+	if (was_sync && to != old)
 		softcm_channel_put(old);
 	return 0;
 }

@@ -67,6 +67,7 @@ struct softcm_evrec {
 	struct softcm_evrec *next;
 	struct softcm_channel *from;
 	int holds_from;
+	uint32_t mig_gen;	/* moved by its id's migration of this generation */
 	struct softcm_event_full full;
 };
 
@@ -86,11 +87,12 @@ struct softcm_departure {
  * inode, as /proc/thread-self/ns/net shows it): the one its ids live in.
  *
  * Its records are read in batches and served from a buffer (evbuf.c).
- * @lock guards the buffer (@head, @tail, @nr_held), @reading, @departures
- * and the page's held; @cond announces every change of the buffer and the
- * end of every read().  One thread at a time reads (@reading), with no
- * lock held, into @rbuf (@rbuf_cap records), with a record of @spare
- * ready for each: only the reader touches those three.
+ * @lock guards the buffer (@head, @tail, @nr_held), @reading, @forwarding,
+ * @departures and the page's held; @cond announces every change of the
+ * buffer, the end of every read() and of every cycle's forwarding.  One
+ * thread at a time reads (@reading), with no lock held, into @rbuf
+ * (@rbuf_cap records), with a record of @spare ready for each: only the
+ * reader touches those three.
  * @page is the file's shared page, whose held poll() honours: mapped for
  * channels the application sees, NULL for a synchronous id's own.
  * @users (atomic): the application's channel is its own until
@@ -109,6 +111,7 @@ struct softcm_channel {
 	struct softcm_evrec *head, **tail;
 	uint32_t nr_held;
 	int reading;
+	unsigned int forwarding;	/* read() cycles dropping or forwarding */
 	struct softcm_departure *departures;
 
 	struct softcm_event_full *rbuf;
@@ -133,7 +136,7 @@ struct softcm_id_priv {
 	uint8_t initiator_depth;
 
 	/*
-	 * mut guards events_completed and events_moved, and cond announces
+	 * mut guards the events_* counts and mig_gen, and cond announces
 	 * their every increase: events are acknowledged (or dropped unread)
 	 * on any thread, and rdma_destroy_id() and rdma_migrate_id() wait
 	 * until every event the kernel reported is, or moved along with the
@@ -149,6 +152,8 @@ struct softcm_id_priv {
 	pthread_cond_t cond;
 	uint32_t events_completed;
 	uint32_t events_moved;		/* along with the id by its migration */
+	uint32_t events_moved_acked;	/* of those, given back since */
+	uint32_t mig_gen;		/* its migrations, counted from 1 */
 	struct softcm_departure departure;
 
 	struct ibv_sa_path_rec path;	/* id.route.path_rec once resolved */
@@ -169,6 +174,7 @@ struct softcm_id_priv {
 struct softcm_event_priv {
 	struct rdma_cm_event event;
 	struct softcm_id_priv *id_priv;
+	uint32_t mig_gen;		/* its record's, 0 if never moved */
 	uint8_t private_data[SOFTCM_PRIVATE_DATA_MAX];
 };
 
@@ -275,7 +281,7 @@ struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
 void softcm_qp_attr_from_kern(struct ibv_qp_attr *attr, const struct softcm_qp_attr *k);
 
 /* evbuf.c */
-void softcm_id_event_acked(struct softcm_id_priv *priv);
+void softcm_id_event_acked(struct softcm_id_priv *priv, uint32_t mig_gen);
 int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		      struct softcm_evrec **rec);
 void softcm_evrec_free(struct softcm_evrec *rec);
