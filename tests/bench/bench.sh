@@ -98,6 +98,7 @@ setup() {
 			echo 65535 >/proc/sys/net/core/somaxconn &&
 			echo 65535 >/proc/sys/net/ipv4/tcp_max_syn_backlog &&
 			echo "1024 65535" >/proc/sys/net/ipv4/ip_local_port_range &&
+			echo 7890-7999,8890-9999,10890-10999 >/proc/sys/net/ipv4/ip_local_reserved_ports &&
 			echo 1 >/proc/sys/net/ipv4/tcp_tw_reuse' || return 1
 	done
 	poll 50 ping -c 1 -W 1 10.90.0.2 >/dev/null 2>&1 || { say "no ping r0 -> r1"; return 1; }
