@@ -259,23 +259,33 @@ static int cm_sync_server(void)
 	return 2;
 }
 
-/* The event channel in an epoll loop, as an event-driven server has it. */
-static int cm_epoll_server(void)
+/* A non-blocking event channel in a new epoll set, with the listener. */
+static struct rdma_event_channel *epoll_listen(int *ep, struct rdma_cm_id **listen)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct epoll_event e = { .events = EPOLLIN };
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *listen;
-	int ep;
 
 	if (!ch)
 		die("rdma_create_event_channel");
 	if (fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK))
 		die("fcntl");
-	ep = epoll_create1(0);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &e))
+	*ep = epoll_create1(0);
+	if (*ep < 0 || epoll_ctl(*ep, EPOLL_CTL_ADD, ch->fd, &e))
 		die("epoll");
-	cm_listen(ch, &listen);
+	cm_listen(ch, listen);
+	return ch;
+}
+
+/* The event channel in an epoll loop, as an event-driven server has it. */
+static int cm_epoll_server(void)
+{
+	struct epoll_event e;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *listen;
+	struct rdma_event_channel *ch;
+	int ep;
+
+	ch = epoll_listen(&ep, &listen);
 	for (;;) {
 		if (epoll_wait(ep, &e, 1, -1) < 0 && errno != EINTR)
 			die("epoll_wait");
@@ -294,8 +304,8 @@ static int cm_epoll_server(void)
  */
 static int cm_submit_server(void)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct epoll_event e = { .events = EPOLLIN };
+	struct rdma_event_channel *ch;
+	struct epoll_event e;
 	struct rdma_conn_param *param;
 	struct softcm_op *ops;
 	struct rdma_cm_event *ev;
@@ -306,14 +316,9 @@ static int cm_submit_server(void)
 
 	ops = calloc(max, sizeof(*ops));
 	param = calloc(max, sizeof(*param));
-	if (!ch || !ops || !param)
-		die("setup");
-	if (fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK))
-		die("fcntl");
-	ep = epoll_create1(0);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &e))
-		die("epoll");
-	cm_listen(ch, &listen);
+	if (!ops || !param)
+		die("calloc");
+	ch = epoll_listen(&ep, &listen);
 	for (;;) {
 		if (epoll_wait(ep, &e, 1, -1) < 0 && errno != EINTR)
 			die("epoll_wait");
