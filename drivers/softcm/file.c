@@ -134,6 +134,7 @@ void softcm_file_release(struct softcm_file *sf)
 	} while (!xa_empty(&sf->ids));
 	softcm_uobjs_release(&sf->uobjs);
 	softcm_evq_uninit(&sf->evq);
+	kfree(sf->read_scratch);
 	xa_destroy(&sf->ids);
 	pr_debug("file %p destroyed\n", sf);
 	atomic_dec(&softcm_net(sf->net)->nr_files);
@@ -432,8 +433,10 @@ ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 		goto out;
 	}
 	if (size == sizeof(*full)) {
-		/* Too big for the stack; one per read(), whatever it returns. */
-		full = kmalloc(sizeof(*full), GFP_KERNEL_ACCOUNT);
+		/* Too big for the stack: the file's, kept for its next reads. */
+		if (!sf->read_scratch)
+			sf->read_scratch = kmalloc(sizeof(*full), GFP_KERNEL_ACCOUNT);
+		full = sf->read_scratch;
 		if (!full) {
 			ret = -ENOMEM;
 			goto out;
@@ -452,10 +455,8 @@ ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 			ret = softcm_event_wait(q);
 			if (!ret && mutex_lock_interruptible(&q->read_mutex))
 				ret = -ERESTARTSYS;
-			if (ret) {
-				kfree(full);
+			if (ret)
 				return ret;
-			}
 			continue;
 		}
 		ret = deliver(sf, e, buf + done, full);
@@ -467,7 +468,6 @@ ssize_t softcm_file_read(struct softcm_file *sf, char __user *buf,
 	}
 out:
 	mutex_unlock(&q->read_mutex);
-	kfree(full);
 	return done ? done : ret;
 }
 

@@ -19,6 +19,8 @@ struct softcm_id;
  * One open of /dev/softcm: its ids, named by handles, and its event queue.
  * Lives from open() to the last close(), in the opener's namespace.
  */
+struct softcm_event_full;
+
 struct softcm_file {
 	struct net *net;		/* referenced */
 	struct pid *owner;		/* the opener's thread group, referenced */
@@ -28,6 +30,8 @@ struct softcm_file {
 	struct softcm_evq evq;		/* its ids' events, for read() */
 	/* SOFTCM_EVENT_FORMAT_*: read once by each read(), under evq.read_mutex */
 	u32 event_format;
+	/* a full record's scratch, made by the first full read(); evq.read_mutex */
+	struct softcm_event_full *read_scratch;
 	/* the page mmap() shares (evpage.c), referenced; NULL before */
 	struct page *evpage;
 	struct softcm_uobjs uobjs;	/* its verbs objects */
