@@ -3,7 +3,7 @@
 """Turn one VM run into test results.
 
 parse.py LABEL RESULTS CONSOLE [--counts FILE] [--kunit-py PATH]
-         [--kunit-suites S,...] [--debug-kernel]
+         [--kunit-suites S,...] [--debug-kernel] [--no-leak-scan]
          [--artifacts-dir DIR] [--host-dir DIR]
          [--skips FILE] [--inventory FILE]
 
@@ -27,7 +27,8 @@ reports must be listed: a program that stops being built, a case that
 disappears and a new case nobody registered all turn the run red.  After
 each program the guest reports what it left behind (ids, connections and
 files in the initial namespace, references on the module, namespaces):
-anything left is a failure of that program.
+anything left is a failure of that program.  Each program's wall time
+in the guest is printed as "# time LABEL PROGRAM SECONDS".
 """
 
 import argparse
@@ -55,6 +56,7 @@ KERNEL_REPORTS = [
     r"refcount_t: ",
     r"list_(add|del) corruption",
     r"ODEBUG: ",                                # debug objects
+    r"Kernel memory leak detector disabled",    # kmemleak gave up: no verdict
 ]
 REPORT_RE = re.compile("|".join(KERNEL_REPORTS))
 
@@ -75,6 +77,7 @@ class Run:
         self.allowed_skips = allowed_skips
         self.counts = {}	# program or kunit/suite -> results seen
         self.leftovers = set()	# programs whose leftovers were reported
+        self.times = {}		# program -> seconds in the guest
 
     def ok(self, name, note=""):
         self.passed += 1
@@ -191,6 +194,8 @@ def check_inventory(run, path):
     """Every listed program reported its number of results; no stranger."""
     expected = {}
     for row in read_table(path, run.label):
+        if row[0].startswith("stage/"):	# a host stage's row (tap.sh)
+            continue
         col = {"stock": 1, "debug": 2}.get(run.label)
         if col is None or len(row) != 3:
             run.fail("inventory", f"bad line or label: {' '.join(row)}")
@@ -252,6 +257,8 @@ def main():
     ap.add_argument("--kunit-py")
     ap.add_argument("--kunit-suites", default="")
     ap.add_argument("--debug-kernel", action="store_true")
+    ap.add_argument("--no-leak-scan", action="store_true",
+                    help="the guest was told not to scan for leaks")
     ap.add_argument("--artifacts-dir")
     ap.add_argument("--host-dir")
     ap.add_argument("--skips")
@@ -270,6 +277,7 @@ def main():
         console = []
 
     booted = any(l.startswith("SOFTCM-BOOT") for l in results)
+    unload_seen = False
     done = any(l == "SOFTCM-DONE" for l in results)
     prog, body = None, []
     suite, kunit_seen = None, set()
@@ -288,8 +296,15 @@ def main():
         elif suite:
             body.append(line)
         elif line.startswith("SOFTCM-UNLOAD "):
-            rc = int(line.split()[1])
-            (run.ok if rc == 0 else run.fail)("module-unload-after-tests")
+            unload_seen = True
+            rc = line.split()[1]
+            if rc == "0":
+                run.ok("module-unload-after-tests")
+            else:
+                run.fail("module-unload-after-tests", f"status {rc}")
+        elif line.startswith("SOFTCM-TIME ") and not prog:
+            _, name, secs = line.split()
+            run.times[name] = float(secs)
         elif line.startswith("SOFTCM-DEBUG-LOCKS "):
             debug_markers.add("locks")
             if line.split()[1] == "1":
@@ -298,8 +313,12 @@ def main():
                 run.fail("lockdep-still-on", "debug_locks dropped to 0")
         elif line.startswith("SOFTCM-KMEMLEAK "):
             debug_markers.add("kmemleak")
-            n = int(line.split()[1])
-            (run.ok if n == 0 else run.fail)("kmemleak", f"{n} leak(s)" if n else "")
+            words = line.split()
+            n, scan = int(words[1]), words[2] if len(words) > 2 else "missing"
+            if scan != "0":
+                run.fail("kmemleak", f"the scan was refused (status {scan}): kmemleak is off")
+            else:
+                (run.ok if n == 0 else run.fail)("kmemleak", f"{n} leak(s)" if n else "")
         elif line.startswith("# kmemleak: "):
             print(line)
         elif line.startswith("SOFTCM-ARTIFACT ") and not prog:
@@ -338,8 +357,10 @@ def main():
     for suite in filter(None, args.kunit_suites.split(",")):
         if suite not in kunit_seen:
             run.fail(f"kunit/{suite}", "suite did not report")
+    if done and not unload_seen:
+        run.fail("module-unload-after-tests", "the guest did not report it")
     if args.debug_kernel and done:
-        for m in ("locks", "kmemleak"):
+        for m in ("locks",) + (() if args.no_leak_scan else ("kmemleak",)):
             if m not in debug_markers:
                 run.fail(f"debug-check-{m}", "the guest did not report it")
 
@@ -361,6 +382,8 @@ def main():
 
     for p, n in sorted(run.counts.items()):
         print(f"# count {args.label} {p} {n}")
+    for p, t in run.times.items():
+        print(f"# time {args.label} {p} {t:.1f}")
     print(f"# {args.label}: {run.passed} passed, {run.failed} failed, "
           f"{run.skipped} skipped")
     if args.counts:

@@ -32,6 +32,7 @@ K
 }
 prog() {
 	printf 'SOFTCM-BEGIN prog_test\nTAP version 13\n1..1\nok 1 global.case\nSOFTCM-END prog_test 0\n'
+	printf 'SOFTCM-TIME prog_test 12.5\n'
 	leftovers prog_test
 }
 leftovers() {
@@ -56,7 +57,7 @@ P
 	leftovers skip_test
 }
 tail_ok() {
-	printf 'SOFTCM-UNLOAD 0\nSOFTCM-DEBUG-LOCKS 1\nSOFTCM-KMEMLEAK 0\nSOFTCM-TAINT 4096\nSOFTCM-DONE\n'
+	printf 'SOFTCM-UNLOAD 0\nSOFTCM-DEBUG-LOCKS 1\nSOFTCM-KMEMLEAK 0 0\nSOFTCM-TAINT 4096\nSOFTCM-DONE\n'
 }
 
 # verdict NAME WANT-EXIT PATTERN: results on stdin, console in $console
@@ -88,13 +89,28 @@ verdict kunit-load-failure-is-red 1 "^not ok - debug/kunit/module-load" < <(
 verdict lockdep-off-is-red 1 "^not ok - debug/lockdep-still-on" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/DEBUG-LOCKS 1/DEBUG-LOCKS 0/')
 verdict leak-is-red 1 "^not ok - debug/kmemleak" < <(
-	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/KMEMLEAK 0/KMEMLEAK 2/')
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/KMEMLEAK 0 0/KMEMLEAK 2 0/')
+# kmemleak turns itself off when it cannot allocate its metadata; its
+# empty list must not read as "no leaks" (the scan is refused, and the
+# console says so).
+verdict disabled-kmemleak-is-red 1 "^not ok - debug/kmemleak # the scan was refused" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/KMEMLEAK 0 0/KMEMLEAK 0 1/')
+console="[    5.1] kmemleak: Kernel memory leak detector disabled" \
+	verdict kmemleak-off-on-console-is-red 1 "^not ok - debug/kernel-log" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+extra=--no-leak-scan verdict leak-scan-off-when-asked-is-green 0 "^# debug: 8 passed, 0 failed" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | grep -v KMEMLEAK)
 verdict missing-leak-scan-is-red 1 "^not ok - debug/debug-check-kmemleak" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | grep -v KMEMLEAK)
 verdict warning-taint-is-red 1 "^not ok - debug/kernel-taint" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/TAINT 4096/TAINT 4608/')
 verdict unload-failure-is-red 1 "^not ok - debug/module-unload-after-tests" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | sed 's/UNLOAD 0/UNLOAD 1/')
+# The unload check may not vanish because a program left softcm unloaded.
+verdict missing-unload-is-red 1 "^not ok - debug/module-unload-after-tests # the guest did not report it" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | grep -v UNLOAD)
+verdict program-time-is-shown 0 "^# time debug prog_test 12.5" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
 verdict nonzero-exit-is-red 1 "^not ok - debug/prog_test # exit status 1" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog | sed 's/END prog_test 0/END prog_test 1/'; tail_ok)
 console="[    5.1] BUG: KASAN: slab-use-after-free in foo+0x1/0x2" \
