@@ -17,7 +17,8 @@
 #   --counts FILE      append "passed failed skipped" to FILE
 #   --inventory FILE   every program and case FILE lists for this kernel
 #                      must report, and nothing else (make check passes
-#                      tests/vm/inventory)
+#                      tests/vm/inventory); with no PROGRAM, those it
+#                      marks "-" for this kernel are not run
 #   --skips FILE       the skips allowed, each with its reason (default
 #                      tests/vm/skips; any other skip fails the run)
 #   --leftover-wait S  how long a program's ids, files and namespaces may
@@ -25,6 +26,8 @@
 #                      120 s debug: timewait is 8x longer there)
 #   --artifacts DIR    copy the files the programs left in $SOFTCM_ARTIFACTS
 #                      (captures, benchmark results) to DIR
+#   --no-leak-scan     skip the closing kmemleak scan and its wait (the
+#                      runner's self-checks that do not test for leaks)
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
 #   --keep             keep the run directory (console log, results)
 #   --discard          remove it even when the run is red
@@ -40,7 +43,7 @@ top=$(cd "$here/../.." && pwd)
 
 kernel=stock tests_dir=$top/build/tests timeout= test_timeout=
 counts= demo=0 keep=0 programs=() artifacts_out=
-inventory= skips=$here/skips leftover_wait=
+inventory= skips=$here/skips leftover_wait= leak_scan=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift ;;
@@ -52,10 +55,11 @@ while [ $# -gt 0 ]; do
 	--skips) skips=$2; shift ;;
 	--leftover-wait) leftover_wait=$2; shift ;;
 	--artifacts) artifacts_out=$2; shift ;;
+	--no-leak-scan) leak_scan=0 ;;
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
 	--discard) keep=-1 ;;
-	-h | --help) sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '4,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1" ;;
 	*) programs+=("$1") ;;
 	esac
@@ -117,8 +121,15 @@ kunit_suites=$(sed -n 's/^[[:space:]]*\.name = "\(softcm_[a-z0-9_]*\)",$/\1/p' \
 if [ ${#programs[@]} -eq 0 ] && [ "$demo" = 0 ]; then
 	# KUnit first, on kernels that have it.
 	[ -e "$kunit_ko" ] && programs+=(kunit)
+	# Every program built, but those the inventory marks "-" for this
+	# kernel (one that is built and not listed still runs, and fails).
+	not_here=
+	[ -n "$inventory" ] && not_here=$(awk -v c="$([ "$kernel" = debug ] && echo 3 || echo 2)" \
+		'$1 !~ /^#/ && NF == 3 && $c == "-" { print $1 }' "$inventory")
 	for p in "$tests_dir"/*_test "$tests_dir"/*_test.sh; do
-		[ -x "$p" ] && programs+=("$(basename "$p")")
+		[ -x "$p" ] || continue
+		grep -qxF "$(basename "$p")" <<<"$not_here" && continue
+		programs+=("$(basename "$p")")
 	done
 fi
 
@@ -154,12 +165,14 @@ SOFTCM_TEST_TIMEOUT=$test_timeout
 SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
 SOFTCM_KERNEL=$kernel
 SOFTCM_LEFTOVER_WAIT=$leftover_wait
+SOFTCM_LEAK_SCAN=$leak_scan
 EOF
 (cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet -R 0:0) >"$run/overlay.cpio"
 # The kernel unpacks concatenated newc archives in order; ours overrides.
 cat "$base" "$run/overlay.cpio" >"$run/initrd.cpio"
 
 status=0
+t0=$(date +%s)
 timeout -k 5 "$timeout" qemu-system-x86_64 \
 	-nodefaults -display none -no-reboot \
 	-machine pc -cpu max -smp 2 -m 2G \
@@ -169,6 +182,7 @@ timeout -k 5 "$timeout" qemu-system-x86_64 \
 	-serial "file:$run/artifacts.b64" \
 	</dev/null || status=$?
 [ "$status" = 124 ] && echo "# guest killed after ${timeout}s" >&2
+guest_secs=$(($(date +%s) - t0))
 
 # The guest's artifacts; parse.py checks each announced file arrived whole.
 mkdir -p "$run/artifacts" "$run/host"
@@ -209,7 +223,9 @@ python3 "$here/parse.py" "$kernel" "$run/results.log" "$run/console.log" \
 	--artifacts-dir "$run/artifacts" --host-dir "$run/host" \
 	--kunit-py "$(source_tree)/tools/testing/kunit/kunit.py" \
 	$(for p in "${programs[@]}"; do [ "$p" = kunit ] && echo --kunit-suites "$kunit_suites"; done) \
-	$([ "$kernel" = debug ] && echo --debug-kernel) || rc=$?
+	$([ "$kernel" = debug ] && echo --debug-kernel) \
+	$([ "$leak_scan" = 0 ] && echo --no-leak-scan) || rc=$?
+echo "# time $kernel guest $guest_secs (limit $timeout)"
 if [ "$rc" != 0 ] && [ "$keep" != -1 ]; then
 	echo "# console log: $run/console.log (last lines below)"
 	tail -n 30 "$run/console.log" | sed 's/^/#   /'
