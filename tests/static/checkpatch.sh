@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # checkpatch.pl --strict, from the installed kernel source package, over
-# every kernel-side file: one result per file.
+# every kernel-side file: one result per file.  The files are checked on
+# every core at once, the results printed in file order.
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -11,16 +12,35 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 checkpatch="$(source_tree)/scripts/checkpatch.pl"
 [ -x "$checkpatch" ] || die "no checkpatch.pl (linux-source-6.1 missing?)"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-cd "$top"
-for f in $(git ls-files 'drivers/*.[ch]' 'include/*.h' 'uapi/*.h' 'tests/kunit/*.[ch]'); do
-	ignore=FILE_PATH_CHANGES
+# one FILE: checkpatch's verdict on FILE in $tmp/N.out and N.rc, N its
+# position in the list
+one() {
+	local n=$1 f=$2 ignore=FILE_PATH_CHANGES
 	# TRACE_EVENT()'s argument lists are laid out as in the kernel's own
 	# include/trace/events/*.h, which checkpatch flags the same way.
 	case "$f" in
 	*/trace.h) ignore+=,OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT,COMPLEX_MACRO ;;
 	esac
-	tap_check "static/checkpatch/$f" "$checkpatch" --strict --no-tree --quiet \
-		--ignore "$ignore" -f "$f"
-done
+	"$checkpatch" --strict --no-tree --quiet --ignore "$ignore" -f "$f" >"$tmp/$n.out" 2>&1
+	echo $? >"$tmp/$n.rc"
+}
+export -f one
+export checkpatch tmp
+
+cd "$top"
+git ls-files 'drivers/*.[ch]' 'include/*.h' 'uapi/*.h' 'tests/kunit/*.[ch]' >"$tmp/files"
+nl -ba -w1 -s' ' "$tmp/files" | xargs -P "$(nproc)" -L 1 bash -c 'one "$@"' _
+n=0
+while IFS= read -r f; do
+	n=$((n + 1))
+	if [ "$(cat "$tmp/$n.rc" 2>/dev/null)" = 0 ]; then
+		tap_ok "static/checkpatch/$f"
+	else
+		tap_fail "static/checkpatch/$f"
+		sed 's/^/#   /' "$tmp/$n.out" 2>/dev/null
+	fi
+done <"$tmp/files"
 tap_finish checkpatch
