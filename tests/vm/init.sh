@@ -123,6 +123,35 @@ leftovers() {
 	ip -all netns delete 2>/dev/null
 }
 
+# kill_stragglers PROG: SIGKILL every process but this one (kill -1 from
+# PID 1 spares only PID 1) and wait, bounded, until none is left.  The
+# count runs in this shell (builtins only), so no helper of ours is seen.
+user_processes() {
+	local p line rest
+	n=0
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" -gt 2 ] || continue
+		read -r line 2>/dev/null <"$p/stat" || continue
+		rest=${line##*) }
+		set -- $rest
+		# $2 is the parent: 2 (kthreadd) for kernel threads
+		[ "$2" = 2 ] || n=$((n + 1))
+	done
+}
+kill_stragglers() {
+	local i n left
+	user_processes
+	left=$n
+	kill -KILL -1 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		user_processes
+		[ "$n" = 0 ] && break
+		sleep 0.1
+	done
+	out "# init: $1 was killed; killed the $left process(es) it left running" \
+	    "($n still there)"
+}
+
 # Objects allocated while booting are not ours to report.
 [ -e /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 
@@ -138,8 +167,14 @@ for t in $SOFTCM_TESTS; do
 	else
 		(cd /softcm/tests && timeout -s KILL "$SOFTCM_TEST_TIMEOUT" "./$t") >&3 2>&1
 	fi
-	out "SOFTCM-END $t $?"
+	rc=$?
+	out "SOFTCM-END $t $rc"
 	out "SOFTCM-TIME $t $(since "$t0")"
+	# busybox's timeout kills only the program, and the kselftest
+	# harness's children (setpgrp()) outlive it: they would break the
+	# next program's setup, which would then be blamed.  A program killed
+	# (by its timeout or otherwise) takes every other process with it.
+	[ "$rc" = 137 ] && kill_stragglers "$t"
 	leftovers "$t"
 done
 

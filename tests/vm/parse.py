@@ -319,7 +319,7 @@ def main():
                 run.fail("kmemleak", f"the scan was refused (status {scan}): kmemleak is off")
             else:
                 (run.ok if n == 0 else run.fail)("kmemleak", f"{n} leak(s)" if n else "")
-        elif line.startswith("# kmemleak: "):
+        elif line.startswith(("# kmemleak: ", "# init: ")) and not prog:
             print(line)
         elif line.startswith("SOFTCM-ARTIFACT ") and not prog:
             _, name, size = line.split(" ", 2)
