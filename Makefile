@@ -216,7 +216,7 @@ run: deps
 	@$(TOP)/tests/vm/run.sh --demo
 
 check: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(shell nproc) all
 	@$(TOP)/tests/run.sh
 
 style:

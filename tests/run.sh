@@ -2,47 +2,125 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The whole suite, as `make check` runs it: host-side static checks, the VM
-# runner's self-check, every test program on Debian's stock kernel and on
-# our debug kernel (KASAN, lockdep, kmemleak, UBSAN; built and cached on
-# first use), then one closing line "N passed, N failed".
+# runner's self-check, every test program on Debian's stock kernel (6.1)
+# and on our debug kernel (6.12 with KASAN, lockdep, kmemleak, UBSAN,
+# KUnit; built and cached on first use), then a table of where the time
+# went and one closing line "N passed, N failed".
+#
+# Most of the suite waits on timers, so what waits overlaps: two chains
+# run side by side,
+#
+#   stock:  host stages, two at a time -> self-check -> VM run
+#   debug:  kernel build (cold only)   -> self-check -> VM run
+#
+# Each stage's output goes to its own log, printed whole when the stage
+# ends, with its wall time.  Every stage listed in $expected below must
+# write exactly one line of counts; one that writes none or several (or
+# never ran) is a failure.
 #
 #   SOFTCM_KERNELS="stock debug"   which kernels to boot (default both)
+#   SOFTCM_SERIAL=1                one stage at a time (to compare)
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-export COUNTS
-COUNTS=$(mktemp)
-trap 'rm -f "$COUNTS"' EXIT
+logs=$top/build/check
+rm -rf "$logs"
+mkdir -p "$logs"
 start=$(date +%s)
+kernels=${SOFTCM_KERNELS:-stock debug}
+serial=${SOFTCM_SERIAL:-0}
 
+# stage NAME CMD...: run CMD with its output in $logs/NAME.log and its
+# counts in $logs/NAME.counts, then print the log whole (one stage at a
+# time: the lock keeps concurrent stages' logs apart).
 stage() {
-	echo "# === $* ==="
-	"$@" || true
+	local name=$1 t0 rc=0
+	shift
+	t0=$(date +%s)
+	COUNTS=$logs/$name.counts "$@" >"$logs/$name.log" 2>&1 </dev/null || rc=$?
+	echo "$name $(($(date +%s) - t0))" >>"$logs/times"
+	{
+		flock 9
+		echo "# === $name ($(($(date +%s) - t0)) s, exit $rc) ==="
+		cat "$logs/$name.log"
+	} 9>>"$logs/print.lock"
 }
 
-stage "$top/tests/static/checkpatch.sh"
-stage "$top/tests/static/sparse.sh"
-stage "$top/tests/static/library.sh"
-stage "$top/tests/static/compat.sh"
-stage "$top/tests/static/addrinfo.sh"
-stage "$top/tests/static/dkms.sh"
-stage "$top/tests/static/layering.sh"
-stage "$top/tests/vm/parse_test.sh"
-stage "$top/tests/interop/dissect_check.sh"
-for k in ${SOFTCM_KERNELS:-stock debug}; do
-	stage "$top/tests/vm/selfcheck.sh" --kernel "$k"
-	stage "$top/tests/vm/run.sh" --kernel "$k" --counts "$COUNTS" \
+# The debug kernel's build is a stage without results: its time counts,
+# and its failure shows as the debug stages' missing counts.
+build_debug_kernel() {
+	"$top/tests/vm/build-debug-kernel.sh" >/dev/null
+}
+
+host_lane_a() {
+	stage checkpatch "$top/tests/static/checkpatch.sh"
+	stage library "$top/tests/static/library.sh"
+	stage compat "$top/tests/static/compat.sh"
+	stage addrinfo "$top/tests/static/addrinfo.sh"
+	stage dissect "$top/tests/interop/dissect_check.sh"
+}
+host_lane_b() {
+	stage sparse "$top/tests/static/sparse.sh"
+	stage layering "$top/tests/static/layering.sh"
+	stage tools "$top/tests/static/dkms.sh"
+	stage parser "$top/tests/vm/parse_test.sh"
+}
+
+vm_run() {
+	"$top/tests/vm/run.sh" --kernel "$1" --counts "$COUNTS" \
 		--inventory "$top/tests/vm/inventory"
+}
+vm() {
+	stage "selfcheck-$1" "$top/tests/vm/selfcheck.sh" --kernel "$1"
+	stage "vm-$1" vm_run "$1"
+}
+
+chain_stock() {
+	if [ "$serial" = 1 ]; then
+		host_lane_a
+		host_lane_b
+	else
+		host_lane_a &
+		host_lane_b
+		wait
+	fi
+	case " $kernels " in *" stock "*) vm stock ;; esac
+}
+
+chain_debug() {
+	case " $kernels " in *" debug "*) ;; *) return 0 ;; esac
+	stage debug-kernel build_debug_kernel
+	vm debug
+}
+
+if [ "$serial" = 1 ]; then
+	chain_stock
+	chain_debug
+else
+	chain_debug &
+	chain_stock
+	wait
+fi
+
+# Every stage that should have run, whether or not its chain got there.
+expected="checkpatch library compat addrinfo dissect sparse layering tools parser"
+for k in $kernels; do
+	expected+=" selfcheck-$k vm-$k"
+done
+passed=0 failed=0 skipped=0
+for name in $expected; do
+	lines=$(cat "$logs/$name.counts" 2>/dev/null | wc -l)
+	if [ "$lines" != 1 ]; then
+		echo "not ok - stage/$name # wrote $lines lines of counts, not 1 (did it die?)"
+		failed=$((failed + 1))
+		continue
+	fi
+	read -r p f s <"$logs/$name.counts"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 done
 
-read -r passed failed skipped < <(awk '{p += $1; f += $2; s += $3} END {print p+0, f+0, s+0}' "$COUNTS")
-# A stage that died before reporting counts must not pass silently.
-stages=$((9 + 2 * $(echo ${SOFTCM_KERNELS:-stock debug} | wc -w)))
-reported=$(wc -l <"$COUNTS")
-if [ "$reported" -lt "$stages" ]; then
-	echo "not ok - $((stages - reported)) stage(s) reported no results"
-	failed=$((failed + stages - reported))
-fi
-echo "# make check took $(( $(date +%s) - start ))s; $skipped skipped"
+python3 "$top/tests/vm/timing.py" --budget "$top/tests/vm/budget" \
+	--times "$logs/times" $(for k in $kernels; do echo "$logs/vm-$k.log"; done)
+echo "# make check took $(($(date +%s) - start))s; $skipped skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
