@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the debug test kernel (KUnit, KASAN, lockdep, kmemleak, UBSAN) from
-# Debian's linux-source-6.1 into a cache outside the checkout, keyed by the
-# source package version and the hash of tests/vm/debug.config.  A cache hit
+# Debian's linux-source-6.12 (the current LTS; Debian 12's own kernel, 6.1,
+# is what the stock runs test) into a cache outside the checkout, keyed by
+# the source package version and the hash of tests/vm/debug.config.  A cache hit
 # costs nothing; a cold build takes 15-20 minutes on two cores, a rebuild with
 # a warm ccache a few minutes.  Prints the build directory on stdout.
 
@@ -12,8 +13,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 fragment="$here/debug.config"
-src=$(source_tree) || die "linux-source-6.1 is not installed (run tests/vm/install-deps.sh)"
-key="$(source_version)-$(sha256sum "$fragment" | cut -c1-12)"
+src=$(source_tree "$SOFTCM_DEBUG_SERIES") ||
+	die "linux-source-$SOFTCM_DEBUG_SERIES is not installed (run tests/vm/install-deps.sh)"
+key="$(source_version "$SOFTCM_DEBUG_SERIES")-$(sha256sum "$fragment" | cut -c1-12)"
 out="$SOFTCM_CACHE/debug-kernel/$key"
 
 if [ -e "$out/.built" ]; then

@@ -12,6 +12,8 @@ packages=(
 	# build: module, library, tool, tests
 	make gcc g++ libc6-dev pkg-config bc flex bison libelf-dev libssl-dev dwarves
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1 librdmacm-dev
+	# the debug kernel (6.12, the current LTS) is built from source
+	linux-source-6.12
 	# static checks (checkpatch.pl comes from linux-source-6.1)
 	sparse perl python3
 	# the VM: kernel, initramfs contents

@@ -24,25 +24,35 @@ stock_kver() {
 	return 1
 }
 
-# Version of the installed linux-source-6.1 package, the key of everything
-# built from it.
+# The kernel source packages we use: 6.1 (Debian 12's kernel) for the tools
+# taken from the tree (checkpatch.pl, kselftest_harness.h, kunit.py,
+# extract-vmlinux), 6.12 (the current LTS, Debian 12's security archive)
+# for the debug kernel.
+SOFTCM_TOOLS_SERIES=6.1
+SOFTCM_DEBUG_SERIES=6.12
+
+# Version of the installed linux-source-SERIES package (default: the tools'
+# series), the key of everything built from it.
 source_version() {
-	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null
+	dpkg-query -W -f='${Version}' "linux-source-${1:-$SOFTCM_TOOLS_SERIES}" 2>/dev/null
 }
 
-# The unpacked kernel source tree (tools such as checkpatch.pl and
-# kselftest_harness.h come from here).  Unpacked once per package version.
+# The unpacked kernel source tree of linux-source-SERIES (default: the
+# tools' series).  Unpacked once per package version; concurrent callers
+# each unpack into their own temporary directory and the first rename wins.
 source_tree() {
-	local ver dir tarball=/usr/src/linux-source-6.1.tar.xz
-	ver=$(source_version) || return 1
+	local series=${1:-$SOFTCM_TOOLS_SERIES} ver dir tmp
+	local tarball=/usr/src/linux-source-$series.tar.xz
+	ver=$(source_version "$series") || return 1
 	[ -n "$ver" ] && [ -e "$tarball" ] || return 1
 	dir="$SOFTCM_CACHE/src/linux-source-$ver"
 	if [ ! -e "$dir/.unpacked" ]; then
-		rm -rf "$dir" "$dir.tmp"
-		mkdir -p "$dir.tmp"
-		tar -C "$dir.tmp" -xf "$tarball" --strip-components=1 || return 1
-		touch "$dir.tmp/.unpacked"
-		mv "$dir.tmp" "$dir"
+		mkdir -p "$SOFTCM_CACHE/src"
+		tmp=$(mktemp -d "$dir.tmp.XXXXXX") || return 1
+		tar -C "$tmp" -xf "$tarball" --strip-components=1 || { rm -rf "$tmp"; return 1; }
+		touch "$tmp/.unpacked"
+		mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
+		[ -e "$dir/.unpacked" ] || return 1
 	fi
 	echo "$dir"
 }
