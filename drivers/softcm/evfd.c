@@ -163,7 +163,6 @@ static const struct file_operations comp_fops = {
 	.read		= evfd_read,
 	.poll		= evfd_poll,
 	.release	= evfd_release,
-	.llseek		= no_llseek,
 };
 
 static const struct file_operations async_fops = {
@@ -171,7 +170,6 @@ static const struct file_operations async_fops = {
 	.read		= evfd_read,
 	.poll		= evfd_poll,
 	.release	= evfd_release,
-	.llseek		= no_llseek,
 };
 
 /*
