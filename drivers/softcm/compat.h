@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel APIs that differ between the kernels softcm builds for:
+ * Debian 12's 6.1 and 6.12.  The code is written against the newer API;
+ * for an older kernel this header supplies it, in terms of what that
+ * kernel has.  Each entry gives the release that brought the API, and
+ * nothing else in the tree tests the kernel's version.
+ *
+ * Apart from the header that moved, the entries are macros, expanded
+ * where they are used, so that this header includes nothing for them:
+ * a file using an API includes what it needs for it on either kernel.
+ */
+#ifndef _SOFTCM_COMPAT_H
+#define _SOFTCM_COMPAT_H
+
+#include <linux/version.h>
+
+/* 6.12 moved the unaligned access helpers from <asm/> to <linux/>. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+#endif /* _SOFTCM_COMPAT_H */
