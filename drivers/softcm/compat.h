@@ -22,4 +22,13 @@
 #include <asm/unaligned.h>
 #endif
 
+/*
+ * 6.12 made struct fd one tagged word, read through fd_file() and
+ * fd_empty(); before, it had a plain @file.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 12, 0)
+#define fd_file(f)	((f).file)
+#define fd_empty(f)	(!(f).file)
+#endif
+
 #endif /* _SOFTCM_COMPAT_H */
