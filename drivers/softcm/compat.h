@@ -31,4 +31,14 @@
 #define fd_empty(f)	(!(f).file)
 #endif
 
+/*
+ * 6.3 made vma->vm_flags read-only: changes go through vm_flags_set()
+ * and vm_flags_clear(), which also write-lock the VMA (per-VMA locks).
+ * Before, mmap_lock held for writing covered a plain write.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#define vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
+#define vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
+#endif
+
 #endif /* _SOFTCM_COMPAT_H */
