@@ -41,4 +41,15 @@
 #define vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
 #endif
 
+/*
+ * 6.6 added register_net_sysctl_sz(), which takes the table's length;
+ * by 6.12 the length is the only end a table has, while 6.1 stops at
+ * the empty sentinel entry.  A table for both keeps the sentinel and
+ * passes a length that leaves it out.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+#define register_net_sysctl_sz(net, path, table, size) \
+	register_net_sysctl(net, path, table)
+#endif
+
 #endif /* _SOFTCM_COMPAT_H */
