@@ -52,4 +52,16 @@
 	register_net_sysctl(net, path, table)
 #endif
 
+/*
+ * 6.10 dropped __assign_str()'s source argument: the string is the one
+ * its __string() field was sized from.  The macro is defined anew at
+ * each stage of <trace/define_trace.h>, so it cannot be shimmed; ours
+ * takes both arguments and passes what the kernel's takes.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define softcm_assign_str(dst, src)	__assign_str(dst)
+#else
+#define softcm_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
 #endif /* _SOFTCM_COMPAT_H */
