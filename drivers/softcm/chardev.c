@@ -94,7 +94,6 @@ static const struct file_operations softcm_fops = {
 	.mmap		= softcm_mmap,
 	.unlocked_ioctl	= softcm_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.llseek		= no_llseek,
 };
 
 /* The context behind @filp if it is an open /dev/softcm, else NULL. */

@@ -17,11 +17,11 @@
 #include <linux/ipv6.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
-#include <asm/unaligned.h>
 
 #include "cm.h"
 #include "cmproto.h"
 #include "cmtime.h"
+#include "compat.h"
 #include "conntab.h"
 #include "core.h"
 #include "id.h"

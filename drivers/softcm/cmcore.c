@@ -31,12 +31,12 @@
 #include <linux/slab.h>
 #include <net/addrconf.h>
 #include <net/route.h>
-#include <asm/unaligned.h>
 
 #include "cm.h"
 #include "cmahdr.h"
 #include "cmproto.h"
 #include "cmtime.h"
+#include "compat.h"
 #include "conntab.h"
 #include "core.h"
 #include "event.h"

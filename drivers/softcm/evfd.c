@@ -31,6 +31,7 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
+#include "compat.h"
 #include "evfd.h"
 #include "file.h"
 #include "vcmd.h"
@@ -163,7 +164,6 @@ static const struct file_operations comp_fops = {
 	.read		= evfd_read,
 	.poll		= evfd_poll,
 	.release	= evfd_release,
-	.llseek		= no_llseek,
 };
 
 static const struct file_operations async_fops = {
@@ -171,7 +171,6 @@ static const struct file_operations async_fops = {
 	.read		= evfd_read,
 	.poll		= evfd_poll,
 	.release	= evfd_release,
-	.llseek		= no_llseek,
 };
 
 /*
@@ -275,10 +274,10 @@ struct softcm_evfd *softcm_evfd_get_channel(struct softcm_file *sf, int fd)
 	struct softcm_evfd *q = ERR_PTR(-EINVAL);
 	struct fd f = fdget(fd);
 
-	if (!f.file)
+	if (fd_empty(f))
 		return q;
-	if (f.file->f_op == &comp_fops) {
-		struct softcm_evfd *c = f.file->private_data;
+	if (fd_file(f)->f_op == &comp_fops) {
+		struct softcm_evfd *c = fd_file(f)->private_data;
 
 		if (c->owner == sf) {
 			kref_get(&c->ref);

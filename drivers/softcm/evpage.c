@@ -20,6 +20,7 @@
 #include <linux/mm.h>
 #include <uapi/linux/softcm.h>
 
+#include "compat.h"
 #include "evpage.h"
 #include "file.h"
 
@@ -78,8 +79,8 @@ int softcm_evpage_mmap(struct softcm_file *sf, struct vm_area_struct *vma)
 	page = get_page_of(sf);
 	if (!page)
 		return -ENOMEM;
-	vma->vm_flags &= ~VM_MAYEXEC;
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_clear(vma, VM_MAYEXEC);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &evpage_vm_ops;
 	return vm_insert_page(vma, vma->vm_start, page);
 }

@@ -12,6 +12,7 @@
 #include <uapi/linux/softcm.h>
 
 #include "cm.h"
+#include "compat.h"
 #include "conntab.h"
 #include "gid.h"
 #include "listing.h"
@@ -31,6 +32,7 @@ enum {
 	SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS, SYSCTL_CM_RESPONSE_TIMEOUT,
 	SYSCTL_CM_RETRIES, SYSCTL_PACKET_LIFE_TIME, SYSCTL_MRA_TIMEOUT,
 	SYSCTL_MAX_PEER_TIMEOUT, SYSCTL_MAX_TIMEWAIT, SYSCTL_MAX_HELD_REQUESTS,
+	SYSCTL_COUNT	/* the entries, not counting the sentinel */
 };
 
 /*
@@ -104,8 +106,10 @@ static const struct ctl_table sysctl_template[] = {
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &backlog_max,
 	},
-	{ }
+	{ }	/* the end for 6.1; 6.12 goes by SYSCTL_COUNT (compat.h) */
 };
+
+static_assert(ARRAY_SIZE(sysctl_template) == SYSCTL_COUNT + 1);
 
 static int sysctl_register(struct softcm_net *sn)
 {
@@ -124,7 +128,8 @@ static int sysctl_register(struct softcm_net *sn)
 	table[SYSCTL_MAX_TIMEWAIT].data = &sn->max_timewait;
 	table[SYSCTL_MAX_HELD_REQUESTS].data = &sn->max_held_requests;
 
-	sn->sysctl = register_net_sysctl(sn->net, "net/softcm", table);
+	sn->sysctl = register_net_sysctl_sz(sn->net, "net/softcm", table,
+					    SYSCTL_COUNT);
 	if (!sn->sysctl) {
 		kfree(table);
 		return -ENOMEM;

@@ -10,9 +10,10 @@
 #include <linux/ipv6.h>
 #include <linux/string.h>
 #include <linux/udp.h>
-#include <asm/unaligned.h>
 #include <kunit/visibility.h>
 #include <softcm/wire.h>
+
+#include "compat.h"
 
 /*
  * The CRC register after eight 0xff bytes from the standard initial value:

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The tracepoints' definitions (trace.h), and the MAD reader they share. */
 
-#include <asm/unaligned.h>
 #include <net/net_namespace.h>
 #include <softcm/wire.h>
 
+#include "compat.h"
 #include "netns.h"
 
 #define CREATE_TRACE_POINTS

@@ -15,6 +15,8 @@
 #include <linux/tracepoint.h>
 #include <linux/in6.h>
 
+#include "compat.h"
+
 /* The CM attribute IDs, for trace-cmd and perf as well as tracefs. */
 #define softcm_trace_attrs						\
 	{ 0x10, "REQ" }, { 0x11, "MRA" }, { 0x12, "REJ" }, { 0x13, "REP" }, \
@@ -33,8 +35,8 @@ TRACE_EVENT(softcm_state,
 	TP_fast_assign(
 		__entry->netns = netns;
 		__entry->handle = handle;
-		__assign_str(from, from);
-		__assign_str(to, to);
+		softcm_assign_str(from, from);
+		softcm_assign_str(to, to);
 	),
 	TP_printk("netns=%u handle=%u %s -> %s", __entry->netns, __entry->handle,
 		  __get_str(from), __get_str(to))
@@ -57,8 +59,8 @@ TRACE_EVENT(softcm_cm_state,
 		__entry->handle = handle;
 		__entry->local_id = local_id;
 		__entry->remote_id = remote_id;
-		__assign_str(from, from);
-		__assign_str(to, to);
+		softcm_assign_str(from, from);
+		softcm_assign_str(to, to);
 	),
 	TP_printk("netns=%u handle=%u local_comm_id=%#x remote_comm_id=%#x %s -> %s",
 		  __entry->netns, __entry->handle, __entry->local_id,

@@ -26,7 +26,6 @@
 #include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/udp.h>
-#include <asm/unaligned.h>
 #include <kunit/visibility.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -36,6 +35,7 @@
 #include <net/udp_tunnel.h>
 #include <softcm/wire.h>
 
+#include "compat.h"
 #include "core.h"
 #include "cm.h"
 #include "netns.h"

@@ -22,6 +22,7 @@
 #include "bind.h"
 #include "chardev.h"
 #include "cm.h"
+#include "compat.h"
 #include "file.h"
 #include "id.h"
 #include "netns.h"
@@ -178,9 +179,9 @@ static int ucmd_migrate_id(struct softcm_file *sf, union ucmd_args *a)
 	if (c->reserved0)
 		return -EINVAL;
 	f = fdget(c->fd);
-	if (!f.file)
+	if (fd_empty(f))
 		return -EBADF;
-	from = softcm_chardev_file(f.file);
+	from = softcm_chardev_file(fd_file(f));
 	if (!from || from->net != sf->net)
 		ret = -EINVAL;
 	else
@@ -319,9 +320,9 @@ static int accept_with_qp(struct softcm_file *sf, struct softcm_accept *c)
 	int ret;
 
 	f = fdget(c->qp_fd);
-	if (!f.file)
+	if (fd_empty(f))
 		return -EBADF;
-	qsf = softcm_chardev_file(f.file);
+	qsf = softcm_chardev_file(fd_file(f));
 	if (!qsf || qsf->net != sf->net) {
 		ret = -EINVAL;
 		goto out_fdput;

@@ -16,10 +16,10 @@
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <linux/workqueue.h>
-#include <asm/unaligned.h>
 #include <net/net_namespace.h>
 #include <softcm/wire.h>
 
+#include "compat.h"
 #include "core.h"
 #include "netns.h"
 #include "stats.h"
