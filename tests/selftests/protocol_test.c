@@ -781,6 +781,7 @@ TEST_F(proto, received_mra_delays_next_retransmission)
 	ASSERT_EQ(0, set_timer(self, self->ns1, "mra_timeout", 31));
 	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_TCP, IP1, PORT, 0x100, &l));
 	ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_TCP, IP1, PORT, 0x200, &a));
+	ASSERT_COUNTER(self->st2, "timeouts");
 	retx = stat_of(self->st2, "retransmits");
 	rx_mra = stat_of(self->st2, "rx_mra");
 	timeouts = stat_of(self->st2, "timeouts");
@@ -1075,6 +1076,9 @@ TEST_F(proto, destroy_active_in_dreq_sent)
 	ESTABLISH(self, PORT, &l, &a, &p, NULL);
 	ASSERT_EQ(0, disconnect_id(self->f2, a));
 	EXPECT_EVENT(self->f1, SOFTCM_EVENT_DISCONNECTED, EV_MS, &ev);
+	ASSERT_COUNTER(self->st2, "retransmits");
+	ASSERT_COUNTER(self->st2, "timeouts");
+	ASSERT_COUNTER(self->st2, "tx_dreq");
 	retx = stat_of(self->st2, "retransmits");
 	timeouts = stat_of(self->st2, "timeouts");
 	ASSERT_EQ(0, destroy_id(self->f2, a, NULL));
@@ -1106,6 +1110,8 @@ TEST_F(proto, destroy_active_in_sidr_req_sent)
 	ASSERT_EQ(0, connect_id(self->f2, a, 0, 0xa1));
 	ASSERT_EQ(0, wire_sniff(self->pk1, CM_SIDR_REQ, sreq, EV_MS));
 	ASSERT_EQ(0, destroy_id(self->f2, a, NULL));
+	ASSERT_COUNTER(self->st2, "tx_sidr_req");
+	ASSERT_COUNTER(self->st2, "retransmits");
 	tx_sreq = stat_of(self->st2, "tx_sidr_req");
 	retx = stat_of(self->st2, "retransmits");
 	ASSERT_EQ(0, stats_wait_eq(self->st2, "connections", 0, EV_MS));
