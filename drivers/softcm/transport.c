@@ -22,6 +22,7 @@
 #include <linux/ipv6.h>
 #include <linux/jhash.h>
 #include <linux/lockdep.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
@@ -48,6 +49,18 @@
 #define ROCE_QP1_SPORT	0xd872
 /* Beyond this many packets waiting in one shard, a flood is dropped. */
 #define RXQ_MAX		4096
+
+/*
+ * Testing only (protocol_test's full receive queue): while set, the
+ * receive works leave their packets queued, so that a test fills a queue
+ * to exactly RXQ_MAX whatever the CPUs.  The one module parameter that
+ * may change at run time: it changes when packets are handled, never how.
+ * Once it is cleared, the next packet of a held queue (queued, or dropped
+ * for a full queue) runs its work again.
+ */
+static bool rx_hold;
+module_param(rx_hold, bool, 0600);
+MODULE_PARM_DESC(rx_hold, "testing: hold received CM packets in their queues (default N)");
 
 /*
  * The receiver of packets for QPs other than QP1 (the data path's, once
@@ -165,8 +178,11 @@ static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len
 
 	why = SOFTCM_STAT_DROP_QUEUE;
 	shard = rx_shard(sn, skb, ipv6, bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE);
-	if (skb_queue_len(&shard->q) >= RXQ_MAX)
+	if (skb_queue_len(&shard->q) >= RXQ_MAX) {
+		/* queued or running already, unless rx_hold held it */
+		queue_work(softcm_workqueue(), &shard->work);
 		goto drop;
+	}
 	/* The input route is only valid under this RCU section. */
 	skb_dst_drop(skb);
 	softcm_rx_cb(skb)->ifindex = skb->skb_iif;
@@ -269,6 +285,8 @@ static void rx_work(struct work_struct *work)
 	struct softcm_rx_shard *shard = container_of(work, struct softcm_rx_shard, work);
 	struct sk_buff *skb;
 
+	if (READ_ONCE(rx_hold))
+		return;
 	while ((skb = skb_dequeue(&shard->q))) {
 		softcm_cm_rcv(shard->sn, skb);
 		consume_skb(skb);

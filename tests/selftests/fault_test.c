@@ -199,44 +199,150 @@ struct chaos {
 	unsigned char a_disc, p_disc;
 };
 
+#define CHAOS_LOSS	0.3	/* netem's loss, each way */
+
+/* softcm_cm_ms(): IBTA's 4.096 us * 2^t, in ms */
+static unsigned int ib_ms(int t)
+{
+	return (4096ULL << t) / 1000000;
+}
+
+/* CHAOS_LOSS^k: every one of k sends lost */
+static double pow_loss(int k)
+{
+	double p = 1;
+
+	while (k--)
+		p *= CHAOS_LOSS;
+	return p;
+}
+
+/*
+ * How many times a message goes out before it is given up, when nothing
+ * answers it, not even an MRA (cmtime.c): @base_ms apart for the first
+ * four sends, then doubling, for 1 + @retries sends at most, within a
+ * budget of 2 * (retries + 1) * base_ms.
+ */
+static int sends_in_budget(unsigned int base_ms, int retries)
+{
+	unsigned long long budget = 2ULL * base_ms * (retries + 1), t = 0, wait;
+	int sends = 1, r;
+
+	for (r = 0; sends <= retries; r++) {	/* r: retransmissions so far */
+		wait = r < 4 ? base_ms : (unsigned long long)base_ms << (r - 3 < 16 ? r - 3 : 16);
+		/* SOFTCM_CM_BACKOFF_MAX_MS, unless the base is above it */
+		if (r >= 4 && wait > 60000)
+			wait = base_ms > 60000 ? base_ms : 60000;
+		t += wait;
+		if (t >= budget)
+			break;
+		sends++;
+	}
+	return sends;
+}
+
+/*
+ * The most failures that loss explains among @n tries that each fail
+ * with probability @p: the least b for which more than b failures have a
+ * probability below 1e-6 (Poisson with lambda = n * p; the tail summed
+ * without its factor e^-lambda <= 1, so b is never too small).
+ */
+static int loss_bound(int n, double p)
+{
+	double lambda = n * p, term = 1;
+	int b;
+
+	for (b = 0; b < n; b++) {
+		term *= lambda / (b + 1);	/* lambda^(b+1) / (b+1)! */
+		if (term / (1 - lambda / (b + 2)) < 1e-6)
+			return b;
+	}
+	return n;
+}
+
 /*
  * netem on both ends of the link, in both directions, while n connections
  * are made and ended.  Outcomes allowed: ESTABLISHED, or UNREACHABLE
  * (-ETIMEDOUT: the REQ given up) or REJECTED for the active side, and
  * UNREACHABLE (-ETIMEDOUT: the REP given up) for the passive side; a
  * passive ESTABLISHED implies an active one (the RTU comes after the REP);
- * every established side that disconnects hears DISCONNECTED.
+ * every established side that disconnects hears DISCONNECTED, and the
+ * passive side hears it unless every DREQ was lost (the active's
+ * DISCONNECTED then says -ETIMEDOUT, and nothing else tells the passive
+ * side, as in the Linux CM).
  *
- * How many must be established: an active id gives up only when all
- * 1 + cm_retries = 13 of its REQ/REP round trips are lost, each with
- * probability 1 - 0.7 * 0.7 = 0.51: 0.51^13 = 1.6e-4 per connection, so
- * about one run in seven of 1000 connections has one failure and more
- * than CHAOS_SLACK failures in a run has a probability below 1e-6.
+ * How many may fail: only what loss explains, with the CPU taken out of
+ * it rather than allowed for.  A thousand REQs at once on a guest starved
+ * by its host (TCG, a loaded 2-core machine, the debug kernel's VM beside
+ * ours) used to fail for want of CPU: the test's accepts came after the
+ * REQ's retries and budget were spent.  That is what the protocol's MRA is
+ * for: sc-z2 answers a repeated REQ that its application has not accepted
+ * yet with an MRA of 8.6 s (69 s on the debug kernel), which extends the
+ * active side's budget (cm.c, rcv_mra()), so a slow accept costs time, not
+ * the connection.  The budget itself (14 s, 2 minutes on the debug kernel)
+ * is far above any stall of the whole guest.  What is left is loss: a
+ * connection fails when all k sends of its REQ are lost (0.3^k), or when
+ * its REQ arrived and all of at least k sends of the REP are (0.3^k); a
+ * passive side is left established when all k DREQs are (0.3^k); k is
+ * counted from cmtime.c's schedule (sends_in_budget()).  Their total is
+ * bounded at a probability of 1e-6 (loss_bound()): with k = 8, 5 of
+ * 1000 connections on stock, 3 of 125 on debug.
  */
-#define CHAOS_SLACK 5
+
+/*
+ * An event of a passive id in the teardown of netem_chaos_connections;
+ * 1 if it was the DISCONNECTED of a side that had not heard it yet.
+ */
+static int chaos_passive_event(struct __test_metadata *_metadata, struct chaos *c, int n,
+			       const struct softcm_event *ev)
+{
+	__u32 idx = ev->uid - 0x100000;
+	int heard = 0;
+
+	if (ev->event == SOFTCM_EVENT_CONNECT_REQUEST || ev->uid < 0x100000)
+		return 0;
+	EXPECT_GT(n, idx);
+	if (idx >= (__u32)n)
+		return 0;
+	if (ev->event == SOFTCM_EVENT_DISCONNECTED) {
+		heard = c[idx].a == ESTAB && !c[idx].p_disc &&
+			(c[idx].p == ESTAB || c[idx].p == NONE);
+		c[idx].p_disc = 1;
+	} else if (ev->event == SOFTCM_EVENT_ESTABLISHED) {
+		c[idx].p = ESTAB;	/* a late RTU */
+	} else if (ev->event != SOFTCM_EVENT_TIMEWAIT_EXIT) {
+		EXPECT_EQ(SOFTCM_EVENT_UNREACHABLE, ev->event)
+			TH_LOG("passive %u: event %u", idx, ev->event);
+		c[idx].p = c[idx].p == ESTAB ? ESTAB : FAILED;
+	}
+	return heard;
+}
 
 TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 {
 	const int n = 1000 >> softcm_slow_shift();
 	struct chaos *c = calloc(n, sizeof(*c));
 	int a, p, i, left, est_a = 0, est_p = 0, fail_a = 0, fail_p = 0;
+	int k, bound, unheard = 0;
 	struct softcm_event ev;
 	long end;
 	__u32 l;
 
 	ASSERT_NE(NULL, c);
-	/* lost DREQs give up after 13 sends: 0.3^13 per connection */
 	fast_timers(_metadata, self->ns1, self->ns2, self->home, 12);
 	/*
-	 * Responses of 256 ms (REQs 272 ms apart, 13 sends in 3.5 s) rather
-	 * than the fast 32 ms: with a thousand connections at once a guest
-	 * starved by its host (TCG on a loaded machine) otherwise spends its
-	 * 13 sends before the peer's CM and the test's accepts have run, and
-	 * connections fail for want of CPU, not for the losses tested here.
+	 * Responses of 512 ms rather than the fast 32 ms: REQs 0.55 s apart,
+	 * then backing off, within a 14 s budget (8 times as much on the
+	 * debug kernel); and sc-z2's MRAs of 8.6 s (69 s) for the requests
+	 * its application has not accepted yet (see above).
 	 */
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, netns_softcm_sysctl(i ? self->ns2 : self->ns1, self->home,
-						 "cm_response_timeout", 16 + softcm_slow_shift()));
+						 "cm_response_timeout", 17 + softcm_slow_shift()));
+	ASSERT_EQ(0, netns_softcm_sysctl(self->ns2, self->home, "mra_timeout",
+					 21 + softcm_slow_shift()));
+	k = sends_in_budget(2 * ib_ms(11) + ib_ms(17 + softcm_slow_shift()), 12);
+	bound = loss_bound(n, 3 * pow_loss(k));
 	a = open_in(self->ns1, self->home);
 	p = open_in(self->ns2, self->home);
 	ASSERT_LE(0, a);
@@ -330,11 +436,18 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = a, .events = POLLIN }, { .fd = p, .events = POLLIN } };
 
-		/* every established side disconnected, every accepted id ended */
+		/*
+		 * Every established side disconnected, every accepted id
+		 * ended; a passive side hears of the disconnection unless
+		 * every DREQ is lost, which only the active side's end (its
+		 * DISCONNECTED, the DREQ given up: the test never answers
+		 * them) tells: then it is not waited for.
+		 */
 		for (i = 0, left = 0; i < n; i++)
 			left += (c[i].a == ESTAB && !c[i].a_disc) ||
-				(c[i].p == ESTAB && !c[i].p_disc) ||
-				(c[i].ph && c[i].p == NONE && !c[i].p_disc);
+				(c[i].p == ESTAB && !c[i].p_disc && !c[i].a_disc) ||
+				(c[i].ph && c[i].p == NONE && !c[i].p_disc &&
+				 !(c[i].a == ESTAB && c[i].a_disc));
 		if (!left || topo_now_ms() > end)
 			break;
 		if (poll(pf, 2, 1000) <= 0)
@@ -342,22 +455,19 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 		if ((pf[0].revents & POLLIN) && !next_event(a, &ev, 0) &&
 		    ev.event == SOFTCM_EVENT_DISCONNECTED)
 			c[ev.uid].a_disc = 1;
-		if ((pf[1].revents & POLLIN) && !next_event(p, &ev, 0) &&
-		    ev.event != SOFTCM_EVENT_CONNECT_REQUEST && ev.uid >= 0x100000) {
-			__u32 idx = ev.uid - 0x100000;
-
-			ASSERT_GT(n, idx);
-			if (ev.event == SOFTCM_EVENT_DISCONNECTED)
-				c[idx].p_disc = 1;
-			else if (ev.event == SOFTCM_EVENT_ESTABLISHED)
-				c[idx].p = ESTAB;	/* a late RTU */
-			else if (ev.event != SOFTCM_EVENT_TIMEWAIT_EXIT) {
-				EXPECT_EQ(SOFTCM_EVENT_UNREACHABLE, ev.event)
-					TH_LOG("passive %u: event %u", idx, ev.event);
-				c[idx].p = c[idx].p == ESTAB ? ESTAB : FAILED;
-			}
-		}
+		if ((pf[1].revents & POLLIN) && !next_event(p, &ev, 0))
+			chaos_passive_event(_metadata, c, n, &ev);
 	}
+	/*
+	 * A passive side not heard from yet: its DISCONNECTED may still be
+	 * on its way (a window for it), or every DREQ was lost (counted
+	 * below, with the failures loss explains).
+	 */
+	for (i = 0; i < n; i++)
+		unheard += c[i].a == ESTAB && !c[i].p_disc &&
+			   (c[i].p == ESTAB || (c[i].ph && c[i].p == NONE));
+	while (unheard && !next_event(p, &ev, softcm_quiet_ms(1000)))
+		unheard -= chaos_passive_event(_metadata, c, n, &ev);
 	for (i = 0; i < n; i++) {
 		est_a += c[i].a == ESTAB;
 		est_p += c[i].p == ESTAB;
@@ -368,21 +478,24 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 		}
 	}
 	TH_LOG("%d connections: active %d established %d failed, passive %d established %d failed; "
-	       "retransmits z1 %lld z2 %lld, duplicates z2 %lld, timeouts z1 %lld z2 %lld, "
+	       "%d passive sides never heard a DREQ; loss explains %d (%d sends a message); "
+	       "MRAs z2 %lld, retransmits z1 %lld z2 %lld, duplicates z2 %lld, timeouts z1 %lld z2 %lld, "
 	       "drop_queue z1 %lld z2 %lld, drop_backlog z2 %lld",
-	       n, est_a, fail_a, est_p, fail_p, stats_get(self->st1, "retransmits"),
+	       n, est_a, fail_a, est_p, fail_p, unheard, bound, k,
+	       stats_get(self->st2, "tx_mra"), stats_get(self->st1, "retransmits"),
 	       stats_get(self->st2, "retransmits"), stats_get(self->st2, "duplicates"),
 	       stats_get(self->st1, "timeouts"), stats_get(self->st2, "timeouts"),
 	       stats_get(self->st1, "drop_queue"), stats_get(self->st2, "drop_queue"),
 	       stats_get(self->st2, "drop_backlog"));
 	EXPECT_EQ(0, left);
-	/* every active id has its outcome, and all but a few established */
+	/* every active id has its outcome; only loss made any fail */
 	EXPECT_EQ(n, est_a + fail_a);
-	EXPECT_LE(n - CHAOS_SLACK, est_a);
+	EXPECT_LE(fail_a + unheard, bound);
 	/* a passive id not established was ended by the DREQ or gave up */
 	for (i = 0; i < n; i++)
 		if (c[i].ph && c[i].p != ESTAB) {
-			EXPECT_TRUE(c[i].p_disc || c[i].p == FAILED) TH_LOG("passive %d", i);
+			EXPECT_TRUE(c[i].p_disc || c[i].p == FAILED || c[i].a_disc)
+				TH_LOG("passive %d", i);
 		}
 	close(a);
 	close(p);
@@ -405,6 +518,16 @@ TEST_F_TIMEOUT(fault, sigkill_with_ten_thousand_ids, 900)
 	char x;
 
 	fast_timers(_metadata, self->ns1, self->ns2, self->home, 3);
+	/*
+	 * This application reads its requests only once the child has made
+	 * every id and connection, which a starved guest makes seconds after
+	 * the first REQs, far beyond their fast retries: sc-z2's MRA for a
+	 * request not yet accepted holds each REQ 8.6 s (69 s on the debug
+	 * kernel), as the protocol has it, so the 20 accepts find their
+	 * active ids still waiting whatever the host's load.
+	 */
+	ASSERT_EQ(0, netns_softcm_sysctl(self->ns2, self->home, "mra_timeout",
+					 21 + softcm_slow_shift()));
 	p = open_in(self->ns2, self->home);
 	ASSERT_LE(0, p);
 	ASSERT_EQ(0, listen_on(p, 7401, SOFTCM_MAX_BACKLOG_DEFAULT, &l));
@@ -935,11 +1058,6 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	ASSERT_EQ(0, connect_idx(p, q2, 201));
 	ASSERT_EQ(0, request_for(a, V_LISTEN, &ev));
 	h[V_REQ_RCVD] = ev.handle;
-	/* a resolution waiting for a neighbour that never answers */
-	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_QUERY, &h[V_QUERY]));
-	ASSERT_EQ(0, resolve_addr(a, h[V_QUERY], "10.89.0.77", 7502));
-	EXPECT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(a, h[V_QUERY]));
-
 	/*
 	 * Each waiting request's sender has its MRA (sent for its first
 	 * retransmission), or its REQ times out over the fault; only the
@@ -947,7 +1065,19 @@ static void device_fault(struct __test_metadata *_metadata, int home, const char
 	 */
 	ASSERT_EQ(0, stats_wait_above(st1, "rx_mra", mra1, WAIT_MS));
 	ASSERT_EQ(0, stats_wait_above(st2, "rx_mra", mra2, WAIT_MS));
+	/*
+	 * A resolution waiting for a neighbour that never answers, started
+	 * last: it looks again only at its deadline (5 s), which must come
+	 * after the fault for the fault to be what it hears of.  So the
+	 * fault must have been made while it still waits (read under the
+	 * id's mutex), or the test says so rather than report a timeout.
+	 */
+	ASSERT_EQ(0, create_id(a, SOFTCM_PS_TCP, V_QUERY, &h[V_QUERY]));
+	ASSERT_EQ(0, resolve_addr(a, h[V_QUERY], "10.89.0.77", 7502));
+	ASSERT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(a, h[V_QUERY]));
 	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(a, h[V_QUERY]))
+		TH_LOG("the resolution's deadline passed before the fault was made");
 	end = topo_now_ms() + WAIT_MS;
 	for (bool quiet = false;;) {
 		left = 0;

@@ -173,6 +173,14 @@ static inline long long stats_get(int fd, const char *name)
 	return STATS_MISSING;
 }
 
+/*
+ * @name is a line of @fd (a stats file): for a "did not move" check, whose
+ * both sides would be STATS_MISSING (or a caller's 0) if the counter were
+ * renamed.  Needs the kselftest harness.
+ */
+#define ASSERT_COUNTER(fd, name) \
+	ASSERT_NE(STATS_MISSING, stats_get(fd, name)) TH_LOG("no counter \"%s\"", name)
+
 /* Poll until @name == @want; 0, or -ETIME after @timeout_ms. */
 static inline int stats_wait_eq(int fd, const char *name, long long want, int timeout_ms)
 {
