@@ -443,24 +443,41 @@ TEST_F(qpattr, bad_state_or_reserved_is_einval)
 	EXPECT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_INIT_QP_ATTR, &c));
 }
 
-/* A handle of another file, a destroyed one, 0: ENOENT. */
+/*
+ * A handle of another file, a destroyed one, 0: ENOENT.  Handles count
+ * from 1 in each file, so the other files (one of the same namespace, one
+ * of the other) each make two ids, and their second handle is one this
+ * file has never given out.
+ */
 TEST_F(qpattr, foreign_and_stale_handles)
 {
 	struct softcm_init_qp_attr c;
-	__u32 h, other;
+	__u32 h, first, other, near;
+	int o;
 
+	o = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, o);
+	ASSERT_EQ(0, create_id(self->p, SOFTCM_PS_TCP, 1, &first));
 	ASSERT_EQ(0, create_id(self->p, SOFTCM_PS_TCP, 1, &other));
 	ASSERT_EQ(0, bind_id(self->p, other, "10.92.0.2", 0));
+	ASSERT_EQ(0, create_id(o, SOFTCM_PS_TCP, 1, &first));
+	ASSERT_EQ(0, create_id(o, SOFTCM_PS_TCP, 1, &near));
+	ASSERT_EQ(0, bind_id(o, near, "10.92.0.1", 0));
 	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 1, &h));
 	ASSERT_EQ(0, bind_id(self->a, h, "10.92.0.1", 0));
+	/* live where they were made, and never given out by this file */
 	ASSERT_EQ(0, init_qp_attr(self->p, other, IBV_QPS_INIT, &c));
-	if (other != h)
-		EXPECT_EQ(-ENOENT, init_qp_attr(self->a, other, IBV_QPS_INIT, &c));
+	ASSERT_EQ(0, init_qp_attr(o, near, IBV_QPS_INIT, &c));
+	ASSERT_NE(h, other);
+	ASSERT_NE(h, near);
+	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, other, IBV_QPS_INIT, &c));
+	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, near, IBV_QPS_INIT, &c));
 	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, h + 100, IBV_QPS_INIT, &c));
 	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, 0, IBV_QPS_INIT, &c));
 	ASSERT_EQ(0, destroy_id(self->a, h, NULL));
 	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
 	EXPECT_EQ(-ENOENT, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
+	close(o);
 }
 
 /* What both sides' RTR and RTS must say of one connection. */
