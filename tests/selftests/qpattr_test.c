@@ -1065,8 +1065,16 @@ TEST_F(qpattr, accept_qp_bad_qp_refused)
 	ASSERT_EQ(0, create_qp(pq, IBV_QPT_RC, &gone, &gonen));
 	ASSERT_EQ(0, ioctl(pq, SOFTCM_IOCTL_DESTROY_QP, &(struct softcm_destroy_qp){ .handle = gone }));
 	EXPECT_EQ(-ENOENT, accept_qp(self->p, ph, 0, pq, gone, gonen));
-	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, ud, qpn));
-	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, self->a, fqp, qpn));
+	/*
+	 * Each REP announces the QP named, so that only the QP's type or
+	 * namespace refuses it; neither QP was moved (or put in ERR).
+	 */
+	ASSERT_EQ(IBV_QPS_RESET, qp_state(pq, ud));
+	ASSERT_EQ(IBV_QPS_RESET, qp_state(self->a, fqp));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, pq, ud, udn));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(pq, ud));
+	EXPECT_EQ(-EINVAL, accept_qp(self->p, ph, 0, self->a, fqp, fqpn));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(self->a, fqp));
 	c.handle = ph;
 	c.qp_handle = qp;
 	EXPECT_EQ(-1, ioctl(self->p, SOFTCM_IOCTL_ACCEPT, &c));
