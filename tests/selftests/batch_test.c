@@ -8,8 +8,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <rdma/rdma_cma.h>
 
 #include <linux/softcm.h>
@@ -19,6 +21,48 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+
+/*
+ * The softcm ioctls of this thread, counted per command number: this
+ * program's ioctl() is found before libc's for the library's calls too
+ * (the executable comes first in the lookup scope), and passes each call
+ * on unchanged.  A softcm_submit() is then seen to make one BATCH per
+ * channel and per SOFTCM_BATCH_MAX ops, and nothing else.
+ */
+static __thread unsigned int ncalls[256];
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (_IOC_TYPE(req) == SOFTCM_IOCTL_TYPE)
+		ncalls[_IOC_NR(req)]++;
+	return syscall(SYS_ioctl, fd, req, arg);
+}
+
+static void calls_reset(void)
+{
+	memset(ncalls, 0, sizeof(ncalls));
+}
+
+/* This thread's softcm ioctls since calls_reset(), and its BATCHes. */
+static unsigned int calls_all(void)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < 256; i++)
+		n += ncalls[i];
+	return n;
+}
+
+static unsigned int calls_batch(void)
+{
+	return ncalls[SOFTCM_CMD_BATCH];
+}
 
 static int own_netns(void)
 {
@@ -213,6 +257,19 @@ TEST(resolve_addr_returns_source)
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
+/* softcm_submit() of @ops, with the ioctls it made: its BATCHes, all. */
+static int submit_counted(struct softcm_op *ops, int n, unsigned int *batches,
+			  unsigned int *all)
+{
+	int ret;
+
+	calls_reset();
+	ret = softcm_submit(ops, n);
+	*batches = calls_batch();
+	*all = calls_all();
+	return ret;
+}
+
 /* The next event of @ch, acknowledged; its type, or -1. */
 static int next_type(struct rdma_event_channel *ch, struct rdma_cm_id **id, int *status)
 {
@@ -257,10 +314,14 @@ static void *serve(void *arg)
 			struct softcm_op op = { .code = SOFTCM_OP_ACCEPT, .id = ev->id,
 						.conn_param = &p };
 
+			unsigned int nb, na;
+
 			p.qp_num = 100 + s->nids;
 			s->ids[s->nids++] = ev->id;
-			if (softcm_submit(&op, 1) != 1)
+			if (submit_counted(&op, 1, &nb, &na) != 1)
 				s->failed = op.err ? op.err : errno;
+			else if (nb != 1 || na != 1)	/* the ACCEPT went as one BATCH */
+				s->failed = 2000 + na;
 			break;
 		}
 		case RDMA_CM_EVENT_ESTABLISHED:
@@ -279,7 +340,8 @@ static void *serve(void *arg)
 
 /*
  * Create, resolve and connect NCONN ids with one softcm_submit() per
- * step: every op succeeds and every connection is established.
+ * step: every op succeeds and every connection is established, and each
+ * step, the NCONN ops of one channel, is one BATCH and no other ioctl.
  */
 TEST(submit_connects_many)
 {
@@ -290,6 +352,7 @@ TEST(submit_connects_many)
 	struct rdma_event_channel *ch;
 	struct server s = { .want = NCONN };
 	struct rdma_cm_id *id;
+	unsigned int nb, na;
 	pthread_t thr;
 	int i, n, status;
 
@@ -307,7 +370,9 @@ TEST(submit_connects_many)
 	for (i = 0; i < NCONN; i++)
 		ops[i] = (struct softcm_op){ .code = SOFTCM_OP_CREATE_ID, .channel = ch,
 					     .context = &ops[i], .ps = RDMA_PS_TCP };
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (i = 0; i < NCONN; i++) {
 		ASSERT_EQ(0, ops[i].err);
 		ASSERT_NE(NULL, ops[i].id);
@@ -316,7 +381,9 @@ TEST(submit_connects_many)
 		ops[i].dst_addr = (struct sockaddr *)&dst;
 		ops[i].timeout_ms = 2000;
 	}
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	/* the source each command bound, as rdma_resolve_addr() leaves it */
 	EXPECT_EQ(AF_INET, rdma_get_local_addr(ops[0].id)->sa_family);
 	EXPECT_NE(0, rdma_get_src_port(ops[0].id));
@@ -325,21 +392,27 @@ TEST(submit_connects_many)
 		ASSERT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, next_type(ch, NULL, NULL));
 	for (i = 0; i < NCONN; i++)
 		ops[i].code = SOFTCM_OP_RESOLVE_ROUTE;
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (n = 0; n < NCONN; n++)
 		ASSERT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, next_type(ch, NULL, NULL));
 	for (i = 0; i < NCONN; i++) {
 		ops[i].code = SOFTCM_OP_CONNECT;
 		ops[i].conn_param = &p;
 	}
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (n = 0; n < NCONN; n++) {
 		ASSERT_EQ(RDMA_CM_EVENT_CONNECT_RESPONSE, next_type(ch, &id, &status));
 		ASSERT_EQ(0, status);
 		ops[n].code = SOFTCM_OP_ESTABLISH;
 		ops[n].id = id;
 	}
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	pthread_join(thr, NULL);
 	EXPECT_EQ(0, s.failed);
 	EXPECT_EQ(NCONN, s.established);
@@ -347,7 +420,9 @@ TEST(submit_connects_many)
 	/* ESTABLISH named the ids in the order of their responses */
 	for (i = 0; i < NCONN; i++)
 		ops[i].code = SOFTCM_OP_DISCONNECT;
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (n = 0; n < NCONN; n++)
 		ASSERT_EQ(RDMA_CM_EVENT_DISCONNECTED, next_type(ch, NULL, NULL));
 	for (i = 0; i < NCONN; i++)
@@ -371,6 +446,7 @@ TEST(submit_reports_each_op)
 	struct rdma_event_channel *a, *b;
 	struct rdma_cm_id *sync_id;
 	struct softcm_op ops[8];
+	unsigned int nb, na;
 	int i;
 
 	ASSERT_EQ(0, own_netns());
@@ -380,10 +456,12 @@ TEST(submit_reports_each_op)
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, rdma_create_id(NULL, &sync_id, NULL, RDMA_PS_TCP));
 
-	EXPECT_EQ(-1, softcm_submit(NULL, 1));
+	EXPECT_EQ(-1, submit_counted(NULL, 1, &nb, &na));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, softcm_submit(ops, 0));
+	EXPECT_EQ(0, na);
+	EXPECT_EQ(-1, submit_counted(ops, 0, &nb, &na));
 	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, na);
 
 	memset(ops, 0, sizeof(ops));
 	for (i = 0; i < 4; i++) {
@@ -396,7 +474,10 @@ TEST(submit_reports_each_op)
 	ops[6] = (struct softcm_op){ .code = SOFTCM_OP_RESOLVE_ROUTE, .id = sync_id,
 				     .timeout_ms = 100 };
 	ops[7] = (struct softcm_op){ .code = 77, .id = sync_id };
-	EXPECT_EQ(4, softcm_submit(ops, 8));
+	EXPECT_EQ(4, submit_counted(ops, 8, &nb, &na));
+	/* a BATCH per channel; the ops refused in the library reach no ioctl */
+	EXPECT_EQ(2, nb);
+	EXPECT_EQ(2, na);
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(0, ops[i].err);
 		EXPECT_EQ(i % 2 ? b : a, ops[i].id->channel);
@@ -411,7 +492,9 @@ TEST(submit_reports_each_op)
 				     .dst_addr = (struct sockaddr *)&dst, .timeout_ms = 100 };
 	ops[6] = (struct softcm_op){ .code = SOFTCM_OP_DISCONNECT, .id = ops[2].id };
 	ops[7] = (struct softcm_op){ .code = SOFTCM_OP_ESTABLISH, .id = ops[3].id };
-	EXPECT_EQ(1, softcm_submit(&ops[4], 4));
+	EXPECT_EQ(1, submit_counted(&ops[4], 4, &nb, &na));
+	EXPECT_EQ(2, nb);
+	EXPECT_EQ(2, na);
 	EXPECT_EQ(EINVAL, ops[4].err);
 	EXPECT_EQ(0, ops[5].err);
 	EXPECT_EQ(EINVAL, ops[6].err);
