@@ -96,17 +96,28 @@ static struct softcm_batch_op op(unsigned long cmd, void *arg)
 	return o;
 }
 
-/* Each op runs as its own ioctl, in order; a failing one stops nothing. */
+/*
+ * Each op runs as its own ioctl, in order; a failing one stops nothing.
+ * The order shows in a fresh file, whose first id is handle 1: a batch
+ * that creates it, then binds, listens on and queries handle 1 succeeds
+ * only op after op (run the other way round, all but the CREATE_ID are
+ * ENOENT).
+ */
 TEST(batch_runs_each_op)
 {
 	struct softcm_create_id c1 = { .uid = 1, .ps = SOFTCM_PS_TCP };
 	struct softcm_create_id c2 = { .uid = 2, .ps = SOFTCM_PS_UDP };
 	struct softcm_create_id bad = { .uid = 3, .ps = 77 };
 	struct softcm_destroy_id d = { .handle = 0x7fffffff };
+	struct softcm_create_id c3 = { .uid = 4, .ps = SOFTCM_PS_TCP };
+	struct softcm_bind b = { .handle = 1, .addr_len = sizeof(struct sockaddr_in) };
+	struct softcm_listen l = { .handle = 1, .backlog = 1 };
+	struct softcm_query_id q3 = { .handle = 1 };
+	struct sockaddr_in sin = sin4("127.0.0.1", 7472);
 	struct softcm_batch_op ops[4];
 	struct softcm_query_id q;
 	__u32 done = 0;
-	int fd;
+	int fd, fd2;
 
 	ASSERT_EQ(0, own_netns());
 	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
@@ -127,6 +138,23 @@ TEST(batch_runs_each_op)
 	ASSERT_EQ(0, query_id(fd, c2.handle, &q));
 	EXPECT_EQ(SOFTCM_PS_UDP, q.ps);
 	EXPECT_EQ(0, stats_wait_eq_here("ids", 2, 1000));
+
+	fd2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	memcpy(b.addr, &sin, sizeof(sin));
+	ops[0] = op(SOFTCM_IOCTL_CREATE_ID, &c3);
+	ops[1] = op(SOFTCM_IOCTL_BIND, &b);
+	ops[2] = op(SOFTCM_IOCTL_LISTEN, &l);
+	ops[3] = op(SOFTCM_IOCTL_QUERY_ID, &q3);
+	ASSERT_EQ(0, batch(fd2, ops, 4, &done));
+	EXPECT_EQ(4, done);
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(0, ops[i].result) TH_LOG("op %d", i);
+	}
+	EXPECT_EQ(1, c3.handle);
+	EXPECT_EQ(SOFTCM_STATE_LISTEN, q3.state);
+	EXPECT_EQ(1, q3.backlog);
+	close(fd2);
 	close(fd);
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
