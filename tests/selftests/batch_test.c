@@ -230,6 +230,7 @@ TEST(batch_undoes_unwritable_create)
 	EXPECT_EQ(0, stats_wait_eq_here("ids", 0, 1000));
 	close(fd);
 	munmap(ro, 4096);
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 /*
