@@ -538,4 +538,97 @@ TEST(submit_reports_each_op)
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
+#define NCHUNK	1100	/* more ops than one BATCH takes */
+
+/*
+ * More ops than one BATCH takes, most on one channel, a few of another
+ * channel among them: a BATCH per SOFTCM_BATCH_MAX ops of a channel
+ * (two for the first, one for the other), and the ops of a channel in
+ * their order, within a BATCH and from one BATCH to the next.  That order
+ * shows in two RESOLVE_ADDRs of one id, each to another port: only the
+ * first can succeed (the id is no longer bound after it), so the first
+ * in the array must be the one that succeeds, and the id's destination
+ * its port.  One pair is inside the first BATCH, the other straddles the
+ * first BATCH's end.
+ */
+TEST(submit_chunks_in_channel_order)
+{
+	struct sockaddr_in dst[2] = { sin4("127.0.0.1", 7481), sin4("127.0.0.1", 7482) };
+	static struct softcm_op ops[NCHUNK];
+	struct rdma_event_channel *a, *b;
+	struct rdma_cm_id *pair[2], *id;
+	int i, k = 0, seen[2] = { 0 };
+	int at[2][2], n[2] = { 0 };	/* where each pair's ops are in @ops */
+	unsigned int nb, na;
+
+	ASSERT_EQ(0, own_netns());
+	a = rdma_create_event_channel();
+	b = rdma_create_event_channel();
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, rdma_create_id(a, &pair[i], NULL, RDMA_PS_TCP));
+
+	/* channel a's ops k = 5, 6 and 1023, 1024 are the pairs (0-based) */
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < NCHUNK; i++) {
+		int j = k == 5 || k == 6 ? 0 : k == SOFTCM_BATCH_MAX - 1 ||
+			k == SOFTCM_BATCH_MAX ? 1 : -1;
+
+		if (i % 100 == 50) {
+			ops[i] = (struct softcm_op){ .code = SOFTCM_OP_CREATE_ID, .channel = b,
+						     .ps = RDMA_PS_TCP };
+			continue;
+		}
+		if (j < 0) {
+			ops[i] = (struct softcm_op){ .code = SOFTCM_OP_CREATE_ID, .channel = a,
+						     .ps = RDMA_PS_TCP };
+		} else {
+			ops[i] = (struct softcm_op){ .code = SOFTCM_OP_RESOLVE_ADDR, .id = pair[j],
+						     .dst_addr = (struct sockaddr *)&dst[n[j]],
+						     .timeout_ms = 2000 };
+			at[j][n[j]++] = i;
+		}
+		k++;
+	}
+	ASSERT_LT(SOFTCM_BATCH_MAX, k);
+	ASSERT_GT(2 * SOFTCM_BATCH_MAX, k);
+	ASSERT_EQ(2, n[0]);
+	ASSERT_EQ(2, n[1]);
+
+	EXPECT_EQ(NCHUNK - 2, submit_counted(ops, NCHUNK, &nb, &na));
+	EXPECT_EQ(3, nb);
+	EXPECT_EQ(3, na);
+	for (int j = 0; j < 2; j++) {
+		EXPECT_EQ(0, ops[at[j][0]].err) TH_LOG("pair %d", j);
+		EXPECT_EQ(EINVAL, ops[at[j][1]].err) TH_LOG("pair %d", j);
+		EXPECT_EQ(dst[0].sin_port, rdma_get_dst_port(pair[j])) TH_LOG("pair %d", j);
+	}
+	for (i = 0; i < NCHUNK; i++) {
+		if (ops[i].code != SOFTCM_OP_CREATE_ID)
+			continue;
+		ASSERT_EQ(0, ops[i].err) TH_LOG("op %d", i);
+		EXPECT_EQ(ops[i].channel, ops[i].id->channel);
+	}
+	/* one resolution each, on their channel */
+	for (i = 0; i < 2; i++) {
+		int status;
+
+		ASSERT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, next_type(a, &id, &status));
+		EXPECT_EQ(0, status);
+		seen[id == pair[1]]++;
+	}
+	EXPECT_EQ(1, seen[0]);
+	EXPECT_EQ(1, seen[1]);
+
+	for (i = 0; i < NCHUNK; i++)
+		if (ops[i].code == SOFTCM_OP_CREATE_ID)
+			EXPECT_EQ(0, rdma_destroy_id(ops[i].id));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, rdma_destroy_id(pair[i]));
+	rdma_destroy_event_channel(a);
+	rdma_destroy_event_channel(b);
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
+}
+
 TEST_HARNESS_MAIN
