@@ -483,7 +483,9 @@ TEST_F(verbs, bad_wr_is_the_first_not_queued)
 	struct ibv_recv_wr wr[2], *bad = NULL;
 	struct ibv_context *ctx;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_wc wc[3];
 	struct objs o;
+	int n;
 
 	ASSERT_EQ(0, enter(NS1));
 	ctx = open_softcm0(_metadata);
@@ -512,6 +514,21 @@ TEST_F(verbs, bad_wr_is_the_first_not_queued)
 	bad = NULL;
 	EXPECT_EQ(EINVAL, ibv_post_recv(o.qp, wr, &bad));
 	EXPECT_EQ(&wr[1], bad);
+
+	/*
+	 * Each time wr[0], before the bad one, was queued, and nothing
+	 * after it: ERR flushes exactly two receives, both wr[0]'s.
+	 */
+	a.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE));
+	/* the flush is done when MODIFY_QP returns: all there is, at once */
+	n = ibv_poll_cq(o.rcq, 3, wc);
+	ASSERT_EQ(2, n);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(1, wc[i].wr_id) TH_LOG("completion %d", i);
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status) TH_LOG("completion %d", i);
+		EXPECT_EQ(o.qp->qp_num, wc[i].qp_num);
+	}
 	free_objs(_metadata, &o);
 	EXPECT_EQ(0, ibv_close_device(ctx));
 }
