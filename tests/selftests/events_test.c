@@ -693,9 +693,11 @@ TEST_F(ev, migrate_wakes_destination_poller)
 		pthread_cancel(t);
 		pthread_join(t, NULL);
 	}
-	ASSERT_EQ(0, joined) TH_LOG("MIGRATE_ID did not wake the poller");
-	EXPECT_EQ(1, pl.ret);
-	EXPECT_EQ(POLLIN, pl.revents & POLLIN);
+	EXPECT_EQ(0, joined) TH_LOG("MIGRATE_ID did not wake the poller");
+	if (!joined) {
+		EXPECT_EQ(1, pl.ret);
+		EXPECT_EQ(POLLIN, pl.revents & POLLIN);
+	}
 	EXPECT_EQ(SOFTCM_STATE_IDLE, state_of(b, m.handle));
 	munmap(p, PG);
 	close(a);
