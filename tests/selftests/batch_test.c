@@ -8,8 +8,10 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <rdma/rdma_cma.h>
 
 #include <linux/softcm.h>
@@ -19,6 +21,48 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+
+/*
+ * The softcm ioctls of this thread, counted per command number: this
+ * program's ioctl() is found before libc's for the library's calls too
+ * (the executable comes first in the lookup scope), and passes each call
+ * on unchanged.  A softcm_submit() is then seen to make one BATCH per
+ * channel and per SOFTCM_BATCH_MAX ops, and nothing else.
+ */
+static __thread unsigned int ncalls[256];
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (_IOC_TYPE(req) == SOFTCM_IOCTL_TYPE)
+		ncalls[_IOC_NR(req)]++;
+	return syscall(SYS_ioctl, fd, req, arg);
+}
+
+static void calls_reset(void)
+{
+	memset(ncalls, 0, sizeof(ncalls));
+}
+
+/* This thread's softcm ioctls since calls_reset(), and its BATCHes. */
+static unsigned int calls_all(void)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < 256; i++)
+		n += ncalls[i];
+	return n;
+}
+
+static unsigned int calls_batch(void)
+{
+	return ncalls[SOFTCM_CMD_BATCH];
+}
 
 static int own_netns(void)
 {
@@ -52,17 +96,28 @@ static struct softcm_batch_op op(unsigned long cmd, void *arg)
 	return o;
 }
 
-/* Each op runs as its own ioctl, in order; a failing one stops nothing. */
+/*
+ * Each op runs as its own ioctl, in order; a failing one stops nothing.
+ * The order shows in a fresh file, whose first id is handle 1: a batch
+ * that creates it, then binds, listens on and queries handle 1 succeeds
+ * only op after op (run the other way round, all but the CREATE_ID are
+ * ENOENT).
+ */
 TEST(batch_runs_each_op)
 {
 	struct softcm_create_id c1 = { .uid = 1, .ps = SOFTCM_PS_TCP };
 	struct softcm_create_id c2 = { .uid = 2, .ps = SOFTCM_PS_UDP };
 	struct softcm_create_id bad = { .uid = 3, .ps = 77 };
 	struct softcm_destroy_id d = { .handle = 0x7fffffff };
+	struct softcm_create_id c3 = { .uid = 4, .ps = SOFTCM_PS_TCP };
+	struct softcm_bind b = { .handle = 1, .addr_len = sizeof(struct sockaddr_in) };
+	struct softcm_listen l = { .handle = 1, .backlog = 1 };
+	struct softcm_query_id q3 = { .handle = 1 };
+	struct sockaddr_in sin = sin4("127.0.0.1", 7472);
 	struct softcm_batch_op ops[4];
 	struct softcm_query_id q;
 	__u32 done = 0;
-	int fd;
+	int fd, fd2;
 
 	ASSERT_EQ(0, own_netns());
 	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
@@ -83,6 +138,23 @@ TEST(batch_runs_each_op)
 	ASSERT_EQ(0, query_id(fd, c2.handle, &q));
 	EXPECT_EQ(SOFTCM_PS_UDP, q.ps);
 	EXPECT_EQ(0, stats_wait_eq_here("ids", 2, 1000));
+
+	fd2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	memcpy(b.addr, &sin, sizeof(sin));
+	ops[0] = op(SOFTCM_IOCTL_CREATE_ID, &c3);
+	ops[1] = op(SOFTCM_IOCTL_BIND, &b);
+	ops[2] = op(SOFTCM_IOCTL_LISTEN, &l);
+	ops[3] = op(SOFTCM_IOCTL_QUERY_ID, &q3);
+	ASSERT_EQ(0, batch(fd2, ops, 4, &done));
+	EXPECT_EQ(4, done);
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(0, ops[i].result) TH_LOG("op %d", i);
+	}
+	EXPECT_EQ(1, c3.handle);
+	EXPECT_EQ(SOFTCM_STATE_LISTEN, q3.state);
+	EXPECT_EQ(1, q3.backlog);
+	close(fd2);
 	close(fd);
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
@@ -158,6 +230,7 @@ TEST(batch_undoes_unwritable_create)
 	EXPECT_EQ(0, stats_wait_eq_here("ids", 0, 1000));
 	close(fd);
 	munmap(ro, 4096);
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
 /*
@@ -213,6 +286,19 @@ TEST(resolve_addr_returns_source)
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }
 
+/* softcm_submit() of @ops, with the ioctls it made: its BATCHes, all. */
+static int submit_counted(struct softcm_op *ops, int n, unsigned int *batches,
+			  unsigned int *all)
+{
+	int ret;
+
+	calls_reset();
+	ret = softcm_submit(ops, n);
+	*batches = calls_batch();
+	*all = calls_all();
+	return ret;
+}
+
 /* The next event of @ch, acknowledged; its type, or -1. */
 static int next_type(struct rdma_event_channel *ch, struct rdma_cm_id **id, int *status)
 {
@@ -257,10 +343,14 @@ static void *serve(void *arg)
 			struct softcm_op op = { .code = SOFTCM_OP_ACCEPT, .id = ev->id,
 						.conn_param = &p };
 
+			unsigned int nb, na;
+
 			p.qp_num = 100 + s->nids;
 			s->ids[s->nids++] = ev->id;
-			if (softcm_submit(&op, 1) != 1)
+			if (submit_counted(&op, 1, &nb, &na) != 1)
 				s->failed = op.err ? op.err : errno;
+			else if (nb != 1 || na != 1)	/* the ACCEPT went as one BATCH */
+				s->failed = 2000 + na;
 			break;
 		}
 		case RDMA_CM_EVENT_ESTABLISHED:
@@ -279,7 +369,8 @@ static void *serve(void *arg)
 
 /*
  * Create, resolve and connect NCONN ids with one softcm_submit() per
- * step: every op succeeds and every connection is established.
+ * step: every op succeeds and every connection is established, and each
+ * step, the NCONN ops of one channel, is one BATCH and no other ioctl.
  */
 TEST(submit_connects_many)
 {
@@ -290,6 +381,7 @@ TEST(submit_connects_many)
 	struct rdma_event_channel *ch;
 	struct server s = { .want = NCONN };
 	struct rdma_cm_id *id;
+	unsigned int nb, na;
 	pthread_t thr;
 	int i, n, status;
 
@@ -307,7 +399,9 @@ TEST(submit_connects_many)
 	for (i = 0; i < NCONN; i++)
 		ops[i] = (struct softcm_op){ .code = SOFTCM_OP_CREATE_ID, .channel = ch,
 					     .context = &ops[i], .ps = RDMA_PS_TCP };
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (i = 0; i < NCONN; i++) {
 		ASSERT_EQ(0, ops[i].err);
 		ASSERT_NE(NULL, ops[i].id);
@@ -316,7 +410,9 @@ TEST(submit_connects_many)
 		ops[i].dst_addr = (struct sockaddr *)&dst;
 		ops[i].timeout_ms = 2000;
 	}
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	/* the source each command bound, as rdma_resolve_addr() leaves it */
 	EXPECT_EQ(AF_INET, rdma_get_local_addr(ops[0].id)->sa_family);
 	EXPECT_NE(0, rdma_get_src_port(ops[0].id));
@@ -325,21 +421,27 @@ TEST(submit_connects_many)
 		ASSERT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, next_type(ch, NULL, NULL));
 	for (i = 0; i < NCONN; i++)
 		ops[i].code = SOFTCM_OP_RESOLVE_ROUTE;
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (n = 0; n < NCONN; n++)
 		ASSERT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, next_type(ch, NULL, NULL));
 	for (i = 0; i < NCONN; i++) {
 		ops[i].code = SOFTCM_OP_CONNECT;
 		ops[i].conn_param = &p;
 	}
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (n = 0; n < NCONN; n++) {
 		ASSERT_EQ(RDMA_CM_EVENT_CONNECT_RESPONSE, next_type(ch, &id, &status));
 		ASSERT_EQ(0, status);
 		ops[n].code = SOFTCM_OP_ESTABLISH;
 		ops[n].id = id;
 	}
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	pthread_join(thr, NULL);
 	EXPECT_EQ(0, s.failed);
 	EXPECT_EQ(NCONN, s.established);
@@ -347,7 +449,9 @@ TEST(submit_connects_many)
 	/* ESTABLISH named the ids in the order of their responses */
 	for (i = 0; i < NCONN; i++)
 		ops[i].code = SOFTCM_OP_DISCONNECT;
-	ASSERT_EQ(NCONN, softcm_submit(ops, NCONN));
+	ASSERT_EQ(NCONN, submit_counted(ops, NCONN, &nb, &na));
+	EXPECT_EQ(1, nb);
+	EXPECT_EQ(1, na);
 	for (n = 0; n < NCONN; n++)
 		ASSERT_EQ(RDMA_CM_EVENT_DISCONNECTED, next_type(ch, NULL, NULL));
 	for (i = 0; i < NCONN; i++)
@@ -371,6 +475,7 @@ TEST(submit_reports_each_op)
 	struct rdma_event_channel *a, *b;
 	struct rdma_cm_id *sync_id;
 	struct softcm_op ops[8];
+	unsigned int nb, na;
 	int i;
 
 	ASSERT_EQ(0, own_netns());
@@ -380,10 +485,12 @@ TEST(submit_reports_each_op)
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, rdma_create_id(NULL, &sync_id, NULL, RDMA_PS_TCP));
 
-	EXPECT_EQ(-1, softcm_submit(NULL, 1));
+	EXPECT_EQ(-1, submit_counted(NULL, 1, &nb, &na));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, softcm_submit(ops, 0));
+	EXPECT_EQ(0, na);
+	EXPECT_EQ(-1, submit_counted(ops, 0, &nb, &na));
 	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, na);
 
 	memset(ops, 0, sizeof(ops));
 	for (i = 0; i < 4; i++) {
@@ -396,7 +503,10 @@ TEST(submit_reports_each_op)
 	ops[6] = (struct softcm_op){ .code = SOFTCM_OP_RESOLVE_ROUTE, .id = sync_id,
 				     .timeout_ms = 100 };
 	ops[7] = (struct softcm_op){ .code = 77, .id = sync_id };
-	EXPECT_EQ(4, softcm_submit(ops, 8));
+	EXPECT_EQ(4, submit_counted(ops, 8, &nb, &na));
+	/* a BATCH per channel; the ops refused in the library reach no ioctl */
+	EXPECT_EQ(2, nb);
+	EXPECT_EQ(2, na);
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(0, ops[i].err);
 		EXPECT_EQ(i % 2 ? b : a, ops[i].id->channel);
@@ -411,7 +521,9 @@ TEST(submit_reports_each_op)
 				     .dst_addr = (struct sockaddr *)&dst, .timeout_ms = 100 };
 	ops[6] = (struct softcm_op){ .code = SOFTCM_OP_DISCONNECT, .id = ops[2].id };
 	ops[7] = (struct softcm_op){ .code = SOFTCM_OP_ESTABLISH, .id = ops[3].id };
-	EXPECT_EQ(1, softcm_submit(&ops[4], 4));
+	EXPECT_EQ(1, submit_counted(&ops[4], 4, &nb, &na));
+	EXPECT_EQ(2, nb);
+	EXPECT_EQ(2, na);
 	EXPECT_EQ(EINVAL, ops[4].err);
 	EXPECT_EQ(0, ops[5].err);
 	EXPECT_EQ(EINVAL, ops[6].err);
@@ -421,6 +533,99 @@ TEST(submit_reports_each_op)
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(0, rdma_destroy_id(ops[i].id));
 	EXPECT_EQ(0, rdma_destroy_id(sync_id));
+	rdma_destroy_event_channel(a);
+	rdma_destroy_event_channel(b);
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
+}
+
+#define NCHUNK	1100	/* more ops than one BATCH takes */
+
+/*
+ * More ops than one BATCH takes, most on one channel, a few of another
+ * channel among them: a BATCH per SOFTCM_BATCH_MAX ops of a channel
+ * (two for the first, one for the other), and the ops of a channel in
+ * their order, within a BATCH and from one BATCH to the next.  That order
+ * shows in two RESOLVE_ADDRs of one id, each to another port: only the
+ * first can succeed (the id is no longer bound after it), so the first
+ * in the array must be the one that succeeds, and the id's destination
+ * its port.  One pair is inside the first BATCH, the other straddles the
+ * first BATCH's end.
+ */
+TEST(submit_chunks_in_channel_order)
+{
+	struct sockaddr_in dst[2] = { sin4("127.0.0.1", 7481), sin4("127.0.0.1", 7482) };
+	static struct softcm_op ops[NCHUNK];
+	struct rdma_event_channel *a, *b;
+	struct rdma_cm_id *pair[2], *id;
+	int i, k = 0, seen[2] = { 0 };
+	int at[2][2], n[2] = { 0 };	/* where each pair's ops are in @ops */
+	unsigned int nb, na;
+
+	ASSERT_EQ(0, own_netns());
+	a = rdma_create_event_channel();
+	b = rdma_create_event_channel();
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, rdma_create_id(a, &pair[i], NULL, RDMA_PS_TCP));
+
+	/* channel a's ops k = 5, 6 and 1023, 1024 are the pairs (0-based) */
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < NCHUNK; i++) {
+		int j = k == 5 || k == 6 ? 0 : k == SOFTCM_BATCH_MAX - 1 ||
+			k == SOFTCM_BATCH_MAX ? 1 : -1;
+
+		if (i % 100 == 50) {
+			ops[i] = (struct softcm_op){ .code = SOFTCM_OP_CREATE_ID, .channel = b,
+						     .ps = RDMA_PS_TCP };
+			continue;
+		}
+		if (j < 0) {
+			ops[i] = (struct softcm_op){ .code = SOFTCM_OP_CREATE_ID, .channel = a,
+						     .ps = RDMA_PS_TCP };
+		} else {
+			ops[i] = (struct softcm_op){ .code = SOFTCM_OP_RESOLVE_ADDR, .id = pair[j],
+						     .dst_addr = (struct sockaddr *)&dst[n[j]],
+						     .timeout_ms = 2000 };
+			at[j][n[j]++] = i;
+		}
+		k++;
+	}
+	ASSERT_LT(SOFTCM_BATCH_MAX, k);
+	ASSERT_GT(2 * SOFTCM_BATCH_MAX, k);
+	ASSERT_EQ(2, n[0]);
+	ASSERT_EQ(2, n[1]);
+
+	EXPECT_EQ(NCHUNK - 2, submit_counted(ops, NCHUNK, &nb, &na));
+	EXPECT_EQ(3, nb);
+	EXPECT_EQ(3, na);
+	for (int j = 0; j < 2; j++) {
+		EXPECT_EQ(0, ops[at[j][0]].err) TH_LOG("pair %d", j);
+		EXPECT_EQ(EINVAL, ops[at[j][1]].err) TH_LOG("pair %d", j);
+		EXPECT_EQ(dst[0].sin_port, rdma_get_dst_port(pair[j])) TH_LOG("pair %d", j);
+	}
+	for (i = 0; i < NCHUNK; i++) {
+		if (ops[i].code != SOFTCM_OP_CREATE_ID)
+			continue;
+		ASSERT_EQ(0, ops[i].err) TH_LOG("op %d", i);
+		EXPECT_EQ(ops[i].channel, ops[i].id->channel);
+	}
+	/* one resolution each, on their channel */
+	for (i = 0; i < 2; i++) {
+		int status;
+
+		ASSERT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, next_type(a, &id, &status));
+		EXPECT_EQ(0, status);
+		seen[id == pair[1]]++;
+	}
+	EXPECT_EQ(1, seen[0]);
+	EXPECT_EQ(1, seen[1]);
+
+	for (i = 0; i < NCHUNK; i++)
+		if (ops[i].code == SOFTCM_OP_CREATE_ID)
+			EXPECT_EQ(0, rdma_destroy_id(ops[i].id));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, rdma_destroy_id(pair[i]));
 	rdma_destroy_event_channel(a);
 	rdma_destroy_event_channel(b);
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));

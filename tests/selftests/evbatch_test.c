@@ -372,34 +372,52 @@ static void *read_until_all_taken(void *p)
 	return NULL;
 }
 
+struct one_reader {
+	struct rdma_event_channel *ch;
+	pid_t tid;
+};
+
 static void *get_one_event(void *arg)
 {
-	struct rdma_event_channel *ch = arg;
+	struct one_reader *r = arg;
 	struct rdma_cm_event *event;
 
-	if (!rdma_get_cm_event(ch, &event))
+	__atomic_store_n(&r->tid, gettid(), __ATOMIC_RELEASE);
+	if (!rdma_get_cm_event(r->ch, &event))
 		rdma_ack_cm_event(event);
 	return NULL;
 }
 
 /*
- * A thread cancelled while it blocks in rdma_get_cm_event() on an empty
- * channel: the channel still serves events, and its ids can be destroyed.
- * The cancel acts in the library's read(), the first cancellation point
- * the thread meets with nothing to read, whenever it lands; a reader that
- * left its reading set would make the next call wait for ever (bounded
- * by alarm()).
+ * A thread cancelled while it sleeps in rdma_get_cm_event()'s read() on
+ * an empty channel (seen asleep there in its /proc syscall and state
+ * before the cancel): the cancel ends the read(), and the channel still
+ * serves events and its ids can be destroyed.  A reader that left its
+ * reading set would make the next call wait for ever (bounded by
+ * alarm()).
  */
 TEST_F(ev, cancelled_reader_gives_the_channel_back)
 {
+	struct one_reader r = { .ch = self->ch };
 	struct rdma_cm_event *event;
 	struct rdma_cm_id *id;
+	struct timespec ts;
+	pid_t tid = 0;
 	pthread_t th;
 	void *ret;
+	int joined;
 
-	ASSERT_EQ(0, pthread_create(&th, NULL, get_one_event, self->ch));
+	ASSERT_EQ(0, pthread_create(&th, NULL, get_one_event, &r));
+	for (long end = topo_now_ms() + WAIT_MS; !tid && topo_now_ms() < end; usleep(1000))
+		tid = __atomic_load_n(&r.tid, __ATOMIC_ACQUIRE);
+	EXPECT_NE(0, tid);
+	EXPECT_EQ(0, task_wait_asleep_in(getpid(), tid, SYS_read, WAIT_MS))
+		TH_LOG("the reader never slept in read()");
 	ASSERT_EQ(0, pthread_cancel(th));
-	ASSERT_EQ(0, pthread_join(th, &ret));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	joined = pthread_timedjoin_np(th, &ret, &ts);
+	ASSERT_EQ(0, joined) TH_LOG("the cancel did not end the reader's read()");
 	EXPECT_EQ(PTHREAD_CANCELED, ret);
 
 	alarm(WAIT_MS / 1000);

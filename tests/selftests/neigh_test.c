@@ -124,6 +124,9 @@ FIXTURE_SETUP(nb)
 FIXTURE_TEARDOWN(nb)
 {
 	close(self->fd);
+	/* no id, file or connection left in either namespace before they go */
+	EXPECT_EQ(0, stats_wait_idle(self->stats, STATS_IDLE_MS)) TH_LOG("sc-nt not idle");
+	EXPECT_EQ(0, netns_wait_idle("sc-np", STATS_IDLE_MS));
 	close(self->stats);
 	close(self->kmsg);
 	netns_enter(self->home);

@@ -1113,13 +1113,18 @@ TEST_F(qp, comp_channel_notifies)
 	close(ch);
 }
 
+/*
+ * A read() of the channel asleep before anything is queued (seen in the
+ * child's /proc syscall and state) is woken by the completion's event.
+ */
 TEST_F(qp, blocking_read_wakes_on_event)
 {
 	struct softcm_comp_event ev;
+	long deadline;
 	__u32 cq;
 	struct qp qp;
-	pid_t pid;
-	int ch, status;
+	pid_t pid, got;
+	int ch, status = 0, asleep;
 
 	ch = comp_channel(self->fd);
 	ASSERT_LE(0, ch);
@@ -1130,12 +1135,26 @@ TEST_F(qp, blocking_read_wakes_on_event)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		/* blocks until the parent's completion; the harness bounds it */
+		/* blocks until the parent's completion; the parent bounds it */
 		_exit(read(ch, &ev, sizeof(ev)) == sizeof(ev) && ev.cq_uid == 5 ? 0 : 1);
 	}
-	ASSERT_EQ(0, post_recv_n(self->fd, qp.h, 1, 1, NULL));
-	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_ERR, M_STATE));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	asleep = task_wait_asleep_in(pid, pid, SYS_read, WAIT_MS << softcm_slow_shift());
+	if (asleep) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	ASSERT_EQ(0, asleep) TH_LOG("the child never slept in read()");
+	EXPECT_EQ(0, post_recv_n(self->fd, qp.h, 1, 1, NULL));
+	EXPECT_EQ(0, to_state(self->fd, qp.h, QPS_ERR, M_STATE));
+	/* the event, or WAIT_MS: then the reader was never woken */
+	deadline = topo_now_ms() + (WAIT_MS << softcm_slow_shift());
+	while (!(got = waitpid(pid, &status, WNOHANG)) && topo_now_ms() < deadline)
+		usleep(2000);
+	if (!got) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	ASSERT_EQ(pid, got) TH_LOG("the completion did not wake the reader");
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	close(ch);

@@ -17,9 +17,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +33,57 @@ static inline long topo_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Whether thread @tid of process @pid (a thread of this process, or a
+ * child's main thread with @tid == @pid) sleeps in system call @nr:
+ * /proc/PID/task/TID/syscall begins with the call's number only while
+ * the thread is in it (else "running"), and stat's state is S or D only
+ * while it sleeps.
+ */
+static inline bool task_asleep_in(pid_t pid, pid_t tid, long nr)
+{
+	char path[96], text[512], *p, state = 0;
+	long got = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%ld", &got) != 1)
+		got = -1;
+	fclose(f);
+	if (got != nr)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(text, sizeof(text), f)) {
+		p = strrchr(text, ')');
+		if (p && p[1] == ' ')
+			state = p[2];
+	}
+	fclose(f);
+	return state == 'S' || state == 'D';
+}
+
+/*
+ * Wait (polling, at most @timeout_ms) until thread @tid of process @pid
+ * sleeps in system call @nr; 0, or -ETIME if it was never seen there.
+ */
+static inline int task_wait_asleep_in(pid_t pid, pid_t tid, long nr, int timeout_ms)
+{
+	long deadline = topo_now_ms() + timeout_ms;
+
+	while (!task_asleep_in(pid, tid, nr)) {
+		if (topo_now_ms() > deadline)
+			return -ETIME;
+		usleep(1000);
+	}
+	return 0;
 }
 
 /* The calling thread's own network namespace, to come back to; -errno. */

@@ -483,7 +483,9 @@ TEST_F(verbs, bad_wr_is_the_first_not_queued)
 	struct ibv_recv_wr wr[2], *bad = NULL;
 	struct ibv_context *ctx;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_wc wc[3];
 	struct objs o;
+	int n;
 
 	ASSERT_EQ(0, enter(NS1));
 	ctx = open_softcm0(_metadata);
@@ -512,6 +514,21 @@ TEST_F(verbs, bad_wr_is_the_first_not_queued)
 	bad = NULL;
 	EXPECT_EQ(EINVAL, ibv_post_recv(o.qp, wr, &bad));
 	EXPECT_EQ(&wr[1], bad);
+
+	/*
+	 * Each time wr[0], before the bad one, was queued, and nothing
+	 * after it: ERR flushes exactly two receives, both wr[0]'s.
+	 */
+	a.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE));
+	/* the flush is done when MODIFY_QP returns: all there is, at once */
+	n = ibv_poll_cq(o.rcq, 3, wc);
+	EXPECT_EQ(2, n);	/* not ASSERT: the objects are freed below either way */
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(1, wc[i].wr_id) TH_LOG("completion %d", i);
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status) TH_LOG("completion %d", i);
+		EXPECT_EQ(o.qp->qp_num, wc[i].qp_num);
+	}
 	free_objs(_metadata, &o);
 	EXPECT_EQ(0, ibv_close_device(ctx));
 }
@@ -763,14 +780,27 @@ static void server_start(struct __test_metadata *_metadata, struct server *s, pt
 	ASSERT_EQ(0, s->ret) TH_LOG("server failed at line %d: %s", s->ret, strerror(s->err));
 }
 
-/* The server thread, within the bound a test waits for anything. */
-static void join_server(struct server *s, pthread_t t)
+/*
+ * The server thread, within the bound a test waits for anything; one
+ * still running then is cancelled (every wait of the library's is a
+ * cancellation point), so that it no longer uses @s, and the test fails.
+ */
+static void join_server(struct __test_metadata *_metadata, struct server *s, pthread_t t)
 {
 	struct timespec ts;
+	int ret;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += WAIT_MS / 1000;
-	pthread_timedjoin_np(t, NULL, &ts);
+	ret = pthread_timedjoin_np(t, NULL, &ts);
+	if (ret) {
+		pthread_cancel(t);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += WAIT_MS / 1000;
+		if (pthread_timedjoin_np(t, NULL, &ts))
+			TH_LOG("the server thread did not even end when cancelled");
+	}
+	ASSERT_EQ(0, ret) TH_LOG("server thread hung: %s", strerror(ret));
 }
 
 /* A resolved synchronous id in NS2 with a QP in INIT. */
@@ -823,7 +853,7 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 
 		/* say why the server refused, if it did */
 		signal_flag(&s, &s.client_done);
-		join_server(&s, t);
+		join_server(_metadata, &s, t);
 		ASSERT_EQ(0, err) TH_LOG("rdma_connect: %s; server: line %d, %s",
 					 strerror(err), s.ret, strerror(s.err));
 	}
@@ -837,7 +867,7 @@ static void connect_both(struct __test_metadata *_metadata, int port, int use_ep
 	signal_flag(&s, &s.client_done);
 	EXPECT_EQ(0, rdma_disconnect(id));
 	ASSERT_EQ(0, query_side(id->qp, &c, 1));
-	join_server(&s, t);
+	join_server(_metadata, &s, t);
 	ASSERT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
 	if (use_ep)
 		EXPECT_TRUE(s.had_qp);
@@ -907,7 +937,7 @@ TEST_F(verbs, rejected_connection_puts_the_qp_in_err)
 	ASSERT_EQ(0, ibv_query_qp(id->qp, &attr, IBV_QP_STATE, &init));
 	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
 	signal_flag(&s, &s.client_done);
-	join_server(&s, t);
+	join_server(_metadata, &s, t);
 	EXPECT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
 	rdma_destroy_qp(id);
 	EXPECT_EQ(0, rdma_destroy_id(id));
@@ -954,7 +984,7 @@ TEST_F(verbs, ud_qps_and_address_handles)
 		EXPECT_EQ(0, ibv_destroy_ah(ah));
 
 	signal_flag(&s, &s.client_done);
-	join_server(&s, t);
+	join_server(_metadata, &s, t);
 	ASSERT_EQ(0, s.ret) TH_LOG("server failed at line %d: %s", s.ret, strerror(s.err));
 	EXPECT_EQ(s.side.qp_num, ud.qp_num);
 	EXPECT_EQ(IBV_QPS_RTS, s.side.state);
