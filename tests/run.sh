@@ -80,9 +80,12 @@ chain_stock() {
 		host_lane_a
 		host_lane_b
 	else
+		# wait for this lane only: a bare wait would also wait for
+		# the debug chain, and the stock chain would follow it
 		host_lane_a &
+		local lane_a=$!
 		host_lane_b
-		wait
+		wait "$lane_a"
 	fi
 	case " $kernels " in *" stock "*) vm stock ;; esac
 }
@@ -98,8 +101,9 @@ if [ "$serial" = 1 ]; then
 	chain_debug
 else
 	chain_debug &
+	debug_chain=$!
 	chain_stock
-	wait
+	wait "$debug_chain"
 fi
 
 # Every stage that should have run, whether or not its chain got there.
