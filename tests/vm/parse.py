@@ -79,6 +79,10 @@ class Run:
         self.leftovers = set()	# programs whose leftovers were reported
         self.times = {}		# program -> seconds in the guest
 
+    @staticmethod
+    def programs_of(results):
+        return {l.split(" ", 1)[1] for l in results if l.startswith("SOFTCM-BEGIN ")}
+
     def ok(self, name, note=""):
         self.passed += 1
         print(f"ok - {self.label}/{name}{note}")
@@ -248,41 +252,22 @@ def check_artifacts(run, artifacts, adir, hdir):
                 print(f"#   host/{stem}: {l}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("label")
-    ap.add_argument("results")
-    ap.add_argument("console")
-    ap.add_argument("--counts")
-    ap.add_argument("--kunit-py")
-    ap.add_argument("--kunit-suites", default="")
-    ap.add_argument("--debug-kernel", action="store_true")
-    ap.add_argument("--no-leak-scan", action="store_true",
-                    help="the guest was told not to scan for leaks")
-    ap.add_argument("--artifacts-dir")
-    ap.add_argument("--host-dir")
-    ap.add_argument("--skips")
-    ap.add_argument("--inventory")
-    args = ap.parse_args()
-
-    run = Run(args.label, read_skips(args.skips, args.label) if args.skips else None)
+def read_lines(path):
     try:
         # splitlines() also drops the CR a cooked serial line adds
-        results = open(args.results, errors="replace").read().splitlines()
+        return open(path, errors="replace").read().splitlines()
     except OSError:
-        results = []
-    try:
-        console = open(args.console, errors="replace").read().splitlines()
-    except OSError:
-        console = []
+        return []
 
+
+def parse_guest(run, args, results, console, pre, artifacts, kunit_seen):
+    """One guest's results and console; run-wide verdicts named PRE...."""
     booted = any(l.startswith("SOFTCM-BOOT") for l in results)
     unload_seen = False
     done = any(l == "SOFTCM-DONE" for l in results)
     prog, body = None, []
-    suite, kunit_seen = None, set()
+    suite = None
     debug_markers = set()
-    artifacts = {}
     for line in results:
         if line.startswith("SOFTCM-KUNIT-LOAD "):
             rc = int(line.split()[1])
@@ -299,26 +284,28 @@ def main():
             unload_seen = True
             rc = line.split()[1]
             if rc == "0":
-                run.ok("module-unload-after-tests")
+                run.ok(pre + "module-unload-after-tests")
             else:
-                run.fail("module-unload-after-tests", f"status {rc}")
+                run.fail(pre + "module-unload-after-tests", f"status {rc}")
         elif line.startswith("SOFTCM-TIME ") and not prog:
             _, name, secs = line.split()
             run.times[name] = float(secs)
         elif line.startswith("SOFTCM-DEBUG-LOCKS "):
             debug_markers.add("locks")
             if line.split()[1] == "1":
-                run.ok("lockdep-still-on")
+                run.ok(pre + "lockdep-still-on")
             else:
-                run.fail("lockdep-still-on", "debug_locks dropped to 0")
+                run.fail(pre + "lockdep-still-on", "debug_locks dropped to 0")
         elif line.startswith("SOFTCM-KMEMLEAK "):
             debug_markers.add("kmemleak")
             words = line.split()
             n, scan = int(words[1]), words[2] if len(words) > 2 else "missing"
             if scan != "0":
-                run.fail("kmemleak", f"the scan was refused (status {scan}): kmemleak is off")
+                run.fail(pre + "kmemleak",
+                         f"the scan was refused (status {scan}): kmemleak is off")
             else:
-                (run.ok if n == 0 else run.fail)("kmemleak", f"{n} leak(s)" if n else "")
+                (run.ok if n == 0 else run.fail)(pre + "kmemleak",
+                                                 f"{n} leak(s)" if n else "")
         elif line.startswith(("# kmemleak: ", "# init: ")) and not prog:
             print(line)
         elif line.startswith("SOFTCM-ARTIFACT ") and not prog:
@@ -337,9 +324,9 @@ def main():
         elif line.startswith("SOFTCM-TAINT "):
             taint = int(line.split()[1])
             if taint & ~ALLOWED_TAINT:
-                run.fail("kernel-taint", f"tainted {taint:#x}")
+                run.fail(pre + "kernel-taint", f"tainted {taint:#x}")
             else:
-                run.ok("kernel-taint")
+                run.ok(pre + "kernel-taint")
         elif prog:
             body.append(line)
     if prog:  # the guest died inside a program
@@ -347,35 +334,65 @@ def main():
         for l in body[-20:]:
             print(f"#   {prog}: {l}")
 
-    check_artifacts(run, artifacts, args.artifacts_dir, args.host_dir)
-    for p in sorted(run.counts):
-        if not p.startswith(("kunit/", "host/")) and p not in run.leftovers and done:
-            run.fail(f"{p}/leaves-nothing-behind", "the guest did not check")
-    if args.inventory:
-        check_inventory(run, args.inventory)
-
-    for suite in filter(None, args.kunit_suites.split(",")):
-        if suite not in kunit_seen:
-            run.fail(f"kunit/{suite}", "suite did not report")
+    if done:
+        for p in sorted(set(run.counts) - run.leftovers):
+            if not p.startswith(("kunit/", "host/")) and p in run.programs_of(results):
+                run.fail(f"{p}/leaves-nothing-behind", "the guest did not check")
     if done and not unload_seen:
-        run.fail("module-unload-after-tests", "the guest did not report it")
+        run.fail(pre + "module-unload-after-tests", "the guest did not report it")
     if args.debug_kernel and done:
         for m in ("locks",) + (() if args.no_leak_scan else ("kmemleak",)):
             if m not in debug_markers:
-                run.fail(f"debug-check-{m}", "the guest did not report it")
+                run.fail(f"{pre}debug-check-{m}", "the guest did not report it")
 
     if not booted:
-        run.fail("guest", "never reached init")
+        run.fail(pre + "guest", "never reached init")
     elif not done:
-        run.fail("guest", "did not finish: panic, hang or timeout")
+        run.fail(pre + "guest", "did not finish: panic, hang or timeout")
 
     reports = [l for l in console if REPORT_RE.search(l)]
     if reports:
-        run.fail("kernel-log", f"{len(reports)} report line(s)")
+        run.fail(pre + "kernel-log", f"{len(reports)} report line(s)")
         for l in reports[:20]:
             print(f"#   console: {l}")
     elif booted:
-        run.ok("kernel-log")
+        run.ok(pre + "kernel-log")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("label")
+    ap.add_argument("logs", nargs="+", metavar="RESULTS CONSOLE",
+                    help="each guest's results and console (several guests "
+                    "ran one kernel's programs side by side)")
+    ap.add_argument("--counts")
+    ap.add_argument("--kunit-py")
+    ap.add_argument("--kunit-suites", default="")
+    ap.add_argument("--debug-kernel", action="store_true")
+    ap.add_argument("--no-leak-scan", action="store_true",
+                    help="the guest was told not to scan for leaks")
+    ap.add_argument("--artifacts-dir")
+    ap.add_argument("--host-dir")
+    ap.add_argument("--skips")
+    ap.add_argument("--inventory")
+    args = ap.parse_args()
+    if len(args.logs) % 2:
+        ap.error("RESULTS and CONSOLE come in pairs")
+
+    run = Run(args.label, read_skips(args.skips, args.label) if args.skips else None)
+    guests = list(zip(args.logs[0::2], args.logs[1::2]))
+    artifacts, kunit_seen = {}, set()
+    for g, (res, con) in enumerate(guests):
+        pre = "" if len(guests) == 1 else f"guest{g + 1}/"
+        parse_guest(run, args, read_lines(res), read_lines(con), pre,
+                    artifacts, kunit_seen)
+
+    check_artifacts(run, artifacts, args.artifacts_dir, args.host_dir)
+    if args.inventory:
+        check_inventory(run, args.inventory)
+    for suite in filter(None, args.kunit_suites.split(",")):
+        if suite not in kunit_seen:
+            run.fail(f"kunit/{suite}", "suite did not report")
 
     if run.passed + run.failed == 0:
         run.fail("guest", "no test ran")

@@ -170,5 +170,26 @@ extra="--inventory $tmp/inv" verdict vanished-case-is-red 1 "^not ok - debug/inv
 printf 'prog_test 1 1\n' >"$tmp/inv"
 extra="--inventory $tmp/inv" verdict unlisted-program-is-red 1 "^not ok - debug/inventory/kunit/softcm_params # 2 results from a program the inventory does not list" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+# Two guests ran one kernel's programs side by side (run.sh --shards):
+# each guest's run-wide verdicts are its own, and one that died is red
+# although the other finished.
+two_guests() {
+	local want=$1 pattern=$2 out rc
+	printf '%s\n' "SOFTCM-BOOT x" "$(good_kunit)" "$(tail_ok)" >"$tmp/r1"
+	printf '%s\n' "SOFTCM-BOOT x" "$(prog)" >"$tmp/r2"
+	[ "$want" = 0 ] && tail_ok >>"$tmp/r2"
+	echo "[    0.0] Linux version x" >"$tmp/console"
+	out=$(python3 "$here/parse.py" debug "$tmp/r1" "$tmp/console" "$tmp/r2" "$tmp/console" \
+	      --kunit-py "$kunit_py" --kunit-suites softcm_params --debug-kernel)
+	rc=$?
+	if [ "$rc" = "$want" ] && echo "$out" | grep -qE "$pattern"; then
+		tap_ok "parser/two-guests-$want"
+	else
+		tap_fail "parser/two-guests-$want (exit $rc, wanted $want and /$pattern/)"
+		echo "$out" | sed 's/^/#   /'
+	fi
+}
+two_guests 0 "^ok - debug/guest2/kmemleak"
+two_guests 1 "^not ok - debug/guest2/guest # did not finish"
 verdict empty-output-is-red 1 "^not ok - debug/guest # never reached init" </dev/null
 tap_finish parser

@@ -26,6 +26,8 @@
 #                      120 s debug: timewait is 8x longer there)
 #   --artifacts DIR    copy the files the programs left in $SOFTCM_ARTIFACTS
 #                      (captures, benchmark results) to DIR
+#   --shards N         run the programs in N guests side by side, dealt
+#                      by their time in tests/vm/budget (default 1)
 #   --no-leak-scan     skip the closing kmemleak scan and its wait (the
 #                      runner's self-checks that do not test for leaks)
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
@@ -43,7 +45,7 @@ top=$(cd "$here/../.." && pwd)
 
 kernel=stock tests_dir=$top/build/tests timeout= test_timeout=
 counts= demo=0 keep=0 programs=() artifacts_out=
-inventory= skips=$here/skips leftover_wait= leak_scan=1
+inventory= skips=$here/skips leftover_wait= leak_scan=1 shards=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift ;;
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--leftover-wait) leftover_wait=$2; shift ;;
 	--artifacts) artifacts_out=$2; shift ;;
 	--no-leak-scan) leak_scan=0 ;;
+	--shards) shards=$2; shift ;;
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
 	--discard) keep=-1 ;;
@@ -107,7 +110,10 @@ if [ ! -e "$top/build/lib/libsoftcm.so.1" ] || [ ! -d "$tests_dir" ]; then
 	make -C "$top" --no-print-directory userspace tests >&2
 fi
 mkdir -p "$top/build/vm"
-if ! make -C "$top" --no-print-directory module KDIR="$kdir" KTAG="$kernel" $wflag \
+# make check runs the self-check and the VM run of one kernel at once:
+# one builds the module, the other waits and finds it built.
+if ! flock "$top/build/vm/module-$kernel.lock" \
+	make -C "$top" --no-print-directory module KDIR="$kdir" KTAG="$kernel" $wflag \
 	>"$top/build/vm/module-$kernel.log" 2>&1; then
 	cat "$top/build/vm/module-$kernel.log" >&2
 	die "module build for the $kernel kernel failed"
@@ -134,67 +140,100 @@ if [ ${#programs[@]} -eq 0 ] && [ "$demo" = 0 ]; then
 fi
 
 base=$("$here/initramfs.sh" "$kernel" "$kver" "$modroot")
-
 run=$(mktemp -d "$top/build/vm/$kernel.XXXXXX")
-stage=$run/overlay
-mkdir -p "$stage/softcm"/{bin,lib,tests}
-install -m 0755 "$here/init.sh" "$stage/init"
-install -m 0755 "$here/demo.sh" "$stage/softcm/demo.sh"
-cp "$ko" "$stage/softcm/softcm.ko"
-cp -P "$top"/build/lib/libsoftcm.so* "$stage/softcm/lib/"
-# glibc's pthread_cancel() unwinds through libgcc_s, which it dlopen()s;
-# the base image has it only if one of its binaries links it.
-for f in /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libgcc_s.so.1; do
-	[ -e "$f" ] && { cp -L "$f" "$stage/softcm/lib/"; break; }
-done
-# softcm exec's compat libraries, where the tool looks: next to libsoftcm.
-cp -r "$top/build/lib/softcm" "$stage/softcm/lib/"
-cp "$top/build/bin/softcm" "$stage/softcm/bin/"
-[ -e "$kunit_ko" ] && cp "$kunit_ko" "$stage/softcm/"
-[ -e "$bugs_ko" ] && cp "$bugs_ko" "$stage/softcm/"
-for p in "${programs[@]}"; do
-	[ "$p" = kunit ] && continue
-	[ -x "$tests_dir/$p" ] || die "no test program $tests_dir/$p"
-	cp "$tests_dir/$p" "$stage/softcm/tests/"
-done
-# Helpers the programs may source or run (netns scripts, fixtures).
-[ -d "$tests_dir/lib" ] && cp -r "$tests_dir/lib" "$stage/softcm/tests/"
-cat >"$stage/softcm/run.conf" <<EOF
-SOFTCM_TESTS="${programs[*]}"
-SOFTCM_TEST_TIMEOUT=$test_timeout
-SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
-SOFTCM_KERNEL=$kernel
-SOFTCM_LEFTOVER_WAIT=$leftover_wait
-SOFTCM_LEAK_SCAN=$leak_scan
-EOF
-(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet -R 0:0) >"$run/overlay.cpio"
-# The kernel unpacks concatenated newc archives in order; ours overrides.
-cat "$base" "$run/overlay.cpio" >"$run/initrd.cpio"
-
-status=0
-t0=$(date +%s)
-timeout -k 5 "$timeout" qemu-system-x86_64 \
-	-nodefaults -display none -no-reboot \
-	-machine pc -cpu max -smp 2 -m 2G \
-	-kernel "$image" -initrd "$run/initrd.cpio" \
-	-append "console=ttyS0 panic=-1 oops=panic no_hash_pointers $extra_cmdline" \
-	-serial "file:$run/console.log" -serial "file:$run/results.log" \
-	-serial "file:$run/artifacts.b64" \
-	</dev/null || status=$?
-[ "$status" = 124 ] && echo "# guest killed after ${timeout}s" >&2
-guest_secs=$(($(date +%s) - t0))
-
-# The guest's artifacts; parse.py checks each announced file arrived whole.
 mkdir -p "$run/artifacts" "$run/host"
-if [ -s "$run/artifacts.b64" ]; then
-	tr -d '\r' <"$run/artifacts.b64" | base64 -d 2>/dev/null |
-		tar -C "$run/artifacts" -xf - 2>/dev/null || true
+
+# boot_guest DIR PROGRAM...: one guest running PROGRAMs in order; its
+# console, results and wall time in DIR, its artifacts unpacked into the
+# run's shared directory (each program names its own files).
+boot_guest() {
+	local dir=$1 stage status=0 t0 p f
+	shift
+	stage=$dir/overlay
+	mkdir -p "$stage/softcm"/{bin,lib,tests}
+	install -m 0755 "$here/init.sh" "$stage/init"
+	install -m 0755 "$here/demo.sh" "$stage/softcm/demo.sh"
+	cp "$ko" "$stage/softcm/softcm.ko"
+	cp -P "$top"/build/lib/libsoftcm.so* "$stage/softcm/lib/"
+	# glibc's pthread_cancel() unwinds through libgcc_s, which it
+	# dlopen()s; the base image has it only if one of its binaries
+	# links it.
+	for f in /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libgcc_s.so.1; do
+		[ -e "$f" ] && { cp -L "$f" "$stage/softcm/lib/"; break; }
+	done
+	# softcm exec's compat libraries, where the tool looks: next to
+	# libsoftcm.
+	cp -r "$top/build/lib/softcm" "$stage/softcm/lib/"
+	cp "$top/build/bin/softcm" "$stage/softcm/bin/"
+	[ -e "$kunit_ko" ] && cp "$kunit_ko" "$stage/softcm/"
+	[ -e "$bugs_ko" ] && cp "$bugs_ko" "$stage/softcm/"
+	for p in "$@"; do
+		[ "$p" = kunit ] && continue
+		cp "$tests_dir/$p" "$stage/softcm/tests/"
+	done
+	# Helpers the programs may source or run (netns scripts, fixtures).
+	[ -d "$tests_dir/lib" ] && cp -r "$tests_dir/lib" "$stage/softcm/tests/"
+	cat >"$stage/softcm/run.conf" <<-CONF
+	SOFTCM_TESTS="$*"
+	SOFTCM_TEST_TIMEOUT=$test_timeout
+	SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
+	SOFTCM_KERNEL=$kernel
+	SOFTCM_LEFTOVER_WAIT=$leftover_wait
+	SOFTCM_LEAK_SCAN=$leak_scan
+	CONF
+	(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet -R 0:0) >"$dir/overlay.cpio"
+	# The kernel unpacks concatenated newc archives in order; ours
+	# overrides.
+	cat "$base" "$dir/overlay.cpio" >"$dir/initrd.cpio"
+
+	t0=$(date +%s)
+	timeout -k 5 "$timeout" qemu-system-x86_64 \
+		-nodefaults -display none -no-reboot \
+		-machine pc -cpu max -smp 2 -m 2G \
+		-kernel "$image" -initrd "$dir/initrd.cpio" \
+		-append "console=ttyS0 panic=-1 oops=panic no_hash_pointers $extra_cmdline" \
+		-serial "file:$dir/console.log" -serial "file:$dir/results.log" \
+		-serial "file:$dir/artifacts.b64" \
+		</dev/null || status=$?
+	[ "$status" = 124 ] && echo "# guest killed after ${timeout}s" >&2
+	echo "$(($(date +%s) - t0))" >"$dir/secs"
+
+	# The guest's artifacts; parse.py checks each announced file
+	# arrived whole.
+	if [ -s "$dir/artifacts.b64" ]; then
+		tr -d '\r' <"$dir/artifacts.b64" | base64 -d 2>/dev/null |
+			tar -C "$run/artifacts" -xf - 2>/dev/null || true
+	fi
+}
+
+for p in "${programs[@]}"; do
+	[ "$p" = kunit ] || [ -x "$tests_dir/$p" ] || die "no test program $tests_dir/$p"
+done
+# Shards: the programs dealt to the guests by their time in
+# tests/vm/budget (the longest first, each to the guest with the least so
+# far; 60 s for a program without one), each guest keeping their order.
+shard_lists=()
+if [ "$shards" -gt 1 ] && [ "$demo" = 0 ]; then
+	mapfile -t shard_lists < <(python3 "$here/shard.py" "$shards" "$kernel" \
+		"$here/budget" "${programs[@]}")
+else
+	shard_lists=("${programs[*]}")
 fi
+guest_logs=()
+for g in "${!shard_lists[@]}"; do
+	mkdir -p "$run/g$g"
+	# shellcheck disable=SC2086 # a shard is a list of words
+	boot_guest "$run/g$g" ${shard_lists[$g]} &
+	guest_logs+=("$run/g$g/results.log" "$run/g$g/console.log")
+	[ "${#shard_lists[@]}" -gt 1 ] && echo "# guest $((g + 1)) of $kernel: ${shard_lists[$g]}"
+done
+wait
+
 if [ -n "$artifacts_out" ]; then
 	mkdir -p "$artifacts_out"
 	cp -a "$run/artifacts/." "$artifacts_out/"
 fi
-# Host-side checks of what the guest captured: every packet capture is
+# Host-side checks of what the guests captured: every packet capture is
 # dissected by tshark (tests/interop/dissect.py), one TAP program each.
 for f in "$run"/artifacts/*.pcap; do
 	[ -e "$f" ] || continue
@@ -205,11 +244,11 @@ for f in "$run"/artifacts/*.pcap; do
 done
 
 if [ "$demo" = 1 ]; then
-	tr -d '\r' <"$run/results.log" >"$run/demo.log"
+	tr -d '\r' <"$run/g0/results.log" >"$run/demo.log"
 	sed -n '/^SOFTCM-BOOT/,/^SOFTCM-DEMO-EXIT/p' "$run/demo.log" | grep -v '^SOFTCM-'
 	rc=$(sed -n 's/^SOFTCM-DEMO-EXIT //p' "$run/demo.log")
-	if [ "$rc" != 0 ] || grep -qE 'BUG: |WARNING: |Oops|Kernel panic' "$run/console.log"; then
-		echo "softcm: demo failed; console: $run/console.log" >&2
+	if [ "$rc" != 0 ] || grep -qE 'BUG: |WARNING: |Oops|Kernel panic' "$run/g0/console.log"; then
+		echo "softcm: demo failed; console: $run/g0/console.log" >&2
 		exit 1
 	fi
 	[ "$keep" = 1 ] || rm -rf "$run"
@@ -217,7 +256,7 @@ if [ "$demo" = 1 ]; then
 fi
 
 rc=0
-python3 "$here/parse.py" "$kernel" "$run/results.log" "$run/console.log" \
+python3 "$here/parse.py" "$kernel" "${guest_logs[@]}" \
 	${counts:+--counts "$counts"} \
 	${inventory:+--inventory "$inventory"} --skips "$skips" \
 	--artifacts-dir "$run/artifacts" --host-dir "$run/host" \
@@ -225,10 +264,14 @@ python3 "$here/parse.py" "$kernel" "$run/results.log" "$run/console.log" \
 	$(for p in "${programs[@]}"; do [ "$p" = kunit ] && echo --kunit-suites "$kunit_suites"; done) \
 	$([ "$kernel" = debug ] && echo --debug-kernel) \
 	$([ "$leak_scan" = 0 ] && echo --no-leak-scan) || rc=$?
-echo "# time $kernel guest $guest_secs (limit $timeout)"
+for g in "${!shard_lists[@]}"; do
+	echo "# time $kernel guest$([ "${#shard_lists[@]}" -gt 1 ] && echo $((g + 1))) $(cat "$run/g$g/secs") (limit $timeout)"
+done
 if [ "$rc" != 0 ] && [ "$keep" != -1 ]; then
-	echo "# console log: $run/console.log (last lines below)"
-	tail -n 30 "$run/console.log" | sed 's/^/#   /'
+	for g in "${!shard_lists[@]}"; do
+		echo "# console log: $run/g$g/console.log (last lines below)"
+		tail -n 30 "$run/g$g/console.log" | sed 's/^/#   /'
+	done
 elif [ "$keep" != 1 ]; then
 	rm -rf "$run"
 fi

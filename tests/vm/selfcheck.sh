@@ -32,6 +32,7 @@ boot() {
 	shift 3
 	out=$("$here/run.sh" --discard --kernel "$kernel" --tests-dir "$here/selfcheck" "$@" 2>&1)
 	rc=$?
+	echo "$out" | grep '^# time .* guest ' | sed "s|guest|guest of ${cases%%=*}|"
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
 		name=${line%%=*} pattern=${line#*=}
