@@ -739,6 +739,15 @@ TEST_F_TIMEOUT(fault, peer_netns_deleted, 600)
 	ASSERT_LE(0, y1);
 	ASSERT_LE(0, y2);
 	fast_timers(_metadata, y1, y2, self->home, 3);
+	/*
+	 * Responses of 512 ms rather than the fast 32 ms (8 times as much on
+	 * the debug kernel): a guest starved for half a second (another
+	 * guest beside it) must not time out the waiting REQs before the
+	 * MRAs that keep them alive reach them.
+	 */
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, netns_softcm_sysctl(i ? y2 : y1, self->home,
+						 "cm_response_timeout", 17 + softcm_slow_shift()));
 	/* requests wait for their application through the deletion */
 	ASSERT_EQ(0, netns_softcm_sysctl(y2, self->home, "mra_timeout",
 					 18 + softcm_slow_shift()));
