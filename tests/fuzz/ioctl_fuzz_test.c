@@ -1608,6 +1608,13 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 		ASSERT_EQ(0, pthread_create(&w[i].thread, NULL, fuzz, &w[i]));
 	}
 	sleep(seconds);		/* the run's length, not a synchronisation */
+	/*
+	 * A guest starved by its neighbours may not have connected yet: the
+	 * run goes on, up to four times its length, until it has (the
+	 * progress oracle below asks for a connection).
+	 */
+	for (long extra = 0; !atomic_load(&established) && extra < 3 * seconds; extra += 5)
+		sleep(5);
 	atomic_store(&stop, true);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(w[i].thread, NULL);

@@ -1279,7 +1279,12 @@ TEST_F(cm, duplicated_packets)
 	wait_idle();
 }
 
-/* Both sides disconnect at once; the DREQs cross on a slowed link. */
+/*
+ * Both sides disconnect at once; the DREQs cross on a slowed link.  The
+ * delay is what makes them cross: a guest starved for 20 ms between the
+ * two calls (another guest beside it) let the first DREQ arrive before
+ * the second call, which then answered it instead.
+ */
 TEST_F(cm, crossing_dreqs)
 {
 	struct rdma_cm_id *listen, *cid, *sid;
@@ -1289,8 +1294,8 @@ TEST_F(cm, crossing_dreqs)
 	listen = listener(_metadata, self->ch1, RDMA_PS_TCP, IP1, PORT(13));
 	cid = client(_metadata, self->ch2, RDMA_PS_TCP, IP1, PORT(13));
 	sid = establish(_metadata, self->ch1, self->ch2, listen, cid);
-	qdisc(_metadata, NS1, "p1", "netem delay 20ms");
-	qdisc(_metadata, NS2, "p2", "netem delay 20ms");
+	qdisc(_metadata, NS1, "p1", "netem delay 300ms");
+	qdisc(_metadata, NS2, "p2", "netem delay 300ms");
 	dreq1 = stat_of(self->st1, "rx_dreq");
 	dreq2 = stat_of(self->st2, "rx_dreq");
 
