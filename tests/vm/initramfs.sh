@@ -109,6 +109,9 @@ cp "$modroot/$mdir"/modules.{order,builtin,builtin.modinfo} "$stage/usr/$mdir/" 
 depmod -b "$stage/usr" "$kver"
 
 mkdir -p "$(dirname "$out")"
-(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) >"$out.tmp"
-mv "$out.tmp" "$out"
+# A temporary file of its own: make check's self-check and VM run may
+# build the same image at once on a cold machine; the last rename wins.
+tmp=$(mktemp "$out.XXXXXX")
+(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) >"$tmp"
+mv "$tmp" "$out"
 echo "$out"

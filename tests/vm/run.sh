@@ -92,8 +92,11 @@ stock)
 		# The uncompressed ELF boots through PVH and saves the ~3 s
 		# of XZ decompression that TCG charges on every boot.
 		mkdir -p "$(dirname "$image")"
-		"$(source_tree)/scripts/extract-vmlinux" "/boot/vmlinuz-$kver" >"$image.tmp"
-		mv "$image.tmp" "$image"
+		# A temporary file of its own: the self-check and the VM run
+		# of make check may both get here on a cold machine.
+		tmp=$(mktemp "$image.XXXXXX")
+		"$(source_tree)/scripts/extract-vmlinux" "/boot/vmlinuz-$kver" >"$tmp"
+		mv "$tmp" "$image"
 	fi
 	modroot=/
 	kdir=/lib/modules/$kver/build
