@@ -21,28 +21,8 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "ioctl_count.h"
 
-/*
- * The softcm ioctls of this thread, counted per command number: this
- * program's ioctl() is found before libc's for the library's calls too
- * (the executable comes first in the lookup scope), and passes each call
- * on unchanged.  A softcm_submit() is then seen to make one BATCH per
- * channel and per SOFTCM_BATCH_MAX ops, and nothing else.
- */
-static __thread unsigned int ncalls[256];
-
-int ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (_IOC_TYPE(req) == SOFTCM_IOCTL_TYPE)
-		ncalls[_IOC_NR(req)]++;
-	return syscall(SYS_ioctl, fd, req, arg);
-}
 
 static void calls_reset(void)
 {

@@ -41,6 +41,7 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "ioctl_count.h"
 
 #define NS1	"sc-vl1"	/* the passive side */
 #define NS2	"sc-vl2"	/* the active side */
@@ -582,26 +583,6 @@ TEST_F(verbs, create_qp_on_a_resolved_id)
 
 /* ---- connections: a server thread in NS1, the test's thread in NS2 ---- */
 
-/*
- * libsoftcm's ioctls, counted per thread and command number: this
- * program's ioctl() is found before libc's for the library's calls too
- * (the executable comes first in the lookup scope), and passes each call
- * on unchanged.
- */
-static __thread unsigned int ncalls[256];
-
-int ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	if (_IOC_TYPE(req) == SOFTCM_IOCTL_TYPE)
-		ncalls[_IOC_NR(req)]++;
-	return syscall(SYS_ioctl, fd, req, arg);
-}
 
 /* What one side's rdma_accept() or rdma_connect() cost, in ioctls. */
 struct calls {
