@@ -41,7 +41,9 @@ LIB_PC := $(BUILD)/lib/libsoftcm.pc
 LIB_MAP := userspace/lib/libsoftcm.map
 # softcm exec's compat libraries (the rules below $(LIB_A)'s)
 COMPAT := $(BUILD)/lib/softcm/compat
-COMPAT_LIBS := $(COMPAT)/libibverbs.so.1 $(COMPAT)/librdmacm.so.1
+# libmlx5.so.1 and libefa.so.1: perftest links them (userspace/compat/providers)
+COMPAT_PROVIDERS := $(COMPAT)/libmlx5.so.1 $(COMPAT)/libefa.so.1
+COMPAT_LIBS := $(COMPAT)/libibverbs.so.1 $(COMPAT)/librdmacm.so.1 $(COMPAT_PROVIDERS)
 COMPAT_TABLE := userspace/compat/rdma-core.versions
 MKMAP := userspace/compat/mkmap.sh
 COMPAT_MAP := userspace/compat/compat.map
@@ -119,6 +121,13 @@ $(COMPAT)/librdmacm.so.1: $(COMPAT)/libibverbs.so.1 $(BUILD)/compat/librdmacm.ma
 	$(CC) $(CFLAGS) -shared -Wl,-soname,librdmacm.so.1 \
 		-Wl,--version-script=$(BUILD)/compat/librdmacm.map \
 		-Wl,--no-as-needed -o $@ $(COMPAT)/libibverbs.so.1
+
+# A provider's direct-verbs library: its soname, its versions, and entry
+# points that answer "not this device"; nothing of libsoftcm's.
+$(COMPAT)/lib%.so.1: userspace/compat/providers/%.c userspace/compat/providers/%.map
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -Wl,-soname,lib$*.so.1 \
+		-Wl,--version-script=userspace/compat/providers/$*.map -Wl,--no-undefined -o $@ $<
 
 $(LIB_PC): userspace/lib/libsoftcm.pc.in
 	sed -e 's|@PREFIX@|/usr/local|' -e 's|@LIBDIR@|/usr/local/lib|' \

@@ -63,6 +63,7 @@ host_lane_a() {
 	stage checkpatch "$top/tests/static/checkpatch.sh"
 	stage library "$top/tests/static/library.sh"
 	stage compat "$top/tests/static/compat.sh"
+	stage programs "$top/tests/static/programs.sh"
 	stage addrinfo "$top/tests/static/addrinfo.sh"
 	stage dissect "$top/tests/interop/dissect_check.sh"
 }
@@ -131,7 +132,7 @@ else
 fi
 
 # Every stage that should have run, whether or not its chain got there.
-expected="checkpatch library compat addrinfo dissect sparse layering tools parser"
+expected="checkpatch library compat programs addrinfo dissect sparse layering tools parser"
 for k in $kernels; do
 	expected+=" selfcheck-$k vm-$k"
 done

@@ -46,6 +46,7 @@ cases=(setup
 	qp/softcm-to-softcm
 	qp/softcm-client-rxe-server
 	qp/rxe-client-softcm-server
+	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
 	cleanup)
 echo "1..${#cases[@]}"
 
@@ -187,6 +188,106 @@ run_cmtime() {
 	fi
 }
 
+# ---- to where they need the data path ----
+#
+# Programs that stopped in the dynamic linker before softcm had the calls
+# they import (ibv_qp_to_qp_ex, ibv_create_ah_from_wc, perftest's
+# libmlx5/libefa and IBVERBS_PRIVATE_34): softcm to softcm, each must get
+# through its connection and stop at its first data transfer, which
+# softcm does not carry yet (a send completes with IBV_WC_GENERAL_ERR).
+
+# gid_index NS ADDR: the index ibv_devinfo -v gives ADDR's RoCEv2 GID in NS.
+gid_index() {
+	ip netns exec "$1" softcm exec -- ibv_devinfo -v |
+		sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:$2, RoCE v2\$/\1/p" | head -n 1
+}
+loader_error() {
+	grep -qE 'symbol lookup error|version .* not found|error while loading' "$@"
+}
+
+# ibv_rc_pingpong -g IDX: QP numbers and GIDs exchanged over TCP (the
+# client prints the server's address), the client's QP connected and its
+# first send failing, the server waiting for it.  The server's output is
+# buffered and lost when it is stopped: it is waited for on its TCP port
+# (18515 is 0x4853, IPv4 or IPv6), and must still be waiting when the
+# client ends.
+tcp_listening() {
+	ip netns exec "$1" awk -v p=":$2" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6
+}
+run_rc_pingpong() {
+	local name=datapath/ibv_rc_pingpong srv=$tmp/rc.server cli=$tmp/rc.client gs gc crc
+	gs=$(gid_index $nsa $ip_a) gc=$(gid_index $nsb $ip_b)
+	[ -n "$gs" ] && [ -n "$gc" ] || { not_ok $name; say "no GID index for $ip_a or $ip_b"; return; }
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ibv_rc_pingpong -g "$gs" -n 1 -p 18515
+	poll $((100 * slow)) tcp_listening $nsa 4853 ||
+		{ not_ok $name "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- ibv_rc_pingpong -g "$gc" -n 1 -p 18515 $ip_a \
+		>"$cli" 2>&1 || crc=$?
+	sleep $((1 * slow))
+	if [ "$crc" != 0 ] && ! loader_error "$cli" "$srv" && ! gone "$bgpid" &&
+	   grep -q "remote address: .* GID ::ffff:$ip_a" "$cli" &&
+	   grep -q "^Failed status general error (21) for wr_id" "$cli"; then
+		ok $name
+		say "GID indexes $gs and $gc; the client's first send: $(grep '^Failed status' "$cli" | head -n 1)"
+	else
+		not_ok $name "$cli" "$srv"
+		say "client exit $crc"
+	fi
+	kill "$bgpid" 2>/dev/null
+	wait "$bgpid" 2>/dev/null
+}
+
+# ib_send_bw -R: connected through rdma_cm (softcm's listing shows the
+# listener), then perftest's own exchange over the new QP, its first
+# send, fails.
+run_send_bw() {
+	local name=datapath/ib_send_bw-R port=18516 srv=$tmp/bw.server cli=$tmp/bw.client crc
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ib_send_bw -R -n 5 -p $port
+	poll $((100 * slow)) sc_listening $nsa $port ||
+		{ not_ok $name "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- ib_send_bw -R -n 5 -p $port $ip_a \
+		>"$cli" 2>&1 || crc=$?
+	kill "$bgpid" 2>/dev/null
+	wait "$bgpid" 2>/dev/null
+	if [ "$crc" != 0 ] && ! loader_error "$cli" "$srv" &&
+	   grep -q "Bad wc status 21" "$cli"; then
+		ok $name
+		say "the client: $(grep -E 'Bad wc status|Unable' "$cli" | paste -sd';')"
+	else
+		not_ok $name "$cli" "$srv"
+		say "client exit $crc"
+	fi
+}
+
+# udaddy: the client's SIDR request answered (its AH made from the reply)
+# and its sends posted; the server, having accepted, waits for data that
+# softcm does not carry yet (udaddy counts completions, not their status:
+# the client ends "return status 0" having sent nothing).
+run_udaddy() {
+	local name=datapath/udaddy port=7174 srv=$tmp/ud.server cli=$tmp/ud.client crc
+	# (udaddy's port is fixed, 7174; its -p is the port space)
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- udaddy -b $ip_a
+	poll $((100 * slow)) sc_listening $nsa $port ||
+		{ not_ok $name "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- udaddy -s $ip_a >"$cli" 2>&1 || crc=$?
+	sleep $((2 * slow))
+	# (the server's output is buffered: it is judged by still running)
+	if [ "$crc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   grep -qx "initiating data transfers" "$cli" && ! gone "$bgpid"; then
+		ok $name
+		say "the server accepted and waits for the UD data path"
+	else
+		not_ok $name "$cli" "$srv"
+		say "client exit $crc"
+	fi
+	kill "$bgpid" 2>/dev/null
+	wait "$bgpid" 2>/dev/null
+}
+
 # ---- the QPs, while connected ----
 
 # field FILE KEY: the value after KEY on exec_peer's "qp" line.
@@ -307,6 +408,10 @@ else
 	run_qp qp/softcm-to-softcm $nsa $ip_a $nsb 7476 1 1
 	run_qp qp/softcm-client-rxe-server "" $ip_rxe $nsb 7477 0 1
 	run_qp qp/rxe-client-softcm-server $nsb $ip_sc "" 7478 1 0
+
+	run_rc_pingpong
+	run_send_bw
+	run_udaddy
 fi
 
 say "the cases took ${SECONDS} s"

@@ -44,7 +44,7 @@ mapfile -t table <<<"$("$lib/fidelity-softcm" list)"
 # the list names their differences apart.
 table6=(handshake/no-qp-connect-response-establish reject/sync-id-keeps-event
 	sidr/sync-listener-accept create-ep/active-passive addrinfo/flags-family-errors)
-cases=(setup "${table[@]}" "${table6[@]/#/ipv6/}" cleanup)
+cases=(setup "${table[@]}" "${table6[@]/#/ipv6/}" devinfo/fields cleanup)
 echo "1..${#cases[@]}"
 
 # ok, not_ok, say, skip_rest, poll
@@ -149,6 +149,35 @@ compare() {
 	fi
 }
 
+# devinfo/fields: Debian's ibv_devinfo -v, on rxe and under softcm exec
+# (ibv_devinfo is the program both times, the libraries differ): the
+# fields it prints, by name and in order (the values are the devices'),
+# compared as the cases above are.
+devinfo_fields() {
+	sed -n 's/^[[:space:]]*\([A-Za-z][A-Za-z_0-9 ]*[A-Za-z_0-9]\):.*/\1/p' "$1"
+}
+compare_devinfo() {
+	local tap=devinfo/fields r=$tmp/devinfo.rxe s=$tmp/devinfo.softcm got want
+	timeout $T ibv_devinfo -v -d rxf0 >"$r" 2>&1 || echo "exit status $?" >>"$r"
+	ip netns exec $ns timeout $T softcm exec -- ibv_devinfo -v >"$s" 2>&1 ||
+		echo "exit status $?" >>"$s"
+	devinfo_fields "$r" >"$r.fields"
+	devinfo_fields "$s" >"$s.fields"
+	got=$(difference "$r.fields" "$s.fields")
+	want=$(listed "$tap")
+	if grep -q '^hca_id$' "$r.fields" && grep -q '^hca_id$' "$s.fields" &&
+	   grep -q 'GID\[.*RoCE v2' "$s" && [ "$got" = "$want" ]; then
+		ok "$tap"
+		say "the listed difference: $(reason "$tap")"
+		sed 's/^/#   /' <<<"$want"
+	else
+		not_ok "$tap" "$r" "$s"
+		say "fields: diff rxe softcm, and the list's:"
+		sed 's/^/#   got /' <<<"$got"
+		sed 's/^/#   want /' <<<"$want"
+	fi
+}
+
 trap 'cleanup; rm -rf "$tmp"' EXIT
 # A crash is expected of librdmacm: no core files.
 ulimit -c 0
@@ -165,6 +194,7 @@ else
 	for i in "${!table6[@]}"; do
 		compare $((i + ${#table[@]})) "${table6[$i]}" ipv6
 	done
+	compare_devinfo
 fi
 
 say "the cases took ${SECONDS} s"

@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 tag=$1 kver=$2 modroot=$3
 modules_stamp=$(stat -c %Y "$modroot/lib/modules/$kver/modules.dep" 2>/dev/null || echo 0)
-key=$(cat "$0" /var/lib/dpkg/info/{busybox-static,iproute2,rdma-core,bash,tcpdump,trace-cmd}.list 2>/dev/null |
+key=$(cat "$0" /var/lib/dpkg/info/{busybox-static,iproute2,rdma-core,bash,tcpdump,trace-cmd,perftest,ibverbs-utils}.list 2>/dev/null |
       { cat; echo "$kver $modules_stamp"; } | sha256sum | cut -c1-12)
 out="$SOFTCM_CACHE/initramfs/$tag-$kver-$key.cpio"
 if [ -e "$out" ]; then
@@ -30,6 +30,8 @@ binaries=(
 	/usr/bin/ucmatose /usr/bin/udaddy /usr/bin/cmtime /usr/bin/rping
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/tcpdump
 	/usr/bin/trace-cmd
+	# exec_test.sh: programs run to where they need the data path
+	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.

@@ -19,6 +19,9 @@ packages=(
 	# the VM: kernel, initramfs contents
 	qemu-system-x86 busybox-static bash iproute2 kmod cpio xz-utils
 	rdma-core rdmacm-utils ibverbs-utils
+	# static/programs and exec_test.sh: every program of these three
+	# packages under softcm exec
+	perftest
 	# debug kernel build cache; packet capture (in the VM) and
 	# dissection (on the host) for interop
 	ccache tcpdump tshark

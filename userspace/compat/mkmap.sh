@@ -11,7 +11,8 @@
 # few the compat libraries add) and TABLE gives that version.
 # Without a MAP the nodes are empty: the library only defines the
 # versions, so that a program's need for them is met, and gets the
-# symbols from the library it depends on.  Written to stdout.
+# symbols from the library it depends on.  A private node (IBVERBS_PRIVATE_N)
+# has no parent, as in rdma-core.  Written to stdout.
 
 set -eu
 libs=$1 table=$2
@@ -45,7 +46,8 @@ exports "$@" | awk -v libs="$libs" '
 				printf "\tglobal:\n%s", syms[v]
 			if (i == 1)
 				printf "\tlocal: *;\n"
-			parent = (i > 1 && lib[node[i - 1]] == lib[v]) ? " " node[i - 1] : ""
+			parent = (i > 1 && lib[node[i - 1]] == lib[v] && v !~ /PRIVATE/) ? \
+				 " " node[i - 1] : ""
 			printf "}%s;\n\n", parent
 		}
 	}' - "$table"

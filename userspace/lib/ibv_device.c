@@ -348,6 +348,33 @@ SOFTCM_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_n
 	return ret;
 }
 
+/*
+ * An entry's type, as rdma-core's sysfs names it (driver.h's enum
+ * ibv_gid_type_sysfs): what ibv_devinfo prints beside each GID.  Exported
+ * by the compat library only, in rdma-core's private version
+ * (userspace/compat/compat.map).  An empty entry reads as IB/RoCE v1, as
+ * libibverbs answers for one; 0, or -1 with errno.
+ */
+enum { GID_TYPE_SYSFS_IB_ROCE_V1, GID_TYPE_SYSFS_ROCE_V2 };
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       unsigned int *type);
+SOFTCM_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+				     unsigned int index, unsigned int *type)
+{
+	struct ibv_gid_entry e;
+	int ret = query_gid_entry(context, port_num, index, &e);
+
+	if (ret == ENODATA) {
+		*type = GID_TYPE_SYSFS_IB_ROCE_V1;
+		return 0;
+	}
+	if (ret)
+		return softcm_err(ret);
+	*type = GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
 /* ibv_query_gid_table(): the valid entries, or a negative errno value. */
 SOFTCM_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 					   struct ibv_gid_entry *entries, size_t max_entries,

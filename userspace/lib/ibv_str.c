@@ -13,6 +13,7 @@ static const char *lookup(const char *const *names, unsigned int n, unsigned int
 }
 
 #define LOOKUP(names, v) lookup(names, sizeof(names) / sizeof(names[0]), (unsigned int)(v))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 SOFTCM_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
 {
@@ -103,35 +104,68 @@ SOFTCM_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
 	return LOOKUP(names, status);
 }
 
+/*
+ * Static rates: each enum's multiple of 2.5 Gb/s (0 where it is none) and
+ * its data rate in Mb/s, as libibverbs converts them.
+ */
+static const struct {
+	enum ibv_rate rate;
+	int mult;
+	int mbps;
+} rates[] = {
+	{ IBV_RATE_2_5_GBPS, 1, 2500 },
+	{ IBV_RATE_5_GBPS, 2, 5000 },
+	{ IBV_RATE_10_GBPS, 4, 10000 },
+	{ IBV_RATE_20_GBPS, 8, 20000 },
+	{ IBV_RATE_30_GBPS, 12, 30000 },
+	{ IBV_RATE_40_GBPS, 16, 40000 },
+	{ IBV_RATE_60_GBPS, 24, 60000 },
+	{ IBV_RATE_80_GBPS, 32, 80000 },
+	{ IBV_RATE_120_GBPS, 48, 120000 },
+	{ IBV_RATE_14_GBPS, 0, 14062 },
+	{ IBV_RATE_56_GBPS, 0, 56250 },
+	{ IBV_RATE_112_GBPS, 0, 112500 },
+	{ IBV_RATE_168_GBPS, 0, 168750 },
+	{ IBV_RATE_25_GBPS, 0, 25781 },
+	{ IBV_RATE_100_GBPS, 0, 103125 },
+	{ IBV_RATE_200_GBPS, 0, 206250 },
+	{ IBV_RATE_300_GBPS, 0, 309375 },
+	{ IBV_RATE_28_GBPS, 11, 28125 },
+	{ IBV_RATE_50_GBPS, 20, 53125 },
+	{ IBV_RATE_400_GBPS, 160, 425000 },
+	{ IBV_RATE_600_GBPS, 240, 637500 },
+};
+
 /* The multiple of 2.5 Gb/s a static rate stands for; -1 for none. */
 SOFTCM_EXPORT int ibv_rate_to_mult(enum ibv_rate rate)
 {
-	switch (rate) {
-	case IBV_RATE_2_5_GBPS: return 1;
-	case IBV_RATE_5_GBPS: return 2;
-	case IBV_RATE_10_GBPS: return 4;
-	case IBV_RATE_20_GBPS: return 8;
-	case IBV_RATE_30_GBPS: return 12;
-	case IBV_RATE_40_GBPS: return 16;
-	case IBV_RATE_60_GBPS: return 24;
-	case IBV_RATE_80_GBPS: return 32;
-	case IBV_RATE_120_GBPS: return 48;
-	default: return -1;
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(rates); i++)
+		if (rates[i].rate == rate && rates[i].mult)
+			return rates[i].mult;
+	return -1;
 }
 
 SOFTCM_EXPORT enum ibv_rate mult_to_ibv_rate(int mult)
 {
-	switch (mult) {
-	case 1: return IBV_RATE_2_5_GBPS;
-	case 2: return IBV_RATE_5_GBPS;
-	case 4: return IBV_RATE_10_GBPS;
-	case 8: return IBV_RATE_20_GBPS;
-	case 12: return IBV_RATE_30_GBPS;
-	case 16: return IBV_RATE_40_GBPS;
-	case 24: return IBV_RATE_60_GBPS;
-	case 32: return IBV_RATE_80_GBPS;
-	case 48: return IBV_RATE_120_GBPS;
-	default: return IBV_RATE_MAX;
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(rates); i++)
+		if (mult && rates[i].mult == mult)
+			return rates[i].rate;
+	return IBV_RATE_MAX;
+}
+
+/* A static rate's data rate in Mb/s; -1 for none. */
+SOFTCM_EXPORT int ibv_rate_to_mbps(enum ibv_rate rate)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rates); i++)
+		if (rates[i].rate == rate)
+			return rates[i].mbps;
+	return -1;
+}
+
+SOFTCM_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rates); i++)
+		if (rates[i].mbps == mbps)
+			return rates[i].rate;
+	return IBV_RATE_MAX;
 }

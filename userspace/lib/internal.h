@@ -229,11 +229,13 @@ struct softcm_cmdev {
  * The library's files call only downwards, in this order (lowest first):
  *   abi.c      the device, the ABI check, event channels' lifetime
  *   ibv_ctx.c  verbs contexts' ioctls and lifetime
- *   ibv_mem.c, ibv_cq.c, ibv_qp.c, ibv_str.c: libibverbs' objects (PDs,
- *              MRs and AHs; channels and CQs; QPs and posting) and the
- *              *_str helpers
- *   ibv_device.c  devices, contexts (their operations), queries, async
- *              events, and the namespace's cm device
+ *   ibv_mem.c, ibv_cq.c, ibv_qp.c, ibv_str.c, ibv_misc.c: libibverbs'
+ *              objects (PDs, MRs and AHs; channels and CQs; QPs and
+ *              posting), the *_str and rate helpers, and the calls that
+ *              need no object (sysfs, fork ranges, copies, import, ECE)
+ *   ibv_device.c, ibv_ah.c  devices, contexts (their operations), queries,
+ *              async events, and the namespace's cm device; address
+ *              handles from a work completion
  *   evbuf.c    channels' buffered records: reading them in batches,
  *              what poll() sees of them, an id's on its destruction or
  *              migration, and the count of its events given back

@@ -75,6 +75,18 @@ static int compat_dir(char *dir, size_t size)
 	return 0;
 }
 
+/*
+ * librspreload.so turns a program's sockets into rsockets, which softcm
+ * does not have yet: refuse it with one message rather than run every
+ * process it is preloaded into without what it was asked for.
+ */
+static int preloads_rsockets(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload && strstr(preload, "librspreload");
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	char dir[PATH_MAX], *path;
@@ -91,6 +103,11 @@ int cmd_exec(int argc, char **argv)
 		fprintf(stderr, "softcm: exec: no program given\n");
 		usage(stderr);
 		return 2;
+	}
+	if (preloads_rsockets()) {
+		fprintf(stderr, "softcm: exec: LD_PRELOAD names librspreload: rsockets are not "
+			"supported yet (softcm(8))\n");
+		return 126;
 	}
 	if (compat_dir(dir, sizeof(dir)))
 		return 1;
