@@ -255,6 +255,7 @@ static u32 cq_peek(struct softcm_cq *cq, struct softcm_wc *wc, u32 n, u32 *cons)
 /* The user's index, as a poller of the ring would move it. */
 static void cq_retire(struct softcm_cq *cq, u32 cons, u32 n)
 {
+	/* Pairs with cq_count()'s acquire, as the user's own release would. */
 	smp_store_release(&cq->upage->cons, cons + n);
 }
 

@@ -139,7 +139,9 @@ static void set_state(struct softcm_qp *qp, u32 next)
 		/* the work queues are emptied, nothing completes (IBTA 10.3.1) */
 		qp->sq_cons = READ_ONCE(qp->upage->sq_prod);
 		qp->rq_cons = READ_ONCE(qp->upage->rq_prod);
+		/* Pair with the user's acquire of the consumer indices. */
 		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
+		/* (the same for the receive queue) */
 		smp_store_release(&qp->kpage->rq_cons, qp->rq_cons);
 	}
 }
@@ -651,6 +653,7 @@ static int post_one_recv(struct softcm_qp *qp, const struct softcm_recv_wr *wr,
 	w = rq_slot(qp, prod);
 	w->wr = *wr;
 	memcpy(w + 1, sge, wr->num_sge * sizeof(*sge));
+	/* Pairs with flush_rq()'s acquire: the slot first, as the library. */
 	smp_store_release(&qp->upage->rq_prod, prod + 1);
 	/* a receive posted to a QP in error is flushed at once (IBTA 10.8.3.1) */
 	if (qp->state == IB_QPS_ERR)
@@ -873,6 +876,7 @@ static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
 	lockdep_assert_held(&qp->sq_mutex);
 	do {
 		WRITE_ONCE(qp->kpage->sq_flags, 0);
+		/* Running: posters see it before we read their index. */
 		smp_mb();
 		while (sq_ready(qp, &cons)) {
 			sq_take(sf, qp, cons);
@@ -930,6 +934,7 @@ static int post_one_send(struct softcm_file *sf, struct softcm_qp *qp,
 		memcpy(w + 1, sge, wr->num_sge * sizeof(*sge));
 	if (ret)
 		goto out_unlock;
+	/* Pairs with sq_ready()'s acquire: the slot first, as the library. */
 	smp_store_release(&qp->upage->sq_prod, prod + 1);
 	sq_run(sf, qp);
 out_unlock:

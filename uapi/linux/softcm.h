@@ -272,6 +272,8 @@
  *   mra_timeout        the service timeout exponent an MRA asks for while
  *                      a request waits for the application (0..31, default
  *                      24 as rdma_cm).
+ *   max_ring_bytes     the bytes of the rings of every QP and CQ of the
+ *                      namespace (default 1 GiB; see Rings).
  *
  * Counters of the namespace's CM traffic (messages in and out by type,
  * retransmissions, timeouts, drops by reason) and of its live connections

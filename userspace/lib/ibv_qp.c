@@ -410,8 +410,12 @@ int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 	state = __atomic_load_n(&sqp->kpage->state, __ATOMIC_RELAXED);
 	if (state != IBV_QPS_RTS && state != IBV_QPS_ERR)
 		ret = EINVAL;
-	for (; !ret && w; w = w->next, n++)
+	for (; !ret && w; w = w->next) {
 		ret = sq_write(sqp, w);
+		if (ret)
+			break;
+		n++;
+	}
 	if (n) {
 		/* Pairs with the kernel's acquire of sq_prod: the slots first. */
 		__atomic_store_n(&sqp->upage->sq_prod, sqp->sq_prod, __ATOMIC_RELEASE);
@@ -471,8 +475,12 @@ int softcm_ctx_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_r
 	pthread_spin_lock(&sqp->rq_lock);
 	if (__atomic_load_n(&sqp->kpage->state, __ATOMIC_RELAXED) == IBV_QPS_RESET)
 		ret = EINVAL;
-	for (; !ret && w; w = w->next, n++)
+	for (; !ret && w; w = w->next) {
 		ret = rq_write(sqp, w);
+		if (ret)
+			break;
+		n++;
+	}
 	if (n)
 		__atomic_store_n(&sqp->upage->rq_prod, sqp->rq_prod, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&sqp->rq_lock);
