@@ -1383,8 +1383,11 @@ static void page_op(struct rng *r, int slot)
 		return;
 	}
 	atomic_fetch_add(&mapped, 1);
-	/* What the ABI refuses: another page, a private or executable one. */
-	if (off || len > 4096 || flags != MAP_SHARED || (prot & PROT_EXEC) ||
+	/*
+	 * What the ABI refuses: more than the event page, a private or
+	 * executable mapping.  Other offsets may be rings (scribble_rings()).
+	 */
+	if ((!off && len > 4096) || flags != MAP_SHARED || (prot & PROT_EXEC) ||
 	    !mprotect(p, len, PROT_READ | PROT_EXEC)) {
 		if (note_bad(EINVAL) < 5)
 			fprintf(stderr, "# mmap len %zu off %lld prot %d flags %d accepted\n",
@@ -1399,7 +1402,7 @@ static void page_op(struct rng *r, int slot)
 		note_bad(errno);
 	if (prot & PROT_WRITE)
 		p[0] = 0;
-	if (!chance(r, 10)) {
+	if (off || !chance(r, 10)) {
 		munmap(p, len);
 		return;
 	}
