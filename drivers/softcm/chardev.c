@@ -24,6 +24,7 @@
 #include "event.h"
 #include "evfd.h"
 #include "evpage.h"
+#include "ring.h"
 #include "file.h"
 #include "ucmd.h"
 #include "vcmd.h"
@@ -73,9 +74,12 @@ static __poll_t softcm_poll(struct file *filp, poll_table *wait)
 	return mask;
 }
 
+/* Offset 0 is the event page; the others are the verbs objects' rings. */
 static int softcm_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	return softcm_evpage_mmap(filp->private_data, vma);
+	if (vma->vm_pgoff == SOFTCM_MMAP_EVENT_PAGE)
+		return softcm_evpage_mmap(filp->private_data, vma);
+	return softcm_ring_mmap(filp->private_data, vma);
 }
 
 static long softcm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)

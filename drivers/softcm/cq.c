@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Completion queues.  The completion path (softcm_cq_push(), called by QPs
- * and later by the data path in softirq) takes only the CQ's spinlock and
- * its channel's; the owner's POLL_CQ copies completions out under a mutex
- * of its own and retires them only once they reached userspace, so that
- * a faulting poller loses nothing.
+ * Completion queues.  The completions are a ring the owner maps
+ * (uapi/linux/softcm.h, "Rings"): the kernel writes the completion slots
+ * and its producer index, which the user maps read-only, and reads the
+ * user's consumer index only as a count bounded by the ring.  The
+ * completion path (softcm_cq_push(), called by QPs and later by the data
+ * path in softirq) takes only the CQ's spinlock and its channel's.
+ * POLL_CQ reads the same ring under a mutex of its own and retires
+ * completions only once they reached userspace, so that a faulting
+ * poller loses nothing.
  *
  * Notification follows IBTA 11.4.2: REQ_NOTIFY_CQ arms the CQ for the next
  * completion, or for the next solicited one (a solicited receive, or any
@@ -13,6 +17,7 @@
  * is not queued twice.
  */
 
+#include <linux/log2.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -23,10 +28,23 @@
 #include "file.h"
 #include "limits.h"
 #include "netns.h"
+#include "ring.h"
 #include "uobj.h"
 
 /* completions one POLL_CQ copies per round of its loop */
 #define CQ_POLL_CHUNK	8
+/* a completion slot: a struct softcm_wc, on a cache line of its own */
+#define CQE_STRIDE	64
+#define CQE_OFFSET	sizeof(struct softcm_cq_kpage)
+
+static_assert(sizeof(struct softcm_wc) <= CQE_STRIDE);
+static_assert(sizeof(struct softcm_cq_kpage) == 64);
+static_assert(sizeof(struct softcm_cq_upage) == 64);
+
+static struct softcm_wc *cqe_slot(struct softcm_cq *cq, u32 i)
+{
+	return (struct softcm_wc *)(cq->cqes + (size_t)(i & (cq->entries - 1)) * CQE_STRIDE);
+}
 
 static void cq_destroy(struct softcm_uobj *obj)
 {
@@ -42,6 +60,8 @@ static void cq_destroy(struct softcm_uobj *obj)
 		softcm_evfd_put(cq->channel);
 		cq->channel = NULL;
 	}
+	softcm_ring_unpublish(cq->sf, cq->kring);
+	softcm_ring_unpublish(cq->sf, cq->uring);
 	atomic_dec(&softcm_net(cq->sf->net)->nr_cqs);
 }
 
@@ -49,7 +69,9 @@ static void cq_free(struct softcm_uobj *obj)
 {
 	struct softcm_cq *cq = softcm_cq_of(obj);
 
-	kvfree(cq->ring);
+	/* mappings keep the memory they hold */
+	softcm_ring_put(cq->uring);
+	softcm_ring_put(cq->kring);
 	mutex_destroy(&cq->poll_mutex);
 	kfree_rcu(cq, rcu);
 }
@@ -58,6 +80,48 @@ static const struct softcm_uobj_ops cq_ops = {
 	.destroy = cq_destroy,
 	.free = cq_free,
 };
+
+/* The two rings of @cq, holding @c->cqe completions, described in @c. */
+static int cq_alloc_rings(struct softcm_file *sf, struct softcm_cq *cq,
+			  struct softcm_create_cq *c)
+{
+	cq->entries = roundup_pow_of_two(c->cqe);
+	cq->kring = softcm_ring_alloc(sf, CQE_OFFSET + (size_t)cq->entries * CQE_STRIDE, true);
+	if (IS_ERR(cq->kring))
+		return PTR_ERR(cq->kring);
+	cq->uring = softcm_ring_alloc(sf, sizeof(*cq->upage), false);
+	if (IS_ERR(cq->uring)) {
+		softcm_ring_put(cq->kring);
+		return PTR_ERR(cq->uring);
+	}
+	cq->kpage = cq->kring->vaddr;
+	cq->cqes = (u8 *)cq->kring->vaddr + CQE_OFFSET;
+	cq->upage = cq->uring->vaddr;
+	c->ring.offset = CQE_OFFSET;
+	c->ring.entries = cq->entries;
+	c->ring.stride = CQE_STRIDE;
+	c->ring.reserved0 = 0;
+	return 0;
+}
+
+static void cq_unpublish(struct softcm_file *sf, struct softcm_cq *cq)
+{
+	softcm_ring_unpublish(sf, cq->uring);
+	softcm_ring_unpublish(sf, cq->kring);
+}
+
+static int cq_publish(struct softcm_file *sf, struct softcm_cq *cq, struct softcm_create_cq *c)
+{
+	int ret;
+
+	ret = softcm_ring_publish(sf, cq->kring, &c->kmap);
+	if (ret)
+		return ret;
+	ret = softcm_ring_publish(sf, cq->uring, &c->umap);
+	if (ret)
+		softcm_ring_unpublish(sf, cq->kring);
+	return ret;
+}
 
 int softcm_cq_create(struct softcm_file *sf, struct softcm_create_cq *c)
 {
@@ -76,9 +140,12 @@ int softcm_cq_create(struct softcm_file *sf, struct softcm_create_cq *c)
 	cq = kzalloc(sizeof(*cq), GFP_KERNEL_ACCOUNT);
 	if (!cq)
 		goto err_put_channel;
-	cq->ring = kvcalloc(c->cqe, sizeof(*cq->ring), GFP_KERNEL_ACCOUNT);
-	if (!cq->ring)
+	ret = cq_alloc_rings(sf, cq, c);
+	if (ret)
 		goto err_free_cq;
+	ret = cq_publish(sf, cq, c);
+	if (ret)
+		goto err_put_rings;
 	softcm_uobj_init(&cq->uobj, SOFTCM_UOBJ_CQ, &cq_ops);
 	spin_lock_init(&cq->lock);
 	mutex_init(&cq->poll_mutex);
@@ -93,7 +160,7 @@ int softcm_cq_create(struct softcm_file *sf, struct softcm_create_cq *c)
 	ret = softcm_uobj_add(&sf->uobjs, &cq->uobj);
 	if (ret) {
 		mutex_unlock(&sf->uobjs.lock);
-		goto err_free_ring;
+		goto err_unpublish;
 	}
 	/* no QP can complete to it before it can be named under this lock */
 	cq->comp_ev.comp.cq_uid = cq->uid;
@@ -107,8 +174,12 @@ int softcm_cq_create(struct softcm_file *sf, struct softcm_create_cq *c)
 	c->handle = cq->uobj.handle;
 	return 0;
 
-err_free_ring:
-	kvfree(cq->ring);
+err_unpublish:
+	mutex_destroy(&cq->poll_mutex);
+	cq_unpublish(sf, cq);
+err_put_rings:
+	softcm_ring_put(cq->uring);
+	softcm_ring_put(cq->kring);
 err_free_cq:
 	kfree(cq);
 err_put_channel:
@@ -156,25 +227,36 @@ int softcm_cq_req_notify(struct softcm_file *sf, struct softcm_req_notify_cq *c)
 	return 0;
 }
 
+/*
+ * The completions between the user's consumer index and ours: at most
+ * the ring's worth, whatever the user wrote there.
+ */
+static u32 cq_count(struct softcm_cq *cq, u32 *cons)
+{
+	lockdep_assert_held(&cq->lock);
+	/* Pairs with the user's release of cons: its reads of the slots first. */
+	*cons = smp_load_acquire(&cq->upage->cons);
+	return min(cq->prod - *cons, cq->entries);
+}
+
 /* Copy up to @n of the oldest completions, without retiring them. */
-static u32 cq_peek(struct softcm_cq *cq, struct softcm_wc *wc, u32 n)
+static u32 cq_peek(struct softcm_cq *cq, struct softcm_wc *wc, u32 n, u32 *cons)
 {
 	u32 i;
 
 	spin_lock_bh(&cq->lock);
-	n = min(n, cq->count);
+	n = min(n, cq_count(cq, cons));
 	for (i = 0; i < n; i++)
-		wc[i] = cq->ring[(cq->head + i) % cq->cqe];
+		wc[i] = *cqe_slot(cq, *cons + i);
 	spin_unlock_bh(&cq->lock);
 	return n;
 }
 
-static void cq_retire(struct softcm_cq *cq, u32 n)
+/* The user's index, as a poller of the ring would move it. */
+static void cq_retire(struct softcm_cq *cq, u32 cons, u32 n)
 {
-	spin_lock_bh(&cq->lock);
-	cq->head = (cq->head + n) % cq->cqe;
-	cq->count -= n;
-	spin_unlock_bh(&cq->lock);
+	/* Pairs with cq_count()'s acquire, as the user's own release would. */
+	smp_store_release(&cq->upage->cons, cons + n);
 }
 
 int softcm_cq_poll(struct softcm_file *sf, struct softcm_poll_cq *c)
@@ -183,7 +265,7 @@ int softcm_cq_poll(struct softcm_file *sf, struct softcm_poll_cq *c)
 	struct softcm_wc wc[CQ_POLL_CHUNK];
 	struct softcm_uobj *obj;
 	struct softcm_cq *cq;
-	u32 done = 0, n, ne;
+	u32 done = 0, n, ne, cons;
 	int ret = 0;
 
 	obj = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_CQ, c->handle);
@@ -195,16 +277,16 @@ int softcm_cq_poll(struct softcm_file *sf, struct softcm_poll_cq *c)
 	 * At most the ring's size, whatever ne says: completions that arrive
 	 * while we copy must not keep this loop going.
 	 */
-	ne = min(c->ne, cq->cqe);
+	ne = min(c->ne, cq->entries);
 	while (done < ne) {
-		n = cq_peek(cq, wc, min_t(u32, ne - done, CQ_POLL_CHUNK));
+		n = cq_peek(cq, wc, min_t(u32, ne - done, CQ_POLL_CHUNK), &cons);
 		if (!n)
 			break;
 		if (copy_to_user(uwc + done, wc, n * sizeof(*wc))) {
 			ret = -EFAULT;
 			break;
 		}
-		cq_retire(cq, n);
+		cq_retire(cq, cons, n);
 		done += n;
 	}
 	mutex_unlock(&cq->poll_mutex);
@@ -223,6 +305,7 @@ int softcm_cq_poll(struct softcm_file *sf, struct softcm_poll_cq *c)
  */
 int softcm_cq_push(struct softcm_cq *cq, const struct softcm_wc *wc, bool solicited)
 {
+	u32 cons;
 	int ret = 0;
 
 	spin_lock_bh(&cq->lock);
@@ -230,14 +313,17 @@ int softcm_cq_push(struct softcm_cq *cq, const struct softcm_wc *wc, bool solici
 		ret = -EIO;
 		goto out_unlock;
 	}
-	if (cq->count == cq->cqe) {
+	/* a consumer index the user moved past ours reads as a full CQ */
+	if (cq_count(cq, &cons) >= cq->cqe || cq->prod - cons > cq->entries) {
 		cq->error = true;
 		softcm_evfd_queue_async(cq->sf, &cq->async_ev);
 		ret = -ENOSPC;
 		goto out_unlock;
 	}
-	cq->ring[(cq->head + cq->count) % cq->cqe] = *wc;
-	cq->count++;
+	*cqe_slot(cq, cq->prod) = *wc;
+	cq->prod++;
+	/* Pairs with the user's acquire of prod: the slot first. */
+	smp_store_release(&cq->kpage->prod, cq->prod);
 	if (cq->armed == SOFTCM_CQ_ARMED_NEXT ||
 	    (cq->armed == SOFTCM_CQ_ARMED_SOLICITED && solicited)) {
 		cq->armed = SOFTCM_CQ_DISARMED;

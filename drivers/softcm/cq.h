@@ -11,6 +11,7 @@
 #include "uobj.h"
 
 struct softcm_file;
+struct softcm_ring;
 
 enum softcm_cq_arm {
 	SOFTCM_CQ_DISARMED,
@@ -19,22 +20,29 @@ enum softcm_cq_arm {
 };
 
 /*
- * A completion queue: a ring of cqe completions that QPs append to
- * (softcm_cq_push()) and the owner polls.  Once full it is in error, as
- * IBTA says: the completion that found it full is lost, IBV_EVENT_CQ_ERR
- * is reported, and every later completion is refused.
+ * A completion queue: a ring of completions that QPs append to
+ * (softcm_cq_push()) and the owner polls in its mapping of the ring
+ * (uapi/linux/softcm.h, "Rings"), or with POLL_CQ.  It holds cqe
+ * completions; once full it is in error, as IBTA says: the completion
+ * that found it full is lost, IBV_EVENT_CQ_ERR is reported, and every
+ * later completion is refused.
  */
 struct softcm_cq {
 	struct softcm_uobj uobj;
 	spinlock_t lock;		/* the fields below; BH: completions */
-	u32 head;			/* oldest completion */
-	u32 count;
-	u32 cqe;			/* the ring's size */
+	u32 prod;			/* ours; kpage->prod mirrors it */
+	u32 cqe;			/* what it holds */
 	enum softcm_cq_arm armed;
 	bool error;			/* overflowed */
 	bool dead;			/* destroyed: no more completions */
-	struct softcm_wc *ring;
-	struct mutex poll_mutex;	/* pollers, one at a time */
+	/* fixed at creation: the rings and the kernel's view of them */
+	u32 entries;			/* slots, a power of two >= cqe */
+	struct softcm_ring *kring;	/* read-only to the user: prod, CQEs */
+	struct softcm_ring *uring;	/* the user's: cons */
+	struct softcm_cq_kpage *kpage;
+	struct softcm_cq_upage *upage;
+	u8 *cqes;			/* SOFTCM_CQE_STRIDE apart */
+	struct mutex poll_mutex;	/* POLL_CQ's pollers, one at a time */
 	struct softcm_file *sf;		/* for the async event, until destroyed */
 	struct softcm_evfd *channel;	/* referenced, or NULL */
 	u64 uid;

@@ -49,6 +49,7 @@ struct softcm_file *softcm_file_create(struct net *net)
 	atomic_set(&sf->nr_ids, 0);
 	softcm_evq_init(&sf->evq);
 	softcm_uobjs_init(&sf->uobjs);
+	xa_init_flags(&sf->rings, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	pr_debug("file %p created in netns %u\n", sf, net->ns.inum);
 	return sf;
 }
@@ -133,6 +134,9 @@ void softcm_file_release(struct softcm_file *sf)
 		}
 	} while (!xa_empty(&sf->ids));
 	softcm_uobjs_release(&sf->uobjs);
+	/* each object unpublished its rings as it was destroyed */
+	WARN_ON(!xa_empty(&sf->rings));
+	xa_destroy(&sf->rings);
 	softcm_evq_uninit(&sf->evq);
 	kfree(sf->read_scratch);
 	xa_destroy(&sf->ids);

@@ -35,6 +35,8 @@ struct softcm_file {
 	/* the page mmap() shares (evpage.c), referenced; NULL before */
 	struct page *evpage;
 	struct softcm_uobjs uobjs;	/* its verbs objects */
+	/* mmap() offset (pages) -> the verbs rings published (ring.c) */
+	struct xarray rings;
 	/* its async event descriptor's queue (evfd.c), referenced */
 	struct softcm_evfd __rcu *async;
 };

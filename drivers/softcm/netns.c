@@ -8,6 +8,7 @@
  */
 
 #include <linux/slab.h>
+#include <linux/sizes.h>
 #include <linux/sysctl.h>
 #include <uapi/linux/softcm.h>
 
@@ -32,6 +33,7 @@ enum {
 	SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS, SYSCTL_CM_RESPONSE_TIMEOUT,
 	SYSCTL_CM_RETRIES, SYSCTL_PACKET_LIFE_TIME, SYSCTL_MRA_TIMEOUT,
 	SYSCTL_MAX_PEER_TIMEOUT, SYSCTL_MAX_TIMEWAIT, SYSCTL_MAX_HELD_REQUESTS,
+	SYSCTL_MAX_RING_BYTES,
 	SYSCTL_COUNT	/* the entries, not counting the sentinel */
 };
 
@@ -58,6 +60,12 @@ enum {
  * memory cgroup.
  */
 #define MAX_HELD_REQUESTS_DEFAULT	SOFTCM_MAX_BACKLOG_DEFAULT
+/*
+ * The rings of every QP and CQ of the namespace (ring.c): 1 GiB, 32 QPs
+ * of the largest queues or thousands of ordinary ones; each page is
+ * charged to its creator's memory cgroup as well.
+ */
+#define MAX_RING_BYTES_DEFAULT		SZ_1G
 
 #define IB_TIME(name) {							\
 	.procname	= name,						\
@@ -106,6 +114,12 @@ static const struct ctl_table sysctl_template[] = {
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &backlog_max,
 	},
+	{
+		.procname	= "max_ring_bytes",
+		.maxlen		= sizeof(unsigned long),
+		.mode		= 0644,
+		.proc_handler	= proc_doulongvec_minmax,
+	},
 	{ }	/* the end for 6.1; 6.12 goes by SYSCTL_COUNT (compat.h) */
 };
 
@@ -127,6 +141,7 @@ static int sysctl_register(struct softcm_net *sn)
 	table[SYSCTL_MAX_PEER_TIMEOUT].data = &sn->max_peer_timeout;
 	table[SYSCTL_MAX_TIMEWAIT].data = &sn->max_timewait;
 	table[SYSCTL_MAX_HELD_REQUESTS].data = &sn->max_held_requests;
+	table[SYSCTL_MAX_RING_BYTES].data = &sn->max_ring_bytes;
 
 	sn->sysctl = register_net_sysctl_sz(sn->net, "net/softcm", table,
 					    SYSCTL_COUNT);
@@ -160,6 +175,8 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->max_peer_timeout = MAX_PEER_TIMEOUT_DEFAULT;
 	sn->max_timewait = MAX_TIMEWAIT_DEFAULT;
 	sn->max_held_requests = MAX_HELD_REQUESTS_DEFAULT;
+	sn->max_ring_bytes = MAX_RING_BYTES_DEFAULT;
+	atomic_long_set(&sn->ring_bytes, 0);
 	softcm_ports_init(&sn->ports);
 	mutex_init(&sn->ids_lock);
 	INIT_LIST_HEAD(&sn->ids);

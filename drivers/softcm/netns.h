@@ -43,6 +43,7 @@ struct softcm_net {
 	int max_peer_timeout;
 	int max_timewait;
 	int max_held_requests;		/* per listener, beyond its backlog */
+	unsigned long max_ring_bytes;	/* the rings of all its QPs and CQs */
 
 	struct softcm_conntab conntab;
 	/* live objects, for leak accounting: created and not yet freed */
@@ -52,6 +53,7 @@ struct softcm_net {
 	atomic_t nr_uobjs;		/* verbs objects in files' tables */
 	atomic_t nr_cqs;		/* verbs objects not yet destroyed */
 	atomic_t nr_qps;
+	atomic_long_t ring_bytes;	/* ring memory allocated (ring.c) */
 	/*
 	 * QP number -> struct softcm_qp (qp.c), for the data path to find a
 	 * packet's destination under RCU; cyclic from 2, 24 bits.

@@ -4,9 +4,16 @@
  * state machine (qpstate.c's table, then every attribute's value), and
  * the work queues.
  *
+ * The work queues are rings the user writes and the kernel reads
+ * (uapi/linux/softcm.h, "Rings"; memory from ring.c): the kernel copies
+ * each WR out of its slot once, checks the copy and never reads the slot
+ * again, and keeps its consumer indices here, mirrored to the user with
+ * the QP's state and the send queue's NEED_DOORBELL flag.  The send
+ * queue's consumer runs under sq_mutex, in DOORBELL and POST_SEND.
+ *
  * There is no data path yet (a later issue moves data over RoCEv2).  Until
- * then a receive WR is validated and queued, and waits; a send WR is
- * validated and completes at once with IBV_WC_GENERAL_ERR and vendor_err
+ * then a receive WR waits in its ring; a send WR is taken, checked and
+ * completes at once with IBV_WC_GENERAL_ERR and vendor_err
  * SOFTCM_VENDOR_ERR_NO_DATA_PATH, signalled or not, and the QP enters
  * ERR as after any completion error: its receives are flushed, and the
  * WRs posted after it complete with IBV_WC_WR_FLUSH_ERR.  Like rdma_rxe
@@ -19,7 +26,9 @@
  * destination QP of a packet up under RCU (softcm_qp_lookup()).
  */
 
+#include <linux/log2.h>
 #include <linux/overflow.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <rdma/ib_user_verbs.h>
@@ -35,6 +44,7 @@
 #include "pd.h"
 #include "qp.h"
 #include "qpstate.h"
+#include "ring.h"
 #include "uobj.h"
 
 #define QPN_MASK	0xffffff
@@ -42,24 +52,26 @@
 /* WRs one post may name: the pre-pass reads each one's num_sge */
 #define MAX_POST_WR	(4 * SOFTCM_MAX_QP_WR)
 
-/* A receive WQE, as queued: the data path will scatter into its SGEs. */
-struct rwqe {
-	u64 wr_id;
-	u32 num_sge;
-	u32 reserved;
-	struct softcm_sge sge[];
-};
+static_assert(sizeof(struct softcm_qp_kpage) == 128);
+static_assert(sizeof(struct softcm_qp_upage) == 128);
+static_assert(sizeof(struct softcm_sq_wqe) == 48);
+static_assert(sizeof(struct softcm_rq_wqe) == 16);
 
 static struct softcm_qp *qp_of(struct softcm_uobj *obj)
 {
 	return container_of(obj, struct softcm_qp, uobj);
 }
 
-static struct rwqe *rq_slot(struct softcm_qp *qp, u32 i)
+static struct softcm_sq_wqe *sq_slot(struct softcm_qp *qp, u32 i)
 {
-	u32 max = qp->cap.max_recv_wr;
+	return (struct softcm_sq_wqe *)(qp->sq + (size_t)(i & (qp->sq_entries - 1)) *
+					qp->sq_stride);
+}
 
-	return (struct rwqe *)(qp->rq + (size_t)((qp->rq_head + i) % max) * qp->rq_stride);
+static struct softcm_rq_wqe *rq_slot(struct softcm_qp *qp, u32 i)
+{
+	return (struct softcm_rq_wqe *)(qp->rq + (size_t)(i & (qp->rq_entries - 1)) *
+					qp->rq_stride);
 }
 
 /*
@@ -78,7 +90,10 @@ struct softcm_qp *softcm_qp_lookup(struct softcm_net *sn, u32 qpn)
 	return qp;
 }
 
-/* Complete every queued receive with IBV_WC_WR_FLUSH_ERR, oldest first. */
+/*
+ * Complete every posted receive with IBV_WC_WR_FLUSH_ERR, oldest first:
+ * each one's wr_id read once from its slot.
+ */
 static void flush_rq(struct softcm_qp *qp)
 {
 	struct softcm_wc wc = {
@@ -87,40 +102,60 @@ static void flush_rq(struct softcm_qp *qp)
 		.qp_num = qp->qpn,
 		.port_num = SOFTCM_PORT_NUM,
 	};
+	u32 prod;
 
 	lockdep_assert_held(&qp->lock);
-	while (qp->rq_count) {
-		wc.wr_id = rq_slot(qp, 0)->wr_id;
+	/* Pairs with the user's release of rq_prod: its slots first. */
+	prod = smp_load_acquire(&qp->upage->rq_prod);
+	/* more than the ring holds: a broken ring, none of it is a WR */
+	if (prod - qp->rq_cons > qp->rq_entries)
+		qp->rq_cons = prod;
+	while (qp->rq_cons != prod) {
+		wc.wr_id = READ_ONCE(rq_slot(qp, qp->rq_cons)->wr.wr_id);
 		/* an error completion ends a solicited-only arming (IBTA 11.4.2.2) */
 		softcm_cq_push(qp->rcq, &wc, true);
-		qp->rq_head = (qp->rq_head + 1) % qp->cap.max_recv_wr;
-		qp->rq_count--;
+		qp->rq_cons++;
 	}
-	qp->rq_head = 0;
+	/* Pairs with the user's acquire of rq_cons: the slots are free. */
+	smp_store_release(&qp->kpage->rq_cons, qp->rq_cons);
 }
 
 static void set_state(struct softcm_qp *qp, u32 next)
 {
+	u32 prev = qp->state;
+
 	lockdep_assert_held(&qp->lock);
-	if (next == IB_QPS_ERR && qp->state != IB_QPS_ERR)
+	qp->state = next;
+	WRITE_ONCE(qp->kpage->state, next);
+	if (next == IB_QPS_ERR && prev != IB_QPS_ERR) {
+		/*
+		 * The state before rq_prod: a receive the user posts after
+		 * this read sees ERR and rings the doorbell (uapi: Rings).
+		 */
+		smp_mb();
 		flush_rq(qp);
+	}
 	if (next == IB_QPS_RESET) {
 		/* the work queues are emptied, nothing completes (IBTA 10.3.1) */
-		qp->rq_count = 0;
-		qp->rq_head = 0;
+		qp->sq_cons = READ_ONCE(qp->upage->sq_prod);
+		qp->rq_cons = READ_ONCE(qp->upage->rq_prod);
+		/* Pair with the user's acquire of the consumer indices. */
+		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
+		/* (the same for the receive queue) */
+		smp_store_release(&qp->kpage->rq_cons, qp->rq_cons);
 	}
-	qp->state = next;
 }
 
 static void qp_destroy(struct softcm_uobj *obj)
 {
 	struct softcm_qp *qp = qp_of(obj);
 
+	/* what is queued goes without completions: nobody polls for them */
 	spin_lock_bh(&qp->lock);
 	qp->dead = true;
-	/* what is queued goes without completions: nobody polls for them */
-	qp->rq_count = 0;
 	spin_unlock_bh(&qp->lock);
+	softcm_ring_unpublish(qp->sf, qp->kring);
+	softcm_ring_unpublish(qp->sf, qp->uring);
 	xa_erase(&qp->sn->qpns, qp->qpn);
 	qp->events_reported = softcm_evfd_entry_purge(&qp->async_ev);
 	softcm_uobj_unuse(&qp->rcq->uobj);
@@ -133,7 +168,10 @@ static void qp_free(struct softcm_uobj *obj)
 {
 	struct softcm_qp *qp = qp_of(obj);
 
-	kvfree(qp->rq);
+	/* mappings keep the memory they hold */
+	softcm_ring_put(qp->uring);
+	softcm_ring_put(qp->kring);
+	mutex_destroy(&qp->sq_mutex);
 	/* softcm_qp_lookup() may still be looking at it */
 	kfree_rcu(qp, rcu);
 }
@@ -199,6 +237,73 @@ static void unuse_objects(struct softcm_qp *qp)
 	softcm_pd_unuse(qp->pd);
 }
 
+/*
+ * The rings of @qp, for the capacities @c asks, described in @c.  A send
+ * slot holds the SGEs or the inline data; max_inline_data is granted as
+ * rdma_rxe grants it, as much as the SGEs' room (a QP that asked for
+ * none still takes inline sends of that size).
+ */
+static int qp_alloc_rings(struct softcm_file *sf, struct softcm_qp *qp,
+			  struct softcm_create_qp *c)
+{
+	struct softcm_qp_cap *cap = &c->cap;
+	size_t sq_bytes, rq_bytes;
+	u32 data;
+
+	data = max_t(u32, cap->max_send_sge * sizeof(struct softcm_sge), cap->max_inline_data);
+	cap->max_inline_data = data;
+	qp->sq_stride = roundup_pow_of_two(sizeof(struct softcm_sq_wqe) + data);
+	qp->rq_stride = roundup_pow_of_two(sizeof(struct softcm_rq_wqe) +
+					   cap->max_recv_sge * sizeof(struct softcm_sge));
+	qp->sq_entries = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	qp->rq_entries = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	sq_bytes = PAGE_ALIGN((size_t)qp->sq_entries * qp->sq_stride);
+	rq_bytes = PAGE_ALIGN((size_t)qp->rq_entries * qp->rq_stride);
+
+	qp->kring = softcm_ring_alloc(sf, sizeof(*qp->kpage), true);
+	if (IS_ERR(qp->kring))
+		return PTR_ERR(qp->kring);
+	qp->uring = softcm_ring_alloc(sf, PAGE_SIZE + sq_bytes + rq_bytes, false);
+	if (IS_ERR(qp->uring)) {
+		softcm_ring_put(qp->kring);
+		return PTR_ERR(qp->uring);
+	}
+	qp->kpage = qp->kring->vaddr;
+	qp->upage = qp->uring->vaddr;
+	qp->sq = (u8 *)qp->uring->vaddr + PAGE_SIZE;
+	qp->rq = qp->sq + sq_bytes;
+	/* idle: the first send rings the doorbell */
+	qp->kpage->sq_flags = SOFTCM_SQ_NEED_DOORBELL;
+	qp->kpage->state = IB_QPS_RESET;
+	c->sq = (struct softcm_ring_info){
+		.offset = PAGE_SIZE, .entries = qp->sq_entries, .stride = qp->sq_stride,
+	};
+	c->rq = (struct softcm_ring_info){
+		.offset = PAGE_SIZE + sq_bytes, .entries = qp->rq_entries,
+		.stride = qp->rq_stride,
+	};
+	return 0;
+}
+
+static void qp_unpublish(struct softcm_qp *qp)
+{
+	softcm_ring_unpublish(qp->sf, qp->uring);
+	softcm_ring_unpublish(qp->sf, qp->kring);
+}
+
+static int qp_publish(struct softcm_qp *qp, struct softcm_create_qp *c)
+{
+	int ret;
+
+	ret = softcm_ring_publish(qp->sf, qp->kring, &c->kmap);
+	if (ret)
+		return ret;
+	ret = softcm_ring_publish(qp->sf, qp->uring, &c->umap);
+	if (ret)
+		softcm_ring_unpublish(qp->sf, qp->kring);
+	return ret;
+}
+
 int softcm_qp_create(struct softcm_file *sf, struct softcm_create_qp *c)
 {
 	struct softcm_net *sn = softcm_net(sf->net);
@@ -214,20 +319,21 @@ int softcm_qp_create(struct softcm_file *sf, struct softcm_create_qp *c)
 		return -ENOMEM;
 	softcm_uobj_init(&qp->uobj, SOFTCM_UOBJ_QP, &qp_ops);
 	spin_lock_init(&qp->lock);
+	mutex_init(&qp->sq_mutex);
 	qp->state = IB_QPS_RESET;
 	qp->type = c->qp_type;
 	qp->sq_sig_all = c->sq_sig_all;
 	qp->uid = c->uid;
-	qp->cap = c->cap;
 	qp->sn = sn;
+	qp->sf = sf;
 	softcm_evfd_entry_init(&qp->async_ev);
-	qp->rq_stride = struct_size((struct rwqe *)NULL, sge, c->cap.max_recv_sge);
-	ret = -ENOMEM;
-	if (c->cap.max_recv_wr) {
-		qp->rq = kvcalloc(c->cap.max_recv_wr, qp->rq_stride, GFP_KERNEL_ACCOUNT);
-		if (!qp->rq)
-			goto err_free_qp;
-	}
+	ret = qp_alloc_rings(sf, qp, c);
+	if (ret)
+		goto err_free_qp;
+	qp->cap = c->cap;
+	ret = qp_publish(qp, c);
+	if (ret)
+		goto err_put_rings;
 
 	mutex_lock(&sf->uobjs.lock);
 	ret = use_objects(sf, qp, c);
@@ -258,8 +364,12 @@ err_unuse:
 	unuse_objects(qp);
 err_unlock:
 	mutex_unlock(&sf->uobjs.lock);
-	kvfree(qp->rq);
+	qp_unpublish(qp);
+err_put_rings:
+	softcm_ring_put(qp->uring);
+	softcm_ring_put(qp->kring);
 err_free_qp:
+	mutex_destroy(&qp->sq_mutex);
 	kfree(qp);
 	return ret;
 }
@@ -522,30 +632,35 @@ static int read_sges(const struct softcm_post *c, u32 off, u32 n, struct softcm_
 	return 0;
 }
 
+/* POST_RECV's WR, written into the receive queue as the library writes it. */
 static int post_one_recv(struct softcm_qp *qp, const struct softcm_recv_wr *wr,
 			 const struct softcm_sge *sge)
 {
-	struct rwqe *w;
+	struct softcm_rq_wqe *w;
+	int ret = 0;
+	u32 prod;
 
 	spin_lock_bh(&qp->lock);
 	if (qp->dead || qp->state == IB_QPS_RESET) {
-		spin_unlock_bh(&qp->lock);
-		return -EINVAL;
+		ret = -EINVAL;
+		goto out_unlock;
 	}
-	if (qp->rq_count == qp->cap.max_recv_wr) {
-		spin_unlock_bh(&qp->lock);
-		return -ENOMEM;
+	prod = READ_ONCE(qp->upage->rq_prod);
+	if (prod - qp->rq_cons >= qp->cap.max_recv_wr) {
+		ret = -ENOMEM;
+		goto out_unlock;
 	}
-	w = rq_slot(qp, qp->rq_count);
-	w->wr_id = wr->wr_id;
-	w->num_sge = wr->num_sge;
-	memcpy(w->sge, sge, wr->num_sge * sizeof(*sge));
-	qp->rq_count++;
+	w = rq_slot(qp, prod);
+	w->wr = *wr;
+	memcpy(w + 1, sge, wr->num_sge * sizeof(*sge));
+	/* Pairs with flush_rq()'s acquire: the slot first, as the library. */
+	smp_store_release(&qp->upage->rq_prod, prod + 1);
 	/* a receive posted to a QP in error is flushed at once (IBTA 10.8.3.1) */
 	if (qp->state == IB_QPS_ERR)
 		flush_rq(qp);
+out_unlock:
 	spin_unlock_bh(&qp->lock);
-	return 0;
+	return ret;
 }
 
 int softcm_qp_post_recv(struct softcm_file *sf, struct softcm_post *c)
@@ -621,12 +736,11 @@ static u32 wc_opcode(u32 wr_opcode)
 	}
 }
 
+/* A send WR, with @inline_len bytes of inline data if it has any. */
 static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
-		      const struct softcm_send_wr *wr, const struct softcm_sge *sge)
+		      const struct softcm_send_wr *wr, u64 inline_len)
 {
 	struct softcm_ah *ah;
-	u64 len = 0;
-	u32 i;
 	int ret;
 
 	ret = check_opcode(qp->type, wr->opcode);
@@ -635,12 +749,8 @@ static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 	if (wr->send_flags & ~(IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED |
 			       IB_SEND_INLINE))
 		return -EINVAL;
-	if (wr->send_flags & IB_SEND_INLINE) {
-		for (i = 0; i < wr->num_sge; i++)
-			len += sge[i].length;
-		if (len > qp->cap.max_inline_data)
-			return -EINVAL;
-	}
+	if ((wr->send_flags & IB_SEND_INLINE) && inline_len > qp->cap.max_inline_data)
+		return -EINVAL;
 	if (qp->type != IB_QPT_UD && wc_opcode(wr->opcode) != IB_WC_SEND &&
 	    wr->wr.rdma.reserved0)
 		return -EINVAL;
@@ -657,11 +767,26 @@ static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 	return ret;
 }
 
+static u64 inline_len(const struct softcm_send_wr *wr, const struct softcm_sge *sge)
+{
+	u64 len = 0;
+	u32 i;
+
+	if (!(wr->send_flags & IB_SEND_INLINE))
+		return 0;
+	for (i = 0; i < wr->num_sge; i++)
+		len += sge[i].length;
+	return len;
+}
+
 /*
- * Complete a valid send: with no data path it fails, and takes the QP to
- * ERR; one posted to a QP already in ERR is flushed.
+ * Complete the send WR the consumer took at @cons, checked with @err:
+ * with no data path a valid one fails and takes the QP to ERR; one
+ * taken in ERR is flushed.  Nothing if the QP was reset or destroyed
+ * since the WR was copied: it went with its queue.
  */
-static int post_one_send(struct softcm_qp *qp, const struct softcm_send_wr *wr)
+static void complete_send(struct softcm_qp *qp, u32 cons,
+			  const struct softcm_send_wr *wr, int err)
 {
 	struct softcm_wc wc = {
 		.wr_id = wr->wr_id,
@@ -671,12 +796,13 @@ static int post_one_send(struct softcm_qp *qp, const struct softcm_send_wr *wr)
 	};
 
 	spin_lock_bh(&qp->lock);
-	if (qp->dead || (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR)) {
-		spin_unlock_bh(&qp->lock);
-		return -EINVAL;
-	}
+	if (qp->dead || qp->sq_cons != cons ||
+	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
+		goto out_unlock;
 	if (qp->state == IB_QPS_ERR) {
 		wc.status = IB_WC_WR_FLUSH_ERR;
+	} else if (err) {
+		wc.status = IB_WC_LOC_QP_OP_ERR;
 	} else {
 		wc.status = IB_WC_GENERAL_ERR;
 		wc.vendor_err = SOFTCM_VENDOR_ERR_NO_DATA_PATH;
@@ -684,8 +810,136 @@ static int post_one_send(struct softcm_qp *qp, const struct softcm_send_wr *wr)
 	/* signalled or not: an error always completes */
 	softcm_cq_push(qp->scq, &wc, true);
 	set_state(qp, IB_QPS_ERR);
+	qp->sq_cons = cons + 1;
+	/* Pairs with the user's acquire of sq_cons: the slot is free. */
+	smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
+out_unlock:
 	spin_unlock_bh(&qp->lock);
+}
+
+/*
+ * Whether the send queue has a WR to take now (in RTS or ERR), *@cons its
+ * index.  A producer index more than the ring ahead is a broken ring:
+ * nothing in it can be taken, and the QP goes to ERR.
+ */
+static bool sq_ready(struct softcm_qp *qp, u32 *cons)
+{
+	bool ready;
+	u32 prod;
+
+	spin_lock_bh(&qp->lock);
+	*cons = qp->sq_cons;
+	ready = !qp->dead && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_ERR);
+	if (ready) {
+		/* Pairs with the user's release of sq_prod: its slots first. */
+		prod = smp_load_acquire(&qp->upage->sq_prod);
+		ready = prod != *cons;
+		if (prod - *cons > qp->sq_entries) {
+			set_state(qp, IB_QPS_ERR);
+			ready = false;
+		}
+	}
+	spin_unlock_bh(&qp->lock);
+	return ready;
+}
+
+/*
+ * Take the WR at @cons: one copy out of its slot, then only the copy is
+ * checked and used.  Its SGEs (or inline bytes) stay in the slot until
+ * the data path copies them out; no check here reads them.
+ */
+static void sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
+{
+	struct softcm_sq_wqe w;
+	int err;
+
+	memcpy(&w, sq_slot(qp, cons), sizeof(w));
+	if (w.reserved0)
+		err = -EINVAL;
+	else if (!(w.wr.send_flags & IB_SEND_INLINE) && w.wr.num_sge > qp->cap.max_send_sge)
+		err = -EINVAL;
+	else
+		err = check_send(sf, qp, &w.wr, w.inline_len);
+	complete_send(qp, cons, &w.wr, err);
+}
+
+/*
+ * Run the send queue until it is empty, then go idle: set NEED_DOORBELL
+ * and look once more, with a full barrier between, so that a WR the user
+ * published before it could see the flag is taken here (uapi: Rings).
+ * WRs posted meanwhile by other threads need no doorbell of theirs.
+ */
+static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
+{
+	u32 cons;
+
+	lockdep_assert_held(&qp->sq_mutex);
+	do {
+		WRITE_ONCE(qp->kpage->sq_flags, 0);
+		/* Running: posters see it before we read their index. */
+		smp_mb();
+		while (sq_ready(qp, &cons)) {
+			sq_take(sf, qp, cons);
+			if (fatal_signal_pending(current))
+				break;
+			cond_resched();
+		}
+		WRITE_ONCE(qp->kpage->sq_flags, SOFTCM_SQ_NEED_DOORBELL);
+		/* Pairs with the user's barrier between sq_prod and sq_flags. */
+		smp_mb();
+	} while (!fatal_signal_pending(current) && sq_ready(qp, &cons));
+}
+
+/* Copy POST_SEND's inline data into slot @w, from the caller's SGEs. */
+static int copy_inline(struct softcm_sq_wqe *w, const struct softcm_sge *sge, u32 n)
+{
+	u8 *to = (u8 *)(w + 1);
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (copy_from_user(to, u64_to_user_ptr(sge[i].addr), sge[i].length))
+			return -EFAULT;
+		to += sge[i].length;
+	}
 	return 0;
+}
+
+/*
+ * POST_SEND's WR, checked: written into the send queue as the library
+ * writes it, then the queue runs as on a doorbell.
+ */
+static int post_one_send(struct softcm_file *sf, struct softcm_qp *qp,
+			 const struct softcm_send_wr *wr, const struct softcm_sge *sge)
+{
+	struct softcm_sq_wqe *w;
+	bool inl = wr->send_flags & IB_SEND_INLINE;
+	int ret = 0;
+	u32 prod;
+
+	mutex_lock(&qp->sq_mutex);
+	spin_lock_bh(&qp->lock);
+	if (qp->dead || (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
+		ret = -EINVAL;
+	spin_unlock_bh(&qp->lock);
+	if (ret)
+		goto out_unlock;
+	prod = READ_ONCE(qp->upage->sq_prod);
+	w = sq_slot(qp, prod);
+	w->wr = *wr;
+	w->inline_len = inl ? inline_len(wr, sge) : 0;
+	w->reserved0 = 0;
+	if (inl)
+		ret = copy_inline(w, sge, wr->num_sge);
+	else
+		memcpy(w + 1, sge, wr->num_sge * sizeof(*sge));
+	if (ret)
+		goto out_unlock;
+	/* Pairs with sq_ready()'s acquire: the slot first, as the library. */
+	smp_store_release(&qp->upage->sq_prod, prod + 1);
+	sq_run(sf, qp);
+out_unlock:
+	mutex_unlock(&qp->sq_mutex);
+	return ret;
 }
 
 int softcm_qp_post_send(struct softcm_file *sf, struct softcm_post *c)
@@ -721,13 +975,39 @@ int softcm_qp_post_send(struct softcm_file *sf, struct softcm_post *c)
 		}
 		ret = read_sges(c, off, wr.num_sge, sge);
 		if (!ret)
-			ret = check_send(sf, qp, &wr, sge);
+			ret = check_send(sf, qp, &wr, inline_len(&wr, sge));
 		if (!ret)
-			ret = post_one_send(qp, &wr);
+			ret = post_one_send(sf, qp, &wr, sge);
 		off += wr.num_sge;
 	}
 	if (!ret)
 		c->bad_wr = c->wr_count;
 	softcm_uobj_put(obj);
 	return ret;
+}
+
+int softcm_qp_doorbell(struct softcm_file *sf, struct softcm_doorbell *c)
+{
+	struct softcm_uobj *obj;
+	struct softcm_qp *qp;
+
+	if (!c->flags || (c->flags & ~(SOFTCM_DOORBELL_SQ | SOFTCM_DOORBELL_RQ)))
+		return -EINVAL;
+	obj = softcm_uobj_get(&sf->uobjs, SOFTCM_UOBJ_QP, c->handle);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	qp = qp_of(obj);
+	if (c->flags & SOFTCM_DOORBELL_RQ) {
+		spin_lock_bh(&qp->lock);
+		if (!qp->dead && qp->state == IB_QPS_ERR)
+			flush_rq(qp);
+		spin_unlock_bh(&qp->lock);
+	}
+	if (c->flags & SOFTCM_DOORBELL_SQ) {
+		mutex_lock(&qp->sq_mutex);
+		sq_run(sf, qp);
+		mutex_unlock(&qp->sq_mutex);
+	}
+	softcm_uobj_put(obj);
+	return 0;
 }

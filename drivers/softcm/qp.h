@@ -2,6 +2,7 @@
 #ifndef _SOFTCM_QP_H
 #define _SOFTCM_QP_H
 
+#include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <uapi/linux/softcm.h>
@@ -13,30 +14,44 @@ struct softcm_cq;
 struct softcm_file;
 struct softcm_net;
 struct softcm_pd;
+struct softcm_ring;
 
 /*
- * A queue pair.  Its state, attributes and receive queue are under @lock
- * (BH: the data path will complete from softirq); it completes to its
- * CQs while holding it (lock order: QP, then CQ, then event queue).
+ * A queue pair.  Its state, attributes and the kernel's indices of its
+ * queues are under @lock (BH: the data path will complete from softirq);
+ * it completes to its CQs while holding it (lock order: QP's sq_mutex,
+ * QP, then CQ, then event queue).  The work queues are rings the user
+ * writes (uapi/linux/softcm.h, "Rings"): the kernel copies a WR out of
+ * its slot once, and keeps its own indices, mirrored in kpage.
  */
 struct softcm_qp {
 	struct softcm_uobj uobj;
-	spinlock_t lock;		/* the fields below up to rq_stride; BH */
+	spinlock_t lock;		/* the fields below up to type; BH */
 	u32 state;			/* enum ib_qp_state */
 	bool dead;			/* destroyed: nothing more is queued */
 	struct softcm_qp_attr attr;	/* as last modified */
-	/* the receive queue: rq_count WQEs from rq_head, rq_stride apart */
-	u8 *rq;
-	u32 rq_head;
-	u32 rq_count;
-	size_t rq_stride;
+	u32 sq_cons;			/* WRs taken from the send queue */
+	u32 rq_cons;			/* WRs taken from the receive queue */
+	/* the send queue's consumer: one thread runs it at a time */
+	struct mutex sq_mutex;
 	/* fixed at creation */
 	u8 type;			/* IBV_QPT_RC or IBV_QPT_UD */
 	u8 sq_sig_all;
 	u32 qpn;
 	u64 uid;
 	struct softcm_qp_cap cap;
+	struct softcm_ring *kring;	/* read-only to the user: kpage */
+	struct softcm_ring *uring;	/* the user's: upage, SQ, RQ */
+	struct softcm_qp_kpage *kpage;
+	struct softcm_qp_upage *upage;
+	u8 *sq;
+	u8 *rq;
+	u32 sq_entries;			/* powers of two */
+	u32 rq_entries;
+	u32 sq_stride;
+	u32 rq_stride;
 	struct softcm_net *sn;
+	struct softcm_file *sf;		/* its rings' offsets are there */
 	struct softcm_pd *pd;		/* used */
 	struct softcm_cq *scq;		/* used */
 	struct softcm_cq *rcq;		/* used */
@@ -51,6 +66,7 @@ int softcm_qp_query(struct softcm_file *sf, struct softcm_query_qp *c);
 int softcm_qp_destroy(struct softcm_file *sf, struct softcm_destroy_qp *c);
 int softcm_qp_post_send(struct softcm_file *sf, struct softcm_post *c);
 int softcm_qp_post_recv(struct softcm_file *sf, struct softcm_post *c);
+int softcm_qp_doorbell(struct softcm_file *sf, struct softcm_doorbell *c);
 
 struct softcm_qp *softcm_qp_lookup(struct softcm_net *sn, u32 qpn);
 

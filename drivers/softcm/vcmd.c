@@ -45,6 +45,7 @@ union vcmd_args {
 	struct softcm_destroy_qp destroy_qp;
 	struct softcm_post post;
 	struct softcm_create_ah create_ah;
+	struct softcm_doorbell doorbell;
 };
 
 struct vcmd {
@@ -174,6 +175,12 @@ static int vcmd_qp_post_recv(struct softcm_file *sf, union vcmd_args *a,
 	return softcm_qp_post_recv(sf, &a->post);
 }
 
+static int vcmd_qp_doorbell(struct softcm_file *sf, union vcmd_args *a,
+			    struct softcm_newfd *nf)
+{
+	return softcm_qp_doorbell(sf, &a->doorbell);
+}
+
 static int vcmd_ah_create(struct softcm_file *sf, union vcmd_args *a,
 			  struct softcm_newfd *nf)
 {
@@ -199,6 +206,14 @@ static int vcmd_ah_destroy(struct softcm_file *sf, union vcmd_args *a,
 		.undo_type = utype, .handle_off = offsetof(struct type, handle) \
 	}
 
+/* A create command whose struct grew since ABI 1: @first bytes then. */
+#define VCMD_CREATE_GROWN(name, fn, type, utype, first)			\
+	[SOFTCM_VCMD_##name - SOFTCM_VCMD_BASE] = {			\
+		.handler = vcmd_##fn,					\
+		.size = sizeof(struct type), .min_size = first,		\
+		.undo_type = utype, .handle_off = offsetof(struct type, handle) \
+	}
+
 #define VCMD_POST(name, fn)						\
 	[SOFTCM_VCMD_##name - SOFTCM_VCMD_BASE] = {			\
 		.handler = vcmd_##fn,					\
@@ -218,11 +233,11 @@ static const struct vcmd vcmds[] = {
 	VCMD(CREATE_COMP_CHANNEL, evfd_create_comp_channel,
 	     softcm_create_comp_channel),
 	VCMD(CREATE_ASYNC_FD, evfd_create_async, softcm_create_async_fd),
-	VCMD_CREATE(CREATE_CQ, cq_create, softcm_create_cq, SOFTCM_UOBJ_CQ),
+	VCMD_CREATE_GROWN(CREATE_CQ, cq_create, softcm_create_cq, SOFTCM_UOBJ_CQ, 24),
 	VCMD(DESTROY_CQ, cq_destroy, softcm_destroy_cq),
 	VCMD(REQ_NOTIFY_CQ, cq_req_notify, softcm_req_notify_cq),
 	VCMD(POLL_CQ, cq_poll, softcm_poll_cq),
-	VCMD_CREATE(CREATE_QP, qp_create, softcm_create_qp, SOFTCM_UOBJ_QP),
+	VCMD_CREATE_GROWN(CREATE_QP, qp_create, softcm_create_qp, SOFTCM_UOBJ_QP, 64),
 	VCMD(MODIFY_QP, qp_modify, softcm_modify_qp),
 	VCMD(QUERY_QP, qp_query, softcm_query_qp),
 	VCMD(DESTROY_QP, qp_destroy, softcm_destroy_qp),
@@ -230,6 +245,7 @@ static const struct vcmd vcmds[] = {
 	VCMD_POST(POST_RECV, qp_post_recv),
 	VCMD_CREATE(CREATE_AH, ah_create, softcm_create_ah, SOFTCM_UOBJ_AH),
 	VCMD(DESTROY_AH, ah_destroy, softcm_destroy_obj),
+	VCMD(DOORBELL, qp_doorbell, softcm_doorbell),
 };
 
 static_assert(ARRAY_SIZE(vcmds) == SOFTCM_VCMD_END - SOFTCM_VCMD_BASE);
@@ -245,14 +261,14 @@ static_assert(sizeof(struct softcm_create_comp_channel) == 8);
 static_assert(sizeof(struct softcm_create_async_fd) == 8);
 static_assert(sizeof(struct softcm_comp_event) == 16);
 static_assert(sizeof(struct softcm_async_event) == 16);
-static_assert(sizeof(struct softcm_create_cq) == 24);
+static_assert(sizeof(struct softcm_create_cq) == 72);
 static_assert(sizeof(struct softcm_destroy_cq) == 16);
 static_assert(sizeof(struct softcm_req_notify_cq) == 8);
 static_assert(sizeof(struct softcm_wc) == 48);
 static_assert(sizeof(struct softcm_poll_cq) == 16);
 static_assert(sizeof(struct softcm_ah_attr) == 32);
 static_assert(sizeof(struct softcm_qp_attr) == 144);
-static_assert(sizeof(struct softcm_create_qp) == 64);
+static_assert(sizeof(struct softcm_create_qp) == 128);
 static_assert(sizeof(struct softcm_modify_qp) == 152);
 static_assert(sizeof(struct softcm_query_qp) == 184);
 static_assert(sizeof(struct softcm_destroy_qp) == 8);
@@ -261,6 +277,9 @@ static_assert(sizeof(struct softcm_send_wr) == 40);
 static_assert(sizeof(struct softcm_recv_wr) == 16);
 static_assert(sizeof(struct softcm_post) == 32);
 static_assert(sizeof(struct softcm_create_ah) == 40);
+static_assert(sizeof(struct softcm_doorbell) == 8);
+static_assert(sizeof(struct softcm_ring_map) == 16);
+static_assert(sizeof(struct softcm_ring_info) == 16);
 
 static void vcmd_undo(struct softcm_file *sf, const struct vcmd *c,
 		      union vcmd_args *a)

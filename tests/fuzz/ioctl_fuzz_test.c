@@ -122,6 +122,8 @@ static int evfds[MAX_EVFDS];
 static int nevfds;
 static pthread_mutex_t evfds_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_long vcreated, vfailed, modified;
+/* kernel ring areas a writable mmap() was allowed on: must stay 0 */
+static atomic_long writable_kmaps;
 static atomic_long vmade[V_COUNT];	/* created, by type */
 
 /* Unexpected errnos, counted by value so that the end of the run says which. */
@@ -464,6 +466,7 @@ static const struct cmd vcmds[] = {
 	VCMD(POST_RECV, softcm_post),
 	VCMD(CREATE_AH, softcm_create_ah),
 	VCMD(DESTROY_AH, softcm_destroy_obj),
+	VCMD(DOORBELL, softcm_doorbell),
 };
 
 #define NVCMDS (SOFTCM_VCMD_END - SOFTCM_VCMD_BASE)
@@ -514,6 +517,7 @@ union args {
 	struct softcm_destroy_qp dqp;
 	struct softcm_post post;
 	struct softcm_create_ah ah;
+	struct softcm_doorbell doorbell;
 	__u8 raw[1024];
 };
 
@@ -886,7 +890,36 @@ static void build_verbs(struct rng *r, unsigned int nr, int slot, union args *a)
 		a->ah.pd_handle = pick_vhandle(r, slot, V_PD);
 		pick_ah_attr(r, &a->ah.attr);
 		break;
+	case SOFTCM_VCMD_DOORBELL:
+		a->doorbell.handle = pick_vhandle(r, slot, V_QP);
+		a->doorbell.flags = chance(r, 90) ? below(r, 4) : rnd(r);
+		break;
 	}
+}
+
+/*
+ * A new QP's or CQ's areas: the kernel's must not map writable; ours
+ * get random words at random places (indices, slots), which the
+ * commands that follow (POST_*, POLL_CQ, DOORBELL, MODIFY_QP) then read.
+ */
+static void scribble_rings(int slot, const struct softcm_ring_map *k,
+			   const struct softcm_ring_map *u)
+{
+	static __thread unsigned int x = 1;
+	__u32 *p;
+	int i;
+
+	p = mmap(NULL, k->size, PROT_READ | PROT_WRITE, MAP_SHARED, slot_fd[slot], k->offset);
+	if (p != MAP_FAILED)
+		atomic_fetch_add(&writable_kmaps, 1);
+	p = mmap(NULL, u->size, PROT_READ | PROT_WRITE, MAP_SHARED, slot_fd[slot], u->offset);
+	if (p == MAP_FAILED)
+		return;
+	for (i = 0; i < 16; i++) {
+		x = x * 1103515245 + 12345;
+		p[(x >> 4) % (u->size / 4)] = x & 1 ? x : (x >> 8) & 0xff;
+	}
+	munmap(p, u->size);
 }
 
 /* What a verbs command created: the next commands may name it. */
@@ -903,9 +936,11 @@ static void note_created(int slot, unsigned int nr, const union args *a)
 		break;
 	case SOFTCM_VCMD_CREATE_CQ:
 		vremember(slot, V_CQ, a->cq.handle);
+		scribble_rings(slot, &a->cq.kmap, &a->cq.umap);
 		break;
 	case SOFTCM_VCMD_CREATE_QP:
 		vremember(slot, V_QP, a->qp.handle);
+		scribble_rings(slot, &a->qp.kmap, &a->qp.umap);
 		break;
 	case SOFTCM_VCMD_CREATE_AH:
 		vremember(slot, V_AH, a->ah.handle);
@@ -1348,8 +1383,11 @@ static void page_op(struct rng *r, int slot)
 		return;
 	}
 	atomic_fetch_add(&mapped, 1);
-	/* What the ABI refuses: another page, a private or executable one. */
-	if (off || len > 4096 || flags != MAP_SHARED || (prot & PROT_EXEC) ||
+	/*
+	 * What the ABI refuses: more than the event page, a private or
+	 * executable mapping.  Other offsets may be rings (scribble_rings()).
+	 */
+	if ((!off && len > 4096) || flags != MAP_SHARED || (prot & PROT_EXEC) ||
 	    !mprotect(p, len, PROT_READ | PROT_EXEC)) {
 		if (note_bad(EINVAL) < 5)
 			fprintf(stderr, "# mmap len %zu off %lld prot %d flags %d accepted\n",
@@ -1364,7 +1402,7 @@ static void page_op(struct rng *r, int slot)
 		note_bad(errno);
 	if (prot & PROT_WRITE)
 		p[0] = 0;
-	if (!chance(r, 10)) {
+	if (off || !chance(r, 10)) {
 		munmap(p, len);
 		return;
 	}
@@ -1635,6 +1673,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	}
 	EXPECT_EQ(0, atomic_load(&bad_errno));
 	EXPECT_EQ(0, atomic_load(&bad_events));
+	EXPECT_EQ(0, atomic_load(&writable_kmaps));
 	/* the events' handles, now that every thread noted what it got */
 	for (int i = 0; i < atomic_load(&nsuspects) && i < 256; i++) {
 		EXPECT_TRUE(was_issued(suspects[i].slot, suspects[i].handle)) {

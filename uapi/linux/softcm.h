@@ -272,6 +272,8 @@
  *   mra_timeout        the service timeout exponent an MRA asks for while
  *                      a request waits for the application (0..31, default
  *                      24 as rdma_cm).
+ *   max_ring_bytes     the bytes of the rings of every QP and CQ of the
+ *                      namespace (default 1 GiB; see Rings).
  *
  * Counters of the namespace's CM traffic (messages in and out by type,
  * retransmissions, timeouts, drops by reason) and of its live connections
@@ -283,7 +285,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SOFTCM_ABI_VERSION	1
+#define SOFTCM_ABI_VERSION	2
 
 #define SOFTCM_DEVICE_NAME	"softcm"
 #define SOFTCM_ABI_VERSION_PATH	"/sys/class/misc/softcm/abi_version"
@@ -625,6 +627,8 @@ struct softcm_batch {
  *                  SOFTCM_VENDOR_ERR_NO_DATA_PATH, and the QP enters ERR
  *                  (flushing its receives), as after any completion error.
  *   CREATE_AH / DESTROY_AH   address handles for UD sends.
+ *   DOORBELL       run the QP's send queue and/or flush its receive
+ *                  queue (see Rings below); flags 0 or unknown EINVAL.
  *
  * Not supported, EOPNOTSUPP: SRQ, XRC, memory windows, atomics, on-demand
  * paging, alternate paths, raw packet QPs.
@@ -779,12 +783,41 @@ struct softcm_async_event {
 	__u32		handle;		/* the CQ or QP; 0 for the port */
 };
 
+/*
+ * One area of a verbs object that mmap() shares (MAP_SHARED, never
+ * executable): size bytes at offset.  Offsets are the file's, valid from
+ * the create command until the object is destroyed; a mapping lives on
+ * after that, holding its own reference on the memory.
+ */
+struct softcm_ring_map {
+	__aligned_u64	offset;		/* out: mmap() offset */
+	__u32		size;		/* out: bytes, a multiple of the page size */
+	__u32		reserved0;
+};
+
+/*
+ * A ring: entries slots of stride bytes (both powers of two) at offset
+ * bytes into its area.  Indices are free-running __u32s, masked with
+ * entries - 1 on use; the slots of a ring are those between its
+ * consumer index and its producer index.
+ */
+struct softcm_ring_info {
+	__u32		offset;		/* out: bytes from the area's start */
+	__u32		entries;	/* out */
+	__u32		stride;		/* out */
+	__u32		reserved0;
+};
+
 struct softcm_create_cq {
 	__aligned_u64	uid;		/* in: echoed in its events */
 	__u32		cqe;		/* in: at least; out: actual */
 	__u32		comp_vector;	/* in: 0 */
 	__s32		channel_fd;	/* in: completion channel, or -1 */
 	__u32		handle;		/* out */
+	/* ABI 2: the rings (see "Rings") */
+	struct softcm_ring_map kmap;	/* out: read-only: struct softcm_cq_kpage */
+	struct softcm_ring_map umap;	/* out: read-write: struct softcm_cq_upage */
+	struct softcm_ring_info ring;	/* out: the CQEs, in kmap */
 };
 
 struct softcm_destroy_cq {
@@ -893,6 +926,11 @@ struct softcm_create_qp {
 	struct softcm_qp_cap cap;	/* in: requested; out: actual */
 	__u32		qp_num;		/* out */
 	__u32		reserved1;
+	/* ABI 2: the rings (see "Rings") */
+	struct softcm_ring_map kmap;	/* out: read-only: struct softcm_qp_kpage */
+	struct softcm_ring_map umap;	/* out: read-write: struct softcm_qp_upage */
+	struct softcm_ring_info sq;	/* out: the send queue, in umap */
+	struct softcm_ring_info rq;	/* out: the receive queue, in umap */
 };
 
 struct softcm_modify_qp {
@@ -964,6 +1002,122 @@ struct softcm_post {
 	__u32		bad_wr;		/* out: index of the first WR not queued */
 };
 
+/*
+ * Rings (ABI 2)
+ * -----
+ * Each QP's send and receive queue and each CQ is a ring in memory the
+ * library maps (CREATE_QP and CREATE_CQ return where).  Every object has
+ * two areas: kmap, which only the kernel writes and which maps read-only
+ * (a writable or executable mapping is EINVAL, and mprotect() cannot add
+ * PROT_WRITE: EACCES), and umap, which the library writes.  Each index
+ * has one writer:
+ *
+ *   area   struct / ring        writer   contents
+ *   QP k   softcm_qp_kpage      kernel   sq_cons, rq_cons, state, sq_flags
+ *   QP u   softcm_qp_upage      library  sq_prod, rq_prod
+ *   QP u   sq ring              library  struct softcm_sq_wqe, then its
+ *                                        SGEs or inline bytes
+ *   QP u   rq ring              library  struct softcm_rq_wqe, then SGEs
+ *   CQ k   softcm_cq_kpage      kernel   prod
+ *   CQ k   ring                 kernel   struct softcm_wc, one per slot
+ *   CQ u   softcm_cq_upage      library  cons
+ *
+ * A producer writes its slot, then its index with release semantics; a
+ * consumer reads the index with acquire semantics, then the slot, and
+ * publishes its own index (release) once done with the slot.  The
+ * kernel copies a work request out of its slot once, checks the copy and
+ * never reads the slot again; it keeps its own indices in its own memory
+ * and only mirrors them into kmap, and reads a user index as a count
+ * bounded by the ring (a queue whose producer is more than entries ahead
+ * of its consumer is broken: the QP goes to ERR).  What a program writes
+ * into its own rings can only fail its own QPs and CQs.
+ *
+ * Send queue: at most cap.max_send_wr WRs between sq_cons and sq_prod.
+ * The kernel takes WRs while it runs; when it goes idle it sets
+ * SOFTCM_SQ_NEED_DOORBELL in sq_flags, issues a full barrier and reads
+ * sq_prod once more.  The library publishes sq_prod, issues a full
+ * barrier and reads sq_flags: only if the flag is set does it call
+ * DOORBELL (SOFTCM_DOORBELL_SQ).  Either the kernel sees the new WR or
+ * the library sees the flag, so no doorbell is lost and WRs posted while
+ * the kernel runs need none.  WRs wait while the QP is not in RTS or ERR.
+ * Until the data path exists, each send completes at once with
+ * IBV_WC_GENERAL_ERR (vendor_err SOFTCM_VENDOR_ERR_NO_DATA_PATH) and
+ * takes the QP to ERR; in ERR sends complete with IBV_WC_WR_FLUSH_ERR;
+ * a WR that fails the kernel's checks completes with
+ * IBV_WC_LOC_QP_OP_ERR and takes the QP to ERR.
+ *
+ * Receive queue: at most cap.max_recv_wr WRs between rq_cons and
+ * rq_prod, no system call.  Receives complete only by flush: when the
+ * QP enters ERR, every posted one completes with IBV_WC_WR_FLUSH_ERR;
+ * the kernel writes state before it reads rq_prod (a full barrier
+ * between), so a library that posts, issues a full barrier and finds
+ * state ERR calls DOORBELL (SOFTCM_DOORBELL_RQ) to flush what it posted.
+ * RESET discards what either queue holds: the kernel's indices become
+ * the library's.
+ *
+ * CQ: the kernel writes a completion at prod and advances it; the
+ * library reads between its cons and prod and advances cons.  The CQ is
+ * full when prod - cons equals cqe: the completion that finds it full is
+ * lost and the CQ is in error (IBV_EVENT_CQ_ERR).  REQ_NOTIFY_CQ arms it
+ * as before, and a completion event goes to the channel as before.
+ *
+ * POST_SEND, POST_RECV and POLL_CQ still work: they write and read the
+ * same rings (POST_SEND runs the send queue as a doorbell would).
+ *
+ * Ring memory is charged to the memory cgroup of the creator and counted
+ * against the namespace's net.softcm.max_ring_bytes (ENOMEM beyond it).
+ */
+#define SOFTCM_SQ_NEED_DOORBELL	0x1U
+
+struct softcm_qp_kpage {
+	__u32		sq_cons;	/* WRs the kernel took from the SQ */
+	__u32		sq_flags;	/* SOFTCM_SQ_* */
+	__u32		state;		/* enum ibv_qp_state, as MODIFY_QP left it */
+	__u32		reserved0[13];
+	__u32		rq_cons;	/* WRs the kernel took from the RQ */
+	__u32		reserved1[15];
+};
+
+struct softcm_qp_upage {
+	__u32		sq_prod;
+	__u32		reserved0[15];
+	__u32		rq_prod;
+	__u32		reserved1[15];
+};
+
+struct softcm_cq_kpage {
+	__u32		prod;
+	__u32		reserved0[15];
+};
+
+struct softcm_cq_upage {
+	__u32		cons;
+	__u32		reserved0[15];
+};
+
+/*
+ * A send queue slot: the WR (its wr.num_sge SGEs follow), or with
+ * IBV_SEND_INLINE its inline_len bytes of data (wr.num_sge ignored).
+ */
+struct softcm_sq_wqe {
+	struct softcm_send_wr wr;
+	__u32		inline_len;
+	__u32		reserved0;
+};
+
+/* A receive queue slot: the WR, then its wr.num_sge SGEs. */
+struct softcm_rq_wqe {
+	struct softcm_recv_wr wr;
+};
+
+#define SOFTCM_DOORBELL_SQ	0x1U	/* run the send queue */
+#define SOFTCM_DOORBELL_RQ	0x2U	/* flush the receive queue if in ERR */
+
+struct softcm_doorbell {
+	__u32		handle;		/* in: the QP */
+	__u32		flags;		/* in: SOFTCM_DOORBELL_* */
+};
+
 struct softcm_create_ah {
 	__u32		pd_handle;	/* in */
 	__u32		handle;		/* out */
@@ -1026,6 +1180,7 @@ enum softcm_vcmd {
 	SOFTCM_VCMD_POST_RECV,
 	SOFTCM_VCMD_CREATE_AH,
 	SOFTCM_VCMD_DESTROY_AH,
+	SOFTCM_VCMD_DOORBELL,
 	SOFTCM_VCMD_END
 };
 
@@ -1070,5 +1225,6 @@ enum softcm_vcmd {
 #define SOFTCM_IOCTL_POST_RECV		_SOFTCM_VIOWR(POST_RECV, softcm_post)
 #define SOFTCM_IOCTL_CREATE_AH		_SOFTCM_VIOWR(CREATE_AH, softcm_create_ah)
 #define SOFTCM_IOCTL_DESTROY_AH		_SOFTCM_VIOWR(DESTROY_AH, softcm_destroy_obj)
+#define SOFTCM_IOCTL_DOORBELL		_SOFTCM_VIOWR(DOORBELL, softcm_doorbell)
 
 #endif /* _SOFTCM_UAPI_SOFTCM_H */

@@ -5,16 +5,15 @@
  * the CQ by the pointer we gave as its uid.  Destroying a CQ waits until
  * the application has acknowledged every event the kernel reported for
  * it, as libibverbs does.  poll_cq and req_notify_cq are the context's
- * operations, which <infiniband/verbs.h>'s inlines call.
+ * operations, which <infiniband/verbs.h>'s inlines call: polling reads
+ * the CQ's ring (uapi/linux/softcm.h, "Rings") with no system call;
+ * arming is REQ_NOTIFY_CQ.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-/* How many completions one POLL_CQ fetches into the stack. */
-#define POLL_BATCH	16
 
 SOFTCM_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
@@ -59,26 +58,45 @@ SOFTCM_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 					   int comp_vector)
 {
 	struct softcm_create_cq c;
+	struct softcm_cq *scq;
 	struct ibv_cq *cq;
 
 	if (cqe < 1 || comp_vector < 0 || comp_vector >= context->num_comp_vectors) {
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
+	scq = calloc(1, sizeof(*scq));
+	if (!scq) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	cq = &scq->cq;
 	memset(&c, 0, sizeof(c));
 	c.uid = (uintptr_t)cq;
 	c.cqe = cqe;
 	c.comp_vector = comp_vector;
 	c.channel_fd = channel ? channel->fd : -1;
 	if (softcm_vioctl(context, SOFTCM_IOCTL_CREATE_CQ, &c)) {
-		free(cq);
+		free(scq);
 		return NULL;
 	}
+	if (softcm_area_map(context, &scq->kmap, &c.kmap, 0) ||
+	    softcm_area_map(context, &scq->umap, &c.umap, 1)) {
+		int err = errno;
+		struct softcm_destroy_cq d = { .handle = c.handle };
+
+		softcm_area_unmap(&scq->kmap);
+		softcm_vioctl(context, SOFTCM_IOCTL_DESTROY_CQ, &d);
+		free(scq);
+		errno = err;
+		return NULL;
+	}
+	scq->kpage = scq->kmap.addr;
+	scq->cqes = (const uint8_t *)scq->kmap.addr + c.ring.offset;
+	scq->mask = c.ring.entries - 1;
+	scq->stride = c.ring.stride;
+	scq->upage = scq->umap.addr;
+	pthread_spin_init(&scq->lock, PTHREAD_PROCESS_PRIVATE);
 	cq->context = context;
 	cq->channel = channel;
 	cq->cq_context = cq_context;
@@ -126,7 +144,10 @@ SOFTCM_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	pthread_mutex_unlock(&cq->mutex);
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
-	free(cq);
+	softcm_area_unmap(&to_scq(cq)->umap);
+	softcm_area_unmap(&to_scq(cq)->kmap);
+	pthread_spin_destroy(&to_scq(cq)->lock);
+	free(to_scq(cq));
 	softcm_ctx_put(context);
 	return 0;
 }
@@ -172,27 +193,29 @@ static void wc_from_kern(struct ibv_wc *wc, const struct softcm_wc *k)
 	wc->dlid_path_bits = k->dlid_path_bits;
 }
 
-/* The number of completions, or -1 with errno, as a provider's. */
+/*
+ * The number of completions, or -1 with errno, as a provider's: read
+ * from the ring, the kernel's index with acquire semantics before the
+ * slots, ours published (release) once they are copied.
+ */
 int softcm_ctx_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 {
-	struct softcm_wc kwc[POLL_BATCH];
-	struct softcm_poll_cq p;
+	struct softcm_cq *scq = to_scq(cq);
+	uint32_t prod;
 	int got = 0;
 
 	if (ne < 0)
 		return softcm_err(EINVAL);
-	while (got < ne) {
-		p.wc = (uintptr_t)kwc;
-		p.handle = cq->handle;
-		p.ne = ne - got < POLL_BATCH ? ne - got : POLL_BATCH;
-		if (softcm_vioctl(cq->context, SOFTCM_IOCTL_POLL_CQ, &p))
-			return got ? got : -1;
-		for (unsigned int i = 0; i < p.ne; i++)
-			wc_from_kern(&wc[got + i], &kwc[i]);
-		got += p.ne;
-		if (p.ne < POLL_BATCH)
-			break;
+	pthread_spin_lock(&scq->lock);
+	prod = __atomic_load_n(&scq->kpage->prod, __ATOMIC_ACQUIRE);
+	while (got < ne && scq->cons != prod) {
+		wc_from_kern(&wc[got++], (const struct softcm_wc *)
+			     (scq->cqes + (size_t)(scq->cons & scq->mask) * scq->stride));
+		scq->cons++;
 	}
+	if (got)
+		__atomic_store_n(&scq->upage->cons, scq->cons, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&scq->lock);
 	return got;
 }
 

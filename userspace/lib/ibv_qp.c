@@ -3,8 +3,10 @@
  * Queue pairs (RC and UD, without SRQ): creation, the IBTA state machine
  * the kernel enforces through MODIFY_QP, queries, destruction (waiting
  * for the QP's async events to be acknowledged, as libibverbs), and
- * posting: the work request lists become the two arrays of struct
- * softcm_post.  What softcm does not support answers EOPNOTSUPP.
+ * posting: work requests go into the QP's rings (uapi/linux/softcm.h,
+ * "Rings"), a receive with no system call, a send with a DOORBELL only
+ * when the kernel's consumer is idle.  What softcm does not support
+ * answers EOPNOTSUPP.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +121,29 @@ void softcm_qp_attr_from_kern(struct ibv_qp_attr *a, const struct softcm_qp_attr
 	ah_attr_from_kern(&a->alt_ah_attr, &k->alt_ah_attr);
 }
 
+/* The QP's two areas, as CREATE_QP describes them in @c. */
+static int map_rings(struct ibv_context *ctx, struct softcm_qp *sqp,
+		     const struct softcm_create_qp *c)
+{
+	if (softcm_area_map(ctx, &sqp->kmap, &c->kmap, 0))
+		return -1;
+	if (softcm_area_map(ctx, &sqp->umap, &c->umap, 1)) {
+		softcm_area_unmap(&sqp->kmap);
+		return -1;
+	}
+	sqp->kpage = sqp->kmap.addr;
+	sqp->upage = sqp->umap.addr;
+	sqp->sq = (uint8_t *)sqp->umap.addr + c->sq.offset;
+	sqp->rq = (uint8_t *)sqp->umap.addr + c->rq.offset;
+	sqp->sq_mask = c->sq.entries - 1;
+	sqp->rq_mask = c->rq.entries - 1;
+	sqp->sq_stride = c->sq.stride;
+	sqp->rq_stride = c->rq.stride;
+	pthread_spin_init(&sqp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&sqp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
 /*
  * ibv_create_qp_ex() through the context (verbs.h's inline), and
  * ibv_create_qp(): only a PD may be given beyond ibv_qp_init_attr; the
@@ -128,6 +153,7 @@ struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
 				       struct ibv_qp_init_attr_ex *attr)
 {
 	struct softcm_create_qp c;
+	struct softcm_qp *sqp;
 	struct ibv_qp *qp;
 
 	if (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD) {
@@ -143,11 +169,12 @@ struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
+	sqp = calloc(1, sizeof(*sqp));
+	if (!sqp) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	qp = &sqp->qp;
 	memset(&c, 0, sizeof(c));
 	c.uid = (uintptr_t)qp;
 	c.pd_handle = attr->pd->handle;
@@ -159,10 +186,20 @@ struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
 		c.qp_type = 0xff;	/* the kernel refuses it: EOPNOTSUPP */
 	cap_to_kern(&c.cap, &attr->cap);
 	if (softcm_vioctl(ctx, SOFTCM_IOCTL_CREATE_QP, &c)) {
-		free(qp);
+		free(sqp);
+		return NULL;
+	}
+	if (map_rings(ctx, sqp, &c)) {
+		int err = errno;
+		struct softcm_destroy_qp d = { .handle = c.handle };
+
+		softcm_vioctl(ctx, SOFTCM_IOCTL_DESTROY_QP, &d);
+		free(sqp);
+		errno = err;
 		return NULL;
 	}
 	cap_from_kern(&attr->cap, &c.cap);
+	sqp->cap = attr->cap;
 	qp->context = ctx;
 	qp->qp_context = attr->qp_context;
 	qp->pd = attr->pd;
@@ -248,166 +285,213 @@ SOFTCM_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_unlock(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
-	free(qp);
+	softcm_area_unmap(&to_sqp(qp)->umap);
+	softcm_area_unmap(&to_sqp(qp)->kmap);
+	pthread_spin_destroy(&to_sqp(qp)->sq_lock);
+	pthread_spin_destroy(&to_sqp(qp)->rq_lock);
+	free(to_sqp(qp));
 	softcm_ctx_put(context);
 	return 0;
 }
 
-/* The arrays of a post on the stack up to these sizes, else on the heap. */
-#define POST_STACK_WR	16
-#define POST_STACK_SGE	32
-/* The device's max_sge (QUERY_DEVICE): no QP takes more in one WR. */
-#define WR_MAX_SGE	32
-
-struct post_buf {
-	void *wr;
-	struct softcm_sge *sge;
-	void *wr_heap;
-	struct softcm_sge *sge_heap;
-};
-
-static int post_alloc(struct post_buf *b, size_t wr_size, unsigned int nwr,
-		      unsigned int nsge, void *wr_stack, struct softcm_sge *sge_stack)
+/* The opcodes the kernel takes from a QP of @type, as its POST_SEND checks. */
+static int check_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
-	b->wr = wr_stack;
-	b->sge = sge_stack;
-	b->wr_heap = NULL;
-	b->sge_heap = NULL;
-	if (nwr > POST_STACK_WR)
-		b->wr = b->wr_heap = calloc(nwr, wr_size);
-	if (nsge > POST_STACK_SGE)
-		b->sge = b->sge_heap = calloc(nsge, sizeof(*b->sge));
-	if (!b->wr || !b->sge) {
-		free(b->wr_heap);
-		free(b->sge_heap);
-		return ENOMEM;
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return 0;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		return type == IBV_QPT_RC ? 0 : EINVAL;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_TSO:
+		return type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
+	default:
+		return EINVAL;
 	}
+}
+
+#define SEND_FLAGS	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
+			 IBV_SEND_INLINE)
+
+/* Write @w into the send queue's next slot: an errno value if it cannot go. */
+static int sq_write(struct softcm_qp *sqp, const struct ibv_send_wr *w)
+{
+	struct softcm_sq_wqe *wqe;
+	struct softcm_sge *sge;
+	uint32_t cons, len = 0;
+	uint8_t *data;
+	int ret, i;
+
+	ret = check_opcode(sqp->qp.qp_type, w->opcode);
+	if (ret)
+		return ret;
+	if (w->num_sge < 0 || (unsigned int)w->num_sge > sqp->cap.max_send_sge ||
+	    (w->send_flags & ~SEND_FLAGS))
+		return EINVAL;
+	if (sqp->qp.qp_type == IBV_QPT_UD &&
+	    (!w->wr.ud.ah || w->wr.ud.remote_qpn > 0xffffff))
+		return EINVAL;
+	if (w->send_flags & IBV_SEND_INLINE) {
+		for (i = 0; i < w->num_sge; i++) {
+			len += w->sg_list[i].length;
+			if (len > sqp->cap.max_inline_data || len < w->sg_list[i].length)
+				return EINVAL;
+		}
+	}
+	/* Pairs with the kernel's release of sq_cons: the slot is free. */
+	cons = __atomic_load_n(&sqp->kpage->sq_cons, __ATOMIC_ACQUIRE);
+	if (sqp->sq_prod - cons >= sqp->cap.max_send_wr)
+		return ENOMEM;
+	wqe = (struct softcm_sq_wqe *)(sqp->sq + (size_t)(sqp->sq_prod & sqp->sq_mask) *
+				       sqp->sq_stride);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr.wr_id = w->wr_id;
+	wqe->wr.num_sge = w->num_sge;
+	wqe->wr.opcode = w->opcode;
+	wqe->wr.send_flags = w->send_flags;
+	wqe->wr.imm_data = w->imm_data;
+	if (sqp->qp.qp_type == IBV_QPT_UD) {
+		wqe->wr.wr.ud.ah_handle = w->wr.ud.ah->handle;
+		wqe->wr.wr.ud.remote_qpn = w->wr.ud.remote_qpn;
+		wqe->wr.wr.ud.remote_qkey = w->wr.ud.remote_qkey;
+	} else {
+		wqe->wr.wr.rdma.remote_addr = w->wr.rdma.remote_addr;
+		wqe->wr.wr.rdma.rkey = w->wr.rdma.rkey;
+	}
+	if (w->send_flags & IBV_SEND_INLINE) {
+		/* the data travels in the slot: the caller's buffers are free at return */
+		wqe->inline_len = len;
+		data = (uint8_t *)(wqe + 1);
+		for (i = 0; i < w->num_sge; i++) {
+			memcpy(data, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+			data += w->sg_list[i].length;
+		}
+	} else {
+		sge = (struct softcm_sge *)(wqe + 1);
+		for (i = 0; i < w->num_sge; i++) {
+			sge[i].addr = w->sg_list[i].addr;
+			sge[i].length = w->sg_list[i].length;
+			sge[i].lkey = w->sg_list[i].lkey;
+		}
+	}
+	sqp->sq_prod++;
 	return 0;
 }
 
-static void post_free(struct post_buf *b)
+static void ring_doorbell(struct softcm_qp *sqp, uint32_t flags)
 {
-	free(b->wr_heap);
-	free(b->sge_heap);
-}
+	struct softcm_doorbell d = { .handle = sqp->qp.handle, .flags = flags };
 
-static void sge_to_kern(struct softcm_sge *k, const struct ibv_sge *s, int n)
-{
-	for (int i = 0; i < n; i++) {
-		k[i].addr = s[i].addr;
-		k[i].length = s[i].length;
-		k[i].lkey = s[i].lkey;
-	}
+	softcm_vioctl(sqp->qp.context, SOFTCM_IOCTL_DOORBELL, &d);
 }
 
 /*
  * An errno value, as a provider's, with *bad the first WR not queued:
- * those before it are.  A WR the library cannot describe (a num_sge
- * negative or above any QP's, which would make it read past the caller's
- * array or wrap the count) stops the list there.
+ * those before it are.  Sends go in RTS and ERR only, as the kernel
+ * takes them.  The doorbell rule of uapi/linux/softcm.h: publish
+ * sq_prod, a full barrier, then a DOORBELL only if the kernel said it
+ * is idle.
  */
 int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
-	struct softcm_send_wr wr_stack[POST_STACK_WR], *kwr;
-	struct softcm_sge sge_stack[POST_STACK_SGE];
-	unsigned int nwr = 0, nsge = 0, i = 0, s = 0;
-	struct softcm_post p = { .handle = qp->handle };
-	struct ibv_send_wr *w;
-	struct post_buf b;
-	int ret;
+	struct softcm_qp *sqp = to_sqp(qp);
+	struct ibv_send_wr *w = wr;
+	uint32_t state;
+	int ret = 0, n = 0;
 
-	for (w = wr; w; w = w->next) {
-		if (w->num_sge < 0 || w->num_sge > WR_MAX_SGE)
+	pthread_spin_lock(&sqp->sq_lock);
+	state = __atomic_load_n(&sqp->kpage->state, __ATOMIC_RELAXED);
+	if (state != IBV_QPS_RTS && state != IBV_QPS_ERR)
+		ret = EINVAL;
+	for (; !ret && w; w = w->next) {
+		ret = sq_write(sqp, w);
+		if (ret)
 			break;
-		nwr++;
-		nsge += w->num_sge;
+		n++;
 	}
-	ret = post_alloc(&b, sizeof(*kwr), nwr, nsge, wr_stack, sge_stack);
-	if (ret) {
-		*bad = wr;
-		return ret;
+	if (n) {
+		/* Pairs with the kernel's acquire of sq_prod: the slots first. */
+		__atomic_store_n(&sqp->upage->sq_prod, sqp->sq_prod, __ATOMIC_RELEASE);
 	}
-	kwr = b.wr;
-	for (w = wr; i < nwr; w = w->next, i++) {
-		memset(&kwr[i], 0, sizeof(kwr[i]));
-		kwr[i].wr_id = w->wr_id;
-		kwr[i].num_sge = w->num_sge;
-		kwr[i].opcode = w->opcode;
-		kwr[i].send_flags = w->send_flags;
-		kwr[i].imm_data = w->imm_data;
-		if (qp->qp_type == IBV_QPT_UD) {
-			kwr[i].wr.ud.ah_handle = w->wr.ud.ah ? w->wr.ud.ah->handle : 0;
-			kwr[i].wr.ud.remote_qpn = w->wr.ud.remote_qpn;
-			kwr[i].wr.ud.remote_qkey = w->wr.ud.remote_qkey;
-		} else {
-			kwr[i].wr.rdma.remote_addr = w->wr.rdma.remote_addr;
-			kwr[i].wr.rdma.rkey = w->wr.rdma.rkey;
-		}
-		sge_to_kern(&b.sge[s], w->sg_list, w->num_sge);
-		s += w->num_sge;
+	pthread_spin_unlock(&sqp->sq_lock);
+	if (n) {
+		/* Pairs with the kernel's barrier between sq_flags and sq_prod. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sqp->kpage->sq_flags, __ATOMIC_RELAXED) &
+		    SOFTCM_SQ_NEED_DOORBELL)
+			ring_doorbell(sqp, SOFTCM_DOORBELL_SQ);
 	}
-	p.wr = (uintptr_t)kwr;
-	p.sge = (uintptr_t)b.sge;
-	p.wr_count = nwr;
-	p.sge_count = nsge;
-	ret = softcm_vioctl(qp->context, SOFTCM_IOCTL_POST_SEND, &p) ? errno : 0;
-	post_free(&b);
-	if (!ret && nwr == i && w) {
-		ret = EINVAL;		/* the WR with a num_sge out of range */
-		p.bad_wr = nwr;
-	}
-	if (ret) {
-		for (w = wr, i = 0; w && i < p.bad_wr; w = w->next)
-			i++;
-		*bad = w ? w : wr;
-	}
+	if (ret)
+		*bad = w;
 	return ret;
 }
 
+/* Write @w into the receive queue's next slot: an errno value if it cannot go. */
+static int rq_write(struct softcm_qp *sqp, const struct ibv_recv_wr *w)
+{
+	struct softcm_rq_wqe *wqe;
+	struct softcm_sge *sge;
+	uint32_t cons;
+	int i;
+
+	if (w->num_sge < 0 || (unsigned int)w->num_sge > sqp->cap.max_recv_sge)
+		return EINVAL;
+	/* Pairs with the kernel's release of rq_cons: the slot is free. */
+	cons = __atomic_load_n(&sqp->kpage->rq_cons, __ATOMIC_ACQUIRE);
+	if (sqp->rq_prod - cons >= sqp->cap.max_recv_wr)
+		return ENOMEM;
+	wqe = (struct softcm_rq_wqe *)(sqp->rq + (size_t)(sqp->rq_prod & sqp->rq_mask) *
+				       sqp->rq_stride);
+	wqe->wr.wr_id = w->wr_id;
+	wqe->wr.num_sge = w->num_sge;
+	wqe->wr.reserved0 = 0;
+	sge = (struct softcm_sge *)(wqe + 1);
+	for (i = 0; i < w->num_sge; i++) {
+		sge[i].addr = w->sg_list[i].addr;
+		sge[i].length = w->sg_list[i].length;
+		sge[i].lkey = w->sg_list[i].lkey;
+	}
+	sqp->rq_prod++;
+	return 0;
+}
+
+/*
+ * As softcm_ctx_post_send(), with no system call: only a QP in ERR gets
+ * a DOORBELL, so that what was posted is flushed at once (IBTA 10.8.3.1).
+ */
 int softcm_ctx_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	struct softcm_recv_wr wr_stack[POST_STACK_WR], *kwr;
-	struct softcm_sge sge_stack[POST_STACK_SGE];
-	unsigned int nwr = 0, nsge = 0, i = 0, s = 0;
-	struct softcm_post p = { .handle = qp->handle };
-	struct ibv_recv_wr *w;
-	struct post_buf b;
-	int ret;
+	struct softcm_qp *sqp = to_sqp(qp);
+	struct ibv_recv_wr *w = wr;
+	int ret = 0, n = 0;
 
-	for (w = wr; w; w = w->next) {
-		if (w->num_sge < 0 || w->num_sge > WR_MAX_SGE)
-			break;
-		nwr++;
-		nsge += w->num_sge;
-	}
-	ret = post_alloc(&b, sizeof(*kwr), nwr, nsge, wr_stack, sge_stack);
-	if (ret) {
-		*bad = wr;
-		return ret;
-	}
-	kwr = b.wr;
-	for (w = wr; i < nwr; w = w->next, i++) {
-		memset(&kwr[i], 0, sizeof(kwr[i]));
-		kwr[i].wr_id = w->wr_id;
-		kwr[i].num_sge = w->num_sge;
-		sge_to_kern(&b.sge[s], w->sg_list, w->num_sge);
-		s += w->num_sge;
-	}
-	p.wr = (uintptr_t)kwr;
-	p.sge = (uintptr_t)b.sge;
-	p.wr_count = nwr;
-	p.sge_count = nsge;
-	ret = softcm_vioctl(qp->context, SOFTCM_IOCTL_POST_RECV, &p) ? errno : 0;
-	post_free(&b);
-	if (!ret && nwr == i && w) {
+	pthread_spin_lock(&sqp->rq_lock);
+	if (__atomic_load_n(&sqp->kpage->state, __ATOMIC_RELAXED) == IBV_QPS_RESET)
 		ret = EINVAL;
-		p.bad_wr = nwr;
+	for (; !ret && w; w = w->next) {
+		ret = rq_write(sqp, w);
+		if (ret)
+			break;
+		n++;
 	}
-	if (ret) {
-		for (w = wr, i = 0; w && i < p.bad_wr; w = w->next)
-			i++;
-		*bad = w ? w : wr;
+	if (n)
+		__atomic_store_n(&sqp->upage->rq_prod, sqp->rq_prod, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&sqp->rq_lock);
+	if (n) {
+		/* Pairs with the kernel's barrier between state and rq_prod. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sqp->kpage->state, __ATOMIC_RELAXED) == IBV_QPS_ERR)
+			ring_doorbell(sqp, SOFTCM_DOORBELL_RQ);
 	}
+	if (ret)
+		*bad = w;
 	return ret;
 }
 

@@ -271,6 +271,70 @@ uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv);
 struct softcm_cmdev *softcm_cmdev_get(void);
 void softcm_cmdev_put(struct softcm_cmdev *dev);
 
+/*
+ * An area of a QP or CQ the library maps (uapi/linux/softcm.h, "Rings"),
+ * and the calls that map and unmap one.
+ */
+struct softcm_area {
+	void *addr;
+	size_t size;
+};
+
+int softcm_area_map(struct ibv_context *ctx, struct softcm_area *a,
+		    const struct softcm_ring_map *m, int writable);
+void softcm_area_unmap(struct softcm_area *a);
+
+/*
+ * A CQ: the public one first (an ibv_cq_ex begins as an ibv_cq does),
+ * then its ring.  Pollers take @lock: one consumer at a time.
+ */
+struct softcm_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+	struct softcm_area kmap;	/* read-only: prod, the completions */
+	struct softcm_area umap;	/* ours: cons */
+	const struct softcm_cq_kpage *kpage;
+	struct softcm_cq_upage *upage;
+	const uint8_t *cqes;
+	uint32_t mask;
+	uint32_t stride;
+	uint32_t cons;			/* ours, under lock */
+	pthread_spinlock_t lock;
+};
+
+static inline struct softcm_cq *to_scq(struct ibv_cq *cq)
+{
+	return container_of(cq, struct softcm_cq, cq);
+}
+
+/*
+ * A QP: the public one first, then its rings.  Posters of one queue take
+ * its lock; the kernel's indices and the state are read from kpage.
+ */
+struct softcm_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	struct softcm_area kmap;	/* read-only: struct softcm_qp_kpage */
+	struct softcm_area umap;	/* ours: indices, SQ, RQ */
+	const struct softcm_qp_kpage *kpage;
+	struct softcm_qp_upage *upage;
+	uint8_t *sq, *rq;
+	uint32_t sq_mask, rq_mask, sq_stride, rq_stride;
+	struct ibv_qp_cap cap;		/* as granted */
+	uint32_t sq_prod, rq_prod;	/* ours, under sq_lock and rq_lock */
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+};
+
+static inline struct softcm_qp *to_sqp(struct ibv_qp *qp)
+{
+	return container_of(qp, struct softcm_qp, qp);
+}
+
 /* ibv_cq.c: the context's operations */
 int softcm_ctx_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int softcm_ctx_req_notify_cq(struct ibv_cq *cq, int solicited_only);
