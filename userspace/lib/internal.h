@@ -229,6 +229,7 @@ struct softcm_cmdev {
  * The library's files call only downwards, in this order (lowest first):
  *   abi.c      the device, the ABI check, event channels' lifetime
  *   ibv_ctx.c  verbs contexts' ioctls and lifetime
+ *   ring.c     mapping and unmapping the areas of a QP's or CQ's rings
  *   ibv_mem.c, ibv_cq.c, ibv_qp.c, ibv_str.c, ibv_misc.c: libibverbs'
  *              objects (PDs, MRs and AHs; channels and CQs; QPs and
  *              posting), the *_str and rate helpers, and the calls that
