@@ -976,4 +976,438 @@ TEST_F(verbs, ud_qps_and_address_handles)
 	EXPECT_EQ(0, rdma_destroy_id(id));
 }
 
+/*
+ * Extended verbs (libibverbs' ibv_create_qp_ex(3), ibv_wr_post(3),
+ * ibv_create_cq_ex(3), ibv_query_device_ex(3)), on the same rings.
+ */
+struct xobjs {
+	struct ibv_pd *pd;
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *rcq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;
+	struct ibv_mr *mr;
+	struct ibv_qp_cap cap;		/* as granted */
+	char buf[4096];
+};
+
+#define XSEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			 IBV_QP_EX_WITH_RDMA_READ)
+
+static void make_xobjs(struct __test_metadata *_metadata, struct ibv_context *ctx,
+		       struct xobjs *o, enum ibv_qp_type type, uint64_t ops)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = type,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 2,
+			 .max_recv_sge = 1, .max_inline_data = 32 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = ops,
+	};
+
+	memset(o, 0, sizeof(*o));
+	o->pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, o->pd) TH_LOG("ibv_alloc_pd: %s", strerror(errno));
+	o->mr = ibv_reg_mr(o->pd, o->buf, sizeof(o->buf), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, o->mr) TH_LOG("ibv_reg_mr: %s", strerror(errno));
+	o->cqx = ibv_create_cq_ex(ctx, &cattr);
+	ASSERT_NE(NULL, o->cqx) TH_LOG("ibv_create_cq_ex: %s", strerror(errno));
+	EXPECT_LE(16, ibv_cq_ex_to_cq(o->cqx)->cqe);
+	o->rcq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	ASSERT_NE(NULL, o->rcq) TH_LOG("ibv_create_cq: %s", strerror(errno));
+	attr.pd = o->pd;
+	attr.send_cq = ibv_cq_ex_to_cq(o->cqx);
+	attr.recv_cq = o->rcq;
+	o->qp = ibv_create_qp_ex(ctx, &attr);
+	ASSERT_NE(NULL, o->qp) TH_LOG("ibv_create_qp_ex: %s", strerror(errno));
+	EXPECT_LE(8, attr.cap.max_send_wr);
+	EXPECT_LE(2, attr.cap.max_send_sge);
+	EXPECT_LE(32, attr.cap.max_inline_data);
+	o->cap = attr.cap;
+	o->qpx = ibv_qp_to_qp_ex(o->qp);
+	ASSERT_NE(NULL, o->qpx);
+	/* the ibv_qp_ex begins with the QP */
+	EXPECT_EQ(o->qp, &o->qpx->qp_base);
+}
+
+static void free_xobjs(struct __test_metadata *_metadata, struct xobjs *o)
+{
+	EXPECT_EQ(0, ibv_destroy_qp(o->qp));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(o->cqx)));
+	EXPECT_EQ(0, ibv_destroy_cq(o->rcq));
+	EXPECT_EQ(0, ibv_dereg_mr(o->mr));
+	EXPECT_EQ(0, ibv_dealloc_pd(o->pd));
+}
+
+static unsigned int calls_all(void)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; i < 256; i++)
+		n += ncalls[i];
+	return n;
+}
+
+/* What a send completion must read as, through every reader. */
+struct xwc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+};
+
+/*
+ * Poll @n completions through start/next/end_poll with no system call,
+ * each with every reader checked: the kernel's send completions carry
+ * no length, immediate, flags or address (ibv_wc's zeroes).
+ */
+static void xpoll(struct __test_metadata *_metadata, struct xobjs *o,
+		  const struct xwc *want, int n)
+{
+	struct ibv_poll_cq_attr pattr = { 0 };
+	long deadline = topo_now_ms() + WAIT_MS;
+	int ret, i;
+
+	calls_reset();
+	/* the first may still be on its way on a loaded kernel */
+	while ((ret = ibv_start_poll(o->cqx, &pattr)) == ENOENT && topo_now_ms() < deadline)
+		usleep(1000);
+	ASSERT_EQ(0, ret) TH_LOG("ibv_start_poll: %s", strerror(ret));
+	for (i = 0; i < n; i++) {
+		if (i) {
+			ret = ibv_next_poll(o->cqx);
+			EXPECT_EQ(0, ret) TH_LOG("ibv_next_poll %d: %s", i, strerror(ret));
+			if (ret)
+				break;
+		}
+		EXPECT_EQ(want[i].wr_id, o->cqx->wr_id) TH_LOG("completion %d", i);
+		EXPECT_EQ(want[i].status, o->cqx->status) TH_LOG("completion %d: %s", i,
+								 ibv_wc_status_str(o->cqx->status));
+		EXPECT_EQ(want[i].opcode, ibv_wc_read_opcode(o->cqx)) TH_LOG("completion %d", i);
+		EXPECT_EQ(want[i].status == IBV_WC_GENERAL_ERR ? SOFTCM_VENDOR_ERR_NO_DATA_PATH : 0,
+			  ibv_wc_read_vendor_err(o->cqx)) TH_LOG("completion %d", i);
+		EXPECT_EQ(o->qp->qp_num, ibv_wc_read_qp_num(o->cqx)) TH_LOG("completion %d", i);
+		EXPECT_EQ(0, ibv_wc_read_byte_len(o->cqx));
+		EXPECT_EQ(0, ibv_wc_read_imm_data(o->cqx));
+		EXPECT_EQ(0, ibv_wc_read_invalidated_rkey(o->cqx));
+		EXPECT_EQ(0, ibv_wc_read_wc_flags(o->cqx));
+		EXPECT_EQ(0, ibv_wc_read_src_qp(o->cqx));
+		EXPECT_EQ(0, ibv_wc_read_slid(o->cqx));
+		EXPECT_EQ(0, ibv_wc_read_sl(o->cqx));
+		EXPECT_EQ(0, ibv_wc_read_dlid_path_bits(o->cqx));
+	}
+	/* and nothing more: the aborted and refused WRs were never posted */
+	if (i == n)
+		EXPECT_EQ(ENOENT, ibv_next_poll(o->cqx));
+	ibv_end_poll(o->cqx);
+	/* polling, reading and ending read the ring: no system call */
+	EXPECT_EQ(0, calls_all());
+	/* what was read is consumed: the CQ is empty, at no system call either */
+	EXPECT_EQ(ENOENT, ibv_start_poll(o->cqx, &pattr));
+	EXPECT_EQ(0, calls_all());
+}
+
+TEST_F(verbs, wr_builder_posts_through_the_send_ring)
+{
+	static const char in1[] = "inline", in2[] = "-list";
+	struct ibv_data_buf list[2] = {
+		{ .addr = (void *)in1, .length = sizeof(in1) - 1 },
+		{ .addr = (void *)in2, .length = sizeof(in2) },
+	};
+	static const struct xwc want[] = {
+		/* the first fails for want of a data path and the QP enters ERR */
+		{ 10, IBV_WC_GENERAL_ERR, IBV_WC_SEND },
+		{ 11, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE },
+		{ 12, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_READ },
+		{ 13, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE },
+		{ 14, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND },
+	};
+	struct ibv_context *ctx;
+	struct ibv_sge sge[2];
+	char big[64];
+	struct xobjs o;
+	int gid;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	make_xobjs(_metadata, ctx, &o, IBV_QPT_RC, XSEND_OPS);
+	/* only the builders of send_ops_flags, as rdma_rxe installs them */
+	EXPECT_EQ(NULL, o.qpx->wr_atomic_cmp_swp);
+	EXPECT_EQ(NULL, o.qpx->wr_send_inv);
+	gid = some_gid(ctx);
+	ASSERT_LE(0, gid);
+	qp_to_rts(_metadata, o.qp, gid);
+	for (int i = 0; i < 2; i++) {
+		sge[i].addr = (uintptr_t)o.buf + i * 64;
+		sge[i].length = 64;
+		sge[i].lkey = o.mr->lkey;
+	}
+	memset(big, 'x', sizeof(big));
+
+	/* an aborted batch posts nothing */
+	ibv_wr_start(o.qpx);
+	o.qpx->wr_id = 1;
+	o.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(o.qpx);
+	ibv_wr_set_sge(o.qpx, o.mr->lkey, (uintptr_t)o.buf, 64);
+	ibv_wr_abort(o.qpx);
+
+	/* a batch with a bad WR posts none of its WRs: ibv_wr_complete() says why */
+	ibv_wr_start(o.qpx);
+	o.qpx->wr_id = 2;
+	ibv_wr_send(o.qpx);
+	ibv_wr_set_sge(o.qpx, o.mr->lkey, (uintptr_t)o.buf, 64);
+	o.qpx->wr_id = 3;
+	ibv_wr_send(o.qpx);
+	ibv_wr_set_inline_data(o.qpx, big, o.cap.max_inline_data + 1);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(o.qpx));
+	ibv_wr_start(o.qpx);
+	o.qpx->wr_id = 4;
+	ibv_wr_rdma_read(o.qpx, 0x1234, 0x1000);
+	ibv_wr_set_inline_data(o.qpx, big, 8);	/* inline is for sends and writes */
+	EXPECT_EQ(EINVAL, ibv_wr_complete(o.qpx));
+
+	/* five WRs, one per builder, through each setter, in one doorbell at most */
+	calls_reset();
+	ibv_wr_start(o.qpx);
+	o.qpx->wr_id = 10;
+	o.qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	ibv_wr_send_imm(o.qpx, htonl(0x1234));
+	ibv_wr_set_inline_data(o.qpx, big, 8);
+	o.qpx->wr_id = 11;
+	o.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(o.qpx, 0x1234, 0x1000);
+	ibv_wr_set_sge(o.qpx, o.mr->lkey, (uintptr_t)o.buf, 64);
+	o.qpx->wr_id = 12;
+	ibv_wr_rdma_read(o.qpx, 0x1234, 0x2000);
+	ibv_wr_set_sge_list(o.qpx, 2, sge);
+	o.qpx->wr_id = 13;
+	ibv_wr_rdma_write_imm(o.qpx, 0x1234, 0x3000, htonl(7));
+	ibv_wr_set_inline_data_list(o.qpx, 2, list);
+	o.qpx->wr_id = 14;
+	o.qpx->wr_flags = 0;	/* unsignalled: in ERR it completes all the same */
+	ibv_wr_send(o.qpx);
+	ibv_wr_set_sge(o.qpx, o.mr->lkey, (uintptr_t)o.buf, 64);
+	EXPECT_EQ(0, ibv_wr_complete(o.qpx));
+	EXPECT_GE(1, ncalls[SOFTCM_VCMD_DOORBELL]);
+	EXPECT_EQ(ncalls[SOFTCM_VCMD_DOORBELL], calls_all());
+
+	xpoll(_metadata, &o, want, 5);
+	free_xobjs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/* A UD WR needs its address (ibv_wr_set_ud_addr()), and goes with it. */
+TEST_F(verbs, wr_builder_on_a_ud_qp)
+{
+	static const struct xwc want[] = { { 21, IBV_WC_GENERAL_ERR, IBV_WC_SEND } };
+	struct ibv_qp_attr a;
+	struct ibv_ah_attr ah_attr;
+	struct ibv_context *ctx;
+	struct ibv_ah *ah;
+	struct xobjs o;
+	int gid;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	make_xobjs(_metadata, ctx, &o, IBV_QPT_UD,
+		   IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
+	gid = some_gid(ctx);
+	ASSERT_LE(0, gid);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_QKEY));
+	a.qp_state = IBV_QPS_RTR;
+	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE));
+	a.qp_state = IBV_QPS_RTS;
+	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN));
+	memset(&ah_attr, 0, sizeof(ah_attr));
+	ah_attr.is_global = 1;
+	ah_attr.port_num = 1;
+	ah_attr.grh.sgid_index = gid;
+	ah_attr.grh.hop_limit = 64;
+	ASSERT_EQ(0, ibv_query_gid(ctx, 1, gid, &ah_attr.grh.dgid));
+	ah = ibv_create_ah(o.pd, &ah_attr);
+	ASSERT_NE(NULL, ah) TH_LOG("ibv_create_ah: %s", strerror(errno));
+
+	/* without its address: refused, nothing posted */
+	ibv_wr_start(o.qpx);
+	o.qpx->wr_id = 20;
+	ibv_wr_send(o.qpx);
+	ibv_wr_set_sge(o.qpx, o.mr->lkey, (uintptr_t)o.buf, 64);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(o.qpx));
+
+	ibv_wr_start(o.qpx);
+	o.qpx->wr_id = 21;
+	o.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_imm(o.qpx, htonl(5));
+	ibv_wr_set_ud_addr(o.qpx, ah, o.qp->qp_num, 0x11111111);
+	ibv_wr_set_sge(o.qpx, o.mr->lkey, (uintptr_t)o.buf, 64);
+	EXPECT_EQ(0, ibv_wr_complete(o.qpx));
+	xpoll(_metadata, &o, want, 1);
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+	free_xobjs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/*
+ * What softcm lacks is refused at creation with EOPNOTSUPP, as rdma_rxe
+ * refuses it: a completion field the kernel does not give, an operation
+ * ibv_post_send() answers EOPNOTSUPP for, one the QP type has not.
+ */
+TEST_F(verbs, extended_creation_refuses_what_softcm_lacks)
+{
+	static const uint64_t bad_wc[] = {
+		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, IBV_WC_EX_WITH_CVLAN,
+		IBV_WC_EX_WITH_FLOW_TAG, IBV_WC_EX_WITH_TM_INFO,
+		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	static const struct {
+		enum ibv_qp_type type;
+		uint64_t ops;
+	} bad_ops[] = {
+		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP },
+		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD },
+		{ IBV_QPT_RC, IBV_QP_EX_WITH_SEND_WITH_INV },
+		{ IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV },
+		{ IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_TSO },
+	};
+	struct ibv_cq_init_attr_ex cattr = { .cqe = 4 };
+	struct ibv_qp_init_attr_ex qattr;
+	struct ibv_context *ctx;
+	struct ibv_cq_ex *cqx;
+	struct ibv_pd *pd;
+	struct ibv_qp *qp;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	for (unsigned int i = 0; i < sizeof(bad_wc) / sizeof(bad_wc[0]); i++) {
+		cattr.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | bad_wc[i];
+		errno = 0;
+		EXPECT_EQ(NULL, ibv_create_cq_ex(ctx, &cattr)) TH_LOG("wc_flags %#lx",
+								      (unsigned long)bad_wc[i]);
+		EXPECT_EQ(EOPNOTSUPP, errno);
+	}
+	/* the standard ones are there, each reader only if asked for */
+	cattr.wc_flags = IBV_WC_EX_WITH_QP_NUM;
+	cqx = ibv_create_cq_ex(ctx, &cattr);
+	ASSERT_NE(NULL, cqx) TH_LOG("ibv_create_cq_ex: %s", strerror(errno));
+	EXPECT_NE(NULL, cqx->read_qp_num);
+	EXPECT_NE(NULL, cqx->read_opcode);
+	EXPECT_EQ(NULL, cqx->read_byte_len);
+	EXPECT_EQ(NULL, cqx->read_completion_ts);
+
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	for (unsigned int i = 0; i < sizeof(bad_ops) / sizeof(bad_ops[0]); i++) {
+		memset(&qattr, 0, sizeof(qattr));
+		qattr.qp_type = bad_ops[i].type;
+		qattr.send_cq = qattr.recv_cq = ibv_cq_ex_to_cq(cqx);
+		qattr.cap.max_send_wr = qattr.cap.max_recv_wr = 1;
+		qattr.cap.max_send_sge = qattr.cap.max_recv_sge = 1;
+		qattr.pd = pd;
+		qattr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qattr.send_ops_flags = IBV_QP_EX_WITH_SEND | bad_ops[i].ops;
+		errno = 0;
+		qp = ibv_create_qp_ex(ctx, &qattr);
+		EXPECT_EQ(NULL, qp) TH_LOG("case %u", i);
+		EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("case %u", i);
+		if (qp)
+			ibv_destroy_qp(qp);
+	}
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)));
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/*
+ * As libibverbs: a QP of ibv_create_qp(), or of ibv_create_qp_ex() with
+ * nothing beyond a PD (which verbs.h sends to ibv_create_qp()), is no
+ * extended QP; one with send_ops_flags is.
+ */
+TEST_F(verbs, qp_to_qp_ex_only_for_extended_qps)
+{
+	struct ibv_qp_init_attr_ex xattr;
+	struct ibv_context *ctx;
+	struct objs o;
+	struct ibv_qp *qp;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	make_objs(_metadata, ctx, &o);
+	EXPECT_EQ(NULL, ibv_qp_to_qp_ex(o.qp));
+
+	memset(&xattr, 0, sizeof(xattr));
+	xattr.qp_type = IBV_QPT_RC;
+	xattr.send_cq = o.scq;
+	xattr.recv_cq = o.rcq;
+	xattr.cap.max_send_wr = xattr.cap.max_recv_wr = 1;
+	xattr.cap.max_send_sge = xattr.cap.max_recv_sge = 1;
+	xattr.pd = o.pd;
+	xattr.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qp = ibv_create_qp_ex(ctx, &xattr);
+	ASSERT_NE(NULL, qp) TH_LOG("ibv_create_qp_ex: %s", strerror(errno));
+	EXPECT_EQ(NULL, ibv_qp_to_qp_ex(qp));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+
+	xattr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	xattr.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	qp = ibv_create_qp_ex(ctx, &xattr);
+	ASSERT_NE(NULL, qp) TH_LOG("ibv_create_qp_ex: %s", strerror(errno));
+	EXPECT_EQ((void *)qp, (void *)ibv_qp_to_qp_ex(qp));
+	EXPECT_NE(NULL, ibv_qp_to_qp_ex(qp)->wr_send);
+	EXPECT_EQ(NULL, ibv_qp_to_qp_ex(qp)->wr_rdma_write);
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	free_objs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/*
+ * ibv_query_device_ex(): ibv_query_device()'s attributes, and the
+ * extended ones from the device (verbs.h's fallback without the
+ * context's query_device_ex would leave them 0).
+ */
+TEST_F(verbs, query_device_ex_agrees_with_query_device)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_device_attr a;
+	struct ibv_query_device_ex_input in = { 0 };
+	struct ibv_context *ctx;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, ibv_query_device(ctx, &a));
+	memset(&ax, 0xa5, sizeof(ax));
+	ASSERT_EQ(0, ibv_query_device_ex(ctx, &in, &ax));
+	EXPECT_EQ(0, memcmp(&a, &ax.orig_attr, sizeof(a)));
+	EXPECT_NE(0, ax.device_cap_flags_ex);
+	EXPECT_EQ((uint32_t)a.device_cap_flags, (uint32_t)ax.device_cap_flags_ex);
+	EXPECT_EQ(a.phys_port_cnt, ax.phys_port_cnt_ex);
+	/* what softcm has not reads 0 */
+	EXPECT_EQ(0, ax.comp_mask);
+	EXPECT_EQ(0, ax.odp_caps.general_caps);
+	EXPECT_EQ(0, ax.completion_timestamp_mask);
+	EXPECT_EQ(0, ax.hca_core_clock);
+	EXPECT_EQ(0, ax.max_dm_size);
+	EXPECT_EQ(0, ax.tso_caps.max_tso);
+	/* a comp_mask it does not know */
+	in.comp_mask = 1;
+	EXPECT_EQ(EINVAL, ibv_query_device_ex(ctx, &in, &ax));
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
 TEST_HARNESS_MAIN

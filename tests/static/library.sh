@@ -16,7 +16,7 @@ map=$top/userspace/lib/libsoftcm.map
 objlayers=$top/tests/static/objlayers.sh
 
 # internal.h's layers, lowest first
-layers="abi | ibv_ctx | ring | ibv_mem ibv_cq ibv_qp ibv_str ibv_misc | ibv_device ibv_ah | evbuf | id | verbs | event | cma resolve conn addrinfo | batch"
+layers="abi | ibv_ctx | ring | ibv_mem ibv_cq ibv_qp ibv_str ibv_misc | ibv_cq_ex ibv_qp_ex | ibv_device ibv_ah | evbuf | id | verbs | event | cma resolve conn addrinfo | batch"
 
 check_soname() {
 	readelf -d "$so" | grep -q 'SONAME.*\[libsoftcm\.so\.1\]'

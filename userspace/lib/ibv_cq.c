@@ -52,10 +52,9 @@ SOFTCM_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-SOFTCM_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
-					   void *cq_context,
-					   struct ibv_comp_channel *channel,
-					   int comp_vector)
+/* A CQ of ibv_create_cq() or of ibv_cq_ex.c's create_cq_ex; NULL with errno. */
+struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+				   struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct softcm_create_cq c;
 	struct softcm_cq *scq;
@@ -110,7 +109,17 @@ SOFTCM_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 		pthread_mutex_unlock(&context->mutex);
 	}
 	softcm_ctx_hold(context);
-	return cq;
+	return scq;
+}
+
+SOFTCM_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+					   void *cq_context,
+					   struct ibv_comp_channel *channel,
+					   int comp_vector)
+{
+	struct softcm_cq *scq = softcm_cq_create(context, cqe, cq_context, channel, comp_vector);
+
+	return scq ? &scq->cq : NULL;
 }
 
 /* Not supported: an errno value, as a provider without resize_cq. */

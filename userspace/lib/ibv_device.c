@@ -41,6 +41,8 @@ static int dealloc_mw(struct ibv_mw *mw)
 
 static int query_port(struct ibv_context *ctx, uint8_t port_num,
 		      struct ibv_port_attr *attr, size_t len);
+static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size);
 
 static void init_device(struct ibv_device *dev)
 {
@@ -110,6 +112,8 @@ static struct ibv_context *open_context(int internal)
 	sctx->vctx.sz = sizeof(sctx->vctx);
 	sctx->vctx.query_port = query_port;
 	sctx->vctx.create_qp_ex = softcm_ctx_create_qp_ex;
+	sctx->vctx.create_cq_ex = softcm_ctx_create_cq_ex;
+	sctx->vctx.query_device_ex = query_device_ex;
 	return ctx;
 
 err_close:
@@ -215,16 +219,9 @@ SOFTCM_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
 	return IBV_FORK_UNNEEDED;
 }
 
-/* An errno value, as libibverbs' query_device. */
-SOFTCM_EXPORT int ibv_query_device(struct ibv_context *context,
-				   struct ibv_device_attr *attr)
+static void device_attr_from_kern(struct ibv_device_attr *attr,
+				  const struct softcm_device_attr *k)
 {
-	struct softcm_query_device q;
-	const struct softcm_device_attr *k = &q.attr;
-
-	memset(&q, 0, sizeof(q));
-	if (softcm_vioctl(context, SOFTCM_IOCTL_QUERY_DEVICE, &q))
-		return errno;
 	memset(attr, 0, sizeof(*attr));
 	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "%u.%u.%u",
 		 (unsigned int)(k->fw_ver >> 32), (unsigned int)(k->fw_ver >> 16) & 0xffff,
@@ -253,6 +250,48 @@ SOFTCM_EXPORT int ibv_query_device(struct ibv_context *context,
 	attr->max_pkeys = k->max_pkeys;
 	attr->local_ca_ack_delay = k->local_ca_ack_delay;
 	attr->phys_port_cnt = k->phys_port_cnt;
+}
+
+/* An errno value, as libibverbs' query_device. */
+SOFTCM_EXPORT int ibv_query_device(struct ibv_context *context,
+				   struct ibv_device_attr *attr)
+{
+	struct softcm_query_device q;
+
+	memset(&q, 0, sizeof(q));
+	if (softcm_vioctl(context, SOFTCM_IOCTL_QUERY_DEVICE, &q))
+		return errno;
+	device_attr_from_kern(attr, &q.attr);
+	return 0;
+}
+
+/*
+ * ibv_query_device_ex() through the context: ibv_query_device()'s
+ * attributes, then the extended ones softcm has (all 64 bits of the
+ * capability flags, the port count); the rest (ODP, time stamps, TSO,
+ * RSS, tag matching, device memory...) read 0, none supported.  An
+ * errno value; @attr_size bytes of @attr, for an older, shorter struct.
+ */
+static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct softcm_query_device q;
+	struct ibv_device_attr_ex a;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(a.orig_attr))
+		return EINVAL;
+	memset(&q, 0, sizeof(q));
+	if (softcm_vioctl(ctx, SOFTCM_IOCTL_QUERY_DEVICE, &q))
+		return errno;
+	memset(&a, 0, sizeof(a));
+	device_attr_from_kern(&a.orig_attr, &q.attr);
+	a.device_cap_flags_ex = q.attr.device_cap_flags;
+	a.phys_port_cnt_ex = q.attr.phys_port_cnt;
+	if (attr_size > sizeof(a))
+		memset(attr, 0, attr_size);
+	memcpy(attr, &a, attr_size < sizeof(a) ? attr_size : sizeof(a));
 	return 0;
 }
 

@@ -234,16 +234,6 @@ SOFTCM_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
 {
 }
 
-/*
- * The extended QP (ibv_wr_*): softcm creates none (create_qp_ex accepts
- * no SEND_OPS_FLAGS), and libibverbs answers NULL for a QP made without
- * it.  Programs test for NULL (ibv_rc_pingpong without -N).
- */
-SOFTCM_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	return NULL;
-}
-
 /* Enhanced connection establishment: no vendor options, EOPNOTSUPP. */
 SOFTCM_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {

@@ -145,23 +145,17 @@ static int map_rings(struct ibv_context *ctx, struct softcm_qp *sqp,
 }
 
 /*
- * ibv_create_qp_ex() through the context (verbs.h's inline), and
- * ibv_create_qp(): only a PD may be given beyond ibv_qp_init_attr; the
- * caps granted are written back, as providers do.
+ * A QP of ibv_create_qp() or of the context's create_qp_ex
+ * (ibv_qp_ex.c, which checks what lies beyond ibv_qp_init_attr): the
+ * caps granted are written back, as providers do.  NULL with errno.
  */
-struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
-				       struct ibv_qp_init_attr_ex *attr)
+struct softcm_qp *softcm_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
 	struct softcm_create_qp c;
 	struct softcm_qp *sqp;
 	struct ibv_qp *qp;
 
-	if (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
-	    !attr->send_cq || !attr->recv_cq || attr->pd->context != ctx) {
+	if (!attr->pd || !attr->send_cq || !attr->recv_cq || attr->pd->context != ctx) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -212,23 +206,25 @@ struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
 	softcm_ctx_hold(ctx);
-	return qp;
+	return sqp;
 }
 
+/* Not an extended QP: ibv_qp_to_qp_ex() answers NULL, as libibverbs. */
 SOFTCM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 					   struct ibv_qp_init_attr *qp_init_attr)
 {
 	struct ibv_qp_init_attr_ex ex;
-	struct ibv_qp *qp;
+	struct softcm_qp *sqp;
 
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	qp = softcm_ctx_create_qp_ex(pd->context, &ex);
-	if (qp)
-		qp_init_attr->cap = ex.cap;
-	return qp;
+	sqp = softcm_qp_create(pd->context, &ex);
+	if (!sqp)
+		return NULL;
+	qp_init_attr->cap = ex.cap;
+	return &sqp->qp;
 }
 
 /* An errno value, as libibverbs; the kernel checks the IBTA table. */
@@ -325,7 +321,7 @@ static int sq_write(struct softcm_qp *sqp, const struct ibv_send_wr *w)
 {
 	struct softcm_sq_wqe *wqe;
 	struct softcm_sge *sge;
-	uint32_t cons, len = 0;
+	uint32_t len = 0;
 	uint8_t *data;
 	int ret, i;
 
@@ -345,12 +341,9 @@ static int sq_write(struct softcm_qp *sqp, const struct ibv_send_wr *w)
 				return EINVAL;
 		}
 	}
-	/* Pairs with the kernel's release of sq_cons: the slot is free. */
-	cons = __atomic_load_n(&sqp->kpage->sq_cons, __ATOMIC_ACQUIRE);
-	if (sqp->sq_prod - cons >= sqp->cap.max_send_wr)
+	if (!softcm_sq_room(sqp, sqp->sq_prod))
 		return ENOMEM;
-	wqe = (struct softcm_sq_wqe *)(sqp->sq + (size_t)(sqp->sq_prod & sqp->sq_mask) *
-				       sqp->sq_stride);
+	wqe = softcm_sq_slot(sqp, sqp->sq_prod);
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr.wr_id = w->wr_id;
 	wqe->wr.num_sge = w->num_sge;
@@ -392,23 +385,47 @@ static void ring_doorbell(struct softcm_qp *sqp, uint32_t flags)
 	softcm_vioctl(sqp->qp.context, SOFTCM_IOCTL_DOORBELL, &d);
 }
 
+/* Sends go in RTS and ERR only, as the kernel takes them. */
+int softcm_sq_can_post(struct softcm_qp *sqp)
+{
+	uint32_t state = __atomic_load_n(&sqp->kpage->state, __ATOMIC_RELAXED);
+
+	return state == IBV_QPS_RTS || state == IBV_QPS_ERR;
+}
+
+/* Under sq_lock: the slots before @prod are written, the kernel may take them. */
+void softcm_sq_publish(struct softcm_qp *sqp, uint32_t prod)
+{
+	sqp->sq_prod = prod;
+	/* Pairs with the kernel's acquire of sq_prod: the slots first. */
+	__atomic_store_n(&sqp->upage->sq_prod, prod, __ATOMIC_RELEASE);
+}
+
+/*
+ * After a publish, sq_lock released: the doorbell rule of
+ * uapi/linux/softcm.h, a full barrier, then a DOORBELL only if the
+ * kernel said it is idle.
+ */
+void softcm_sq_kick(struct softcm_qp *sqp)
+{
+	/* Pairs with the kernel's barrier between sq_flags and sq_prod. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&sqp->kpage->sq_flags, __ATOMIC_RELAXED) & SOFTCM_SQ_NEED_DOORBELL)
+		ring_doorbell(sqp, SOFTCM_DOORBELL_SQ);
+}
+
 /*
  * An errno value, as a provider's, with *bad the first WR not queued:
- * those before it are.  Sends go in RTS and ERR only, as the kernel
- * takes them.  The doorbell rule of uapi/linux/softcm.h: publish
- * sq_prod, a full barrier, then a DOORBELL only if the kernel said it
- * is idle.
+ * those before it are.
  */
 int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct softcm_qp *sqp = to_sqp(qp);
 	struct ibv_send_wr *w = wr;
-	uint32_t state;
 	int ret = 0, n = 0;
 
 	pthread_spin_lock(&sqp->sq_lock);
-	state = __atomic_load_n(&sqp->kpage->state, __ATOMIC_RELAXED);
-	if (state != IBV_QPS_RTS && state != IBV_QPS_ERR)
+	if (!softcm_sq_can_post(sqp))
 		ret = EINVAL;
 	for (; !ret && w; w = w->next) {
 		ret = sq_write(sqp, w);
@@ -416,18 +433,11 @@ int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 			break;
 		n++;
 	}
-	if (n) {
-		/* Pairs with the kernel's acquire of sq_prod: the slots first. */
-		__atomic_store_n(&sqp->upage->sq_prod, sqp->sq_prod, __ATOMIC_RELEASE);
-	}
+	if (n)
+		softcm_sq_publish(sqp, sqp->sq_prod);
 	pthread_spin_unlock(&sqp->sq_lock);
-	if (n) {
-		/* Pairs with the kernel's barrier between sq_flags and sq_prod. */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&sqp->kpage->sq_flags, __ATOMIC_RELAXED) &
-		    SOFTCM_SQ_NEED_DOORBELL)
-			ring_doorbell(sqp, SOFTCM_DOORBELL_SQ);
-	}
+	if (n)
+		softcm_sq_kick(sqp);
 	if (ret)
 		*bad = w;
 	return ret;

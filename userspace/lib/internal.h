@@ -234,6 +234,8 @@ struct softcm_cmdev {
  *              objects (PDs, MRs and AHs; channels and CQs; QPs and
  *              posting), the *_str and rate helpers, and the calls that
  *              need no object (sysfs, fork ranges, copies, import, ECE)
+ *   ibv_cq_ex.c, ibv_qp_ex.c: the extended CQ (ibv_start_poll() and the
+ *              ibv_wc_read_*) and QP (the ibv_wr_* builder) on those
  *   ibv_device.c, ibv_ah.c  devices, contexts (their operations), queries,
  *              async events, and the namespace's cm device; address
  *              handles from a work completion
@@ -303,6 +305,8 @@ struct softcm_cq {
 	uint32_t stride;
 	uint32_t cons;			/* ours, under lock */
 	pthread_spinlock_t lock;
+	/* ibv_start_poll() to ibv_end_poll(), under lock: the slot at cons */
+	const struct softcm_wc *cur;
 };
 
 static inline struct softcm_cq *to_scq(struct ibv_cq *cq)
@@ -329,6 +333,21 @@ struct softcm_qp {
 	uint32_t sq_prod, rq_prod;	/* ours, under sq_lock and rq_lock */
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
+
+	/*
+	 * ibv_create_qp_ex()'s QPs (ibv_qp_ex.c): @ex, what
+	 * ibv_qp_to_qp_ex() answers.  From ibv_wr_start() to
+	 * ibv_wr_complete() or ibv_wr_abort(), under sq_lock, the builder's
+	 * own producer index (@wr_prod, published only by wr_complete), the
+	 * slot last built (@wr_cur, NULL if none or it failed), whether it
+	 * still lacks its UD address, and the first error (@wr_err, an errno
+	 * value that wr_complete returns).
+	 */
+	int ex;
+	uint32_t wr_prod;
+	struct softcm_sq_wqe *wr_cur;
+	int wr_need_ud;
+	int wr_err;
 };
 
 static inline struct softcm_qp *to_sqp(struct ibv_qp *qp)
@@ -336,16 +355,41 @@ static inline struct softcm_qp *to_sqp(struct ibv_qp *qp)
 	return container_of(qp, struct softcm_qp, qp);
 }
 
-/* ibv_cq.c: the context's operations */
+/* The send queue's slot of free-running index @idx. */
+static inline struct softcm_sq_wqe *softcm_sq_slot(struct softcm_qp *sqp, uint32_t idx)
+{
+	return (struct softcm_sq_wqe *)(sqp->sq + (size_t)(idx & sqp->sq_mask) * sqp->sq_stride);
+}
+
+/* Whether slot @prod is free: the kernel took what was there. */
+static inline int softcm_sq_room(struct softcm_qp *sqp, uint32_t prod)
+{
+	/* Pairs with the kernel's release of sq_cons: the slot is free. */
+	uint32_t cons = __atomic_load_n(&sqp->kpage->sq_cons, __ATOMIC_ACQUIRE);
+
+	return prod - cons < sqp->cap.max_send_wr;
+}
+
+/* ibv_cq.c: the context's operations, and a CQ for ibv_cq_ex.c */
 int softcm_ctx_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int softcm_ctx_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+				   struct ibv_comp_channel *channel, int comp_vector);
 
-/* ibv_qp.c */
+/* ibv_qp.c: posting, and a QP and its send queue for ibv_qp_ex.c */
 int softcm_ctx_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int softcm_ctx_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct softcm_qp *softcm_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+void softcm_qp_attr_from_kern(struct ibv_qp_attr *attr, const struct softcm_qp_attr *k);
+int softcm_sq_can_post(struct softcm_qp *sqp);
+void softcm_sq_publish(struct softcm_qp *sqp, uint32_t prod);
+void softcm_sq_kick(struct softcm_qp *sqp);
+
+/* ibv_qp_ex.c, ibv_cq_ex.c: the context's extended operations */
 struct ibv_qp *softcm_ctx_create_qp_ex(struct ibv_context *ctx,
 				       struct ibv_qp_init_attr_ex *attr);
-void softcm_qp_attr_from_kern(struct ibv_qp_attr *attr, const struct softcm_qp_attr *k);
+struct ibv_cq_ex *softcm_ctx_create_cq_ex(struct ibv_context *ctx,
+					  struct ibv_cq_init_attr_ex *attr);
 
 /* evbuf.c */
 void softcm_id_event_acked(struct softcm_id_priv *priv, uint32_t mig_gen);
