@@ -209,7 +209,8 @@ static inline struct softcm_context *to_sctx(struct ibv_context *ctx)
 
 /*
  * The namespace's device as rdma_cm ids see it.  refcnt counts the ids
- * and device lists using it; while it is not 0 the cm device holds its
+ * and device lists using it, and one more for good once a device list
+ * handed it out (@kept); while it is not 0 the cm device holds its
  * context and a PD.  It stays listed while its context lives (objects the
  * application made on it), so that later ids get the same context.
  */
@@ -223,6 +224,7 @@ struct softcm_cmdev {
 	uint8_t max_resp_res;		/* max_qp_rd_atom */
 	uint8_t max_init_depth;		/* max_qp_init_rd_atom */
 	int unlinked;			/* its context is dying: off the list */
+	int kept;			/* rdma_get_devices() gave it out */
 };
 
 /*
@@ -269,6 +271,7 @@ void softcm_cmdev_share(struct softcm_id_priv *priv, const struct softcm_id_priv
 uint8_t softcm_max_resp_res(const struct softcm_id_priv *priv);
 uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv);
 struct softcm_cmdev *softcm_cmdev_get(void);
+void softcm_cmdev_keep(struct softcm_cmdev *dev);
 void softcm_cmdev_put(struct softcm_cmdev *dev);
 
 /* ibv_cq.c: the context's operations */
