@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -810,6 +811,123 @@ static void c_event_str(void)
 	out("%s", rdma_event_str(-1));
 }
 
+/* ---- the library review's findings (issue 28 item 3) ---- */
+
+static void verbs_ret(const char *what, const void *obj)
+{
+	if (obj)
+		out("%s = ok", what);
+	else
+		out("%s = NULL %s", what, strerrorname_np(errno) ?: "?");
+}
+
+/* An id bound to ADDR, which gives it the address's device. */
+static struct rdma_cm_id *bound_id(void)
+{
+	struct sockaddr_storage ss;
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) || rdma_bind_addr(id, at(&ss, 0))) {
+		ret("bound id", -1);
+		exit(3);
+	}
+	out("id->verbs %s", id->verbs ? "set" : "NULL");
+	if (!id->verbs)
+		exit(3);
+	return id;
+}
+
+/*
+ * V3: IBV_ACCESS_REMOTE_ATOMIC at registration (with LOCAL_WRITE, as
+ * ib_check_mr_access() wants) and in a QP's access flags, as the kernel
+ * and rxe accept it, whatever the device's atomic_cap.
+ */
+static void c_remote_atomic(void)
+{
+	const int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qp_access_flags = all,
+	};
+	struct rdma_cm_id *id = bound_id();
+	static char buf[4096];
+	struct ibv_qp_init_attr qia2;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+
+	pd = ibv_alloc_pd(id->verbs);
+	cq = ibv_create_cq(id->verbs, 2, NULL, NULL, 0);
+	if (!pd || !cq) {
+		out("pd or cq failed");
+		exit(3);
+	}
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_ATOMIC);
+	verbs_ret("ibv_reg_mr REMOTE_ATOMIC alone", mr);
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), all);
+	verbs_ret("ibv_reg_mr every access flag", mr);
+	if (mr) {
+		out("mr access lkey %s", mr->lkey ? "set" : "0");
+		ret("ibv_dereg_mr", ibv_dereg_mr(mr));
+	}
+	qia.send_cq = qia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qia);
+	verbs_ret("ibv_create_qp", qp);
+	if (!qp)
+		exit(3);
+	errno = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_ACCESS_FLAGS);
+	ret("ibv_modify_qp INIT every access flag", errno ? -1 : 0);
+	memset(&qa, 0, sizeof(qa));
+	errno = ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, &qia2);
+	ret("ibv_query_qp", errno ? -1 : 0);
+	out("qp_state %d qp_access_flags %#x", qa.qp_state, qa.qp_access_flags);
+	ret("ibv_destroy_qp", ibv_destroy_qp(qp));
+	ret("ibv_destroy_cq", ibv_destroy_cq(cq));
+	ret("ibv_dealloc_pd", ibv_dealloc_pd(pd));
+	ret("rdma_destroy_id", rdma_destroy_id(id));
+}
+
+/*
+ * V4: a context from rdma_get_devices() is used after rdma_free_devices(),
+ * with no id or object holding it: librdmacm keeps its devices open.
+ */
+static void c_devices_after_free(void)
+{
+	struct ibv_device_attr attr;
+	struct ibv_context **list, *ctx;
+	struct ibv_pd *pd;
+	int n = -1;
+
+	list = rdma_get_devices(&n);
+	if (!list || n < 1 || !list[0]) {
+		out("rdma_get_devices: none");
+		exit(3);
+	}
+	ctx = list[0];
+	rdma_free_devices(list);
+	pd = ibv_alloc_pd(ctx);
+	verbs_ret("ibv_alloc_pd on the freed list's context", pd);
+	if (pd)
+		ret("ibv_dealloc_pd", ibv_dealloc_pd(pd));
+	errno = ibv_query_device(ctx, &attr);
+	ret("ibv_query_device", errno ? -1 : 0);
+	out("phys_port_cnt %u", attr.phys_port_cnt);
+	/* The same device again: the same context. */
+	list = rdma_get_devices(&n);
+	if (!list)
+		exit(3);
+	out("second list: %s context", list[0] == ctx ? "the same" : "another");
+	rdma_free_devices(list);
+}
+
 /* A case that outlives its time is killed, with whatever it holds open. */
 static pid_t child;
 static void on_alarm(int sig)
@@ -845,6 +963,8 @@ static const struct fcase {
 	{ "addrinfo/flags-family-errors", c_addrinfo },
 	{ "addrinfo/null-node-null-service-passive", c_addrinfo_null },
 	{ "events/event-str", c_event_str },
+	{ "verbs/remote-atomic-access", c_remote_atomic },
+	{ "verbs/device-list-context-after-free", c_devices_after_free },
 };
 
 int main(int argc, char **argv)
