@@ -4,8 +4,9 @@
  * rdma_get_cm_event() calls, poll() sees what the library holds (the
  * shared page), and the records it holds follow their ids: dropped with a
  * destroyed id (a listener's buffered request taking its new id along),
- * moved with a migrated one, each to its own synchronous id on a channel
- * shared by a synchronous listener's ids, once to one of several threads.
+ * moved with a migrated one, each to its own synchronous id (a synchronous
+ * listener's new ids on channels of their own), once to one of several
+ * threads.
  *
  * Events are made by resolving ids to the loopback: each id's state says
  * (QUERY_ID, under the same lock as the queueing) when its event is
@@ -509,11 +510,12 @@ static void *sync_accept(void *p)
 }
 
 /*
- * A synchronous listener's new ids share its channel (no channel, no
- * migration of their own); two accepted at once, on two threads, each
- * return on their own ESTABLISHED.
+ * A synchronous listener's new ids each get a private channel of their
+ * own, as librdmacm's (review R2): O_NONBLOCK on the listener's fd is not
+ * theirs; two accepted at once, on two threads, each return on their own
+ * ESTABLISHED.
  */
-TEST(sync_requests_share_the_listeners_channel)
+TEST(sync_requests_get_channels_of_their_own)
 {
 	struct sockaddr_in sin = sin4("127.0.0.1", 20302);
 	struct sync_client c[2] = { { .dst = sin }, { .dst = sin } };
@@ -530,9 +532,14 @@ TEST(sync_requests_share_the_listeners_channel)
 		ASSERT_EQ(0, pthread_create(&cth[i], NULL, sync_connect, &c[i]));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, rdma_get_request(listen, &a[i].id));
-		EXPECT_EQ(listen->channel, a[i].id->channel);
+		EXPECT_NE(listen->channel, a[i].id->channel);
+		EXPECT_NE(listen->channel->fd, a[i].id->channel->fd);
 		EXPECT_EQ(RDMA_CM_EVENT_CONNECT_REQUEST, a[i].id->event->event);
 	}
+	EXPECT_NE(a[0].id->channel->fd, a[1].id->channel->fd);
+	ASSERT_EQ(0, nonblock(listen->channel->fd));
+	for (i = 0; i < 2; i++)
+		EXPECT_FALSE(fcntl(a[i].id->channel->fd, F_GETFL) & O_NONBLOCK);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, pthread_create(&ath[i], NULL, sync_accept, &a[i]));
 	for (i = 0; i < 2; i++) {
@@ -549,7 +556,6 @@ TEST(sync_requests_share_the_listeners_channel)
 		EXPECT_EQ(0, rdma_destroy_id(a[i].id));
 		EXPECT_EQ(0, rdma_destroy_id(c[i].id));
 	}
-	/* The channel outlives the listener's requests, then goes with the last. */
 	EXPECT_EQ(0, rdma_destroy_id(listen));
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }

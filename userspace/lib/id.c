@@ -186,7 +186,7 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 	priv->id.ps = ps;
 	priv->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	if (!channel) {
-		own = softcm_channel_open(0);
+		own = softcm_channel_open();
 		if (!own) {
 			free(priv);
 			return NULL;
@@ -200,7 +200,7 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 	return priv;
 }
 
-/* A synchronous id's channel may be shared with its listener's other ids. */
+/* A synchronous id's channel is its own. */
 void softcm_id_free(struct softcm_id_priv *priv)
 {
 	softcm_cmdev_put(priv->cmdev);
@@ -251,7 +251,7 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	int err, was_sync = priv->sync;
 
 	if (!channel) {
-		own = softcm_channel_open(0);
+		own = softcm_channel_open();
 		if (!own)
 			return -1;
 		channel = &own->channel;

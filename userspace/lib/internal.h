@@ -93,11 +93,11 @@ struct softcm_departure {
  * thread at a time reads (@reading), with no lock held, into @rbuf
  * (@rbuf_cap records), with a record of @spare ready for each: only the
  * reader touches those three.
- * @page is the file's shared page, whose held poll() honours: mapped for
- * channels the application sees, NULL for a synchronous id's own.
+ * @page is the file's shared page, whose held poll() honours, mapped for
+ * every channel.
  * @users (atomic): the application's channel is its own until
- * rdma_destroy_event_channel(); a private one is shared by a synchronous
- * listener and its new ids; records read from it and moved away hold it.
+ * rdma_destroy_event_channel(), a private one its synchronous id's;
+ * records read from it and moved away hold it.
  */
 struct softcm_channel {
 	struct rdma_event_channel channel;
@@ -254,7 +254,7 @@ struct softcm_cmdev {
  */
 
 /* abi.c */
-struct softcm_channel *softcm_channel_open(int page);
+struct softcm_channel *softcm_channel_open(void);
 void softcm_channel_get(struct softcm_channel *sch);
 void softcm_channel_put(struct softcm_channel *sch);
 
