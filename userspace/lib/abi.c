@@ -146,6 +146,37 @@ too_old:
 }
 
 /*
+ * fork(): a child inherits the parent's channels, their files and the
+ * library's state of them (buffered records, waiters, counts), but not
+ * their pages (MADV_DONTFORK).  Their records and counts are the
+ * parent's: a child that read one would take it from the parent, whose
+ * rdma_destroy_id() would then wait for it for ever.  So a channel works
+ * in the process that opened it only, and elsewhere its calls fail with
+ * EACCES, as rdma_ucm refuses a file used with other credentials than its
+ * opener's (ib_safe_file_access()).  A process generation, bumped in
+ * every child, tells the two apart without a system call.
+ */
+static unsigned int fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void in_child(void)
+{
+	__atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
+}
+
+static void watch_fork(void)
+{
+	pthread_atfork(NULL, NULL, in_child);
+}
+
+int softcm_channel_check(const struct softcm_channel *sch)
+{
+	if (sch->fork_gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED))
+		return softcm_err(EACCES);
+	return 0;
+}
+
+/*
  * A new channel with one user, its namespace noted: the verbs device of
  * its ids must be that one's.  Every channel has its page, a synchronous
  * id's own too: the application may poll() id->channel->fd, and sees
@@ -157,11 +188,13 @@ struct softcm_channel *softcm_channel_open(void)
 	struct stat st;
 	int err;
 
+	pthread_once(&fork_once, watch_fork);
 	sch = calloc(1, sizeof(*sch));
 	if (!sch) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	sch->fork_gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 	sch->channel.fd = open_device();
 	if (sch->channel.fd < 0)
 		goto err_free;
@@ -212,7 +245,8 @@ void softcm_channel_put(struct softcm_channel *sch)
 		sch->spare = rec->next;
 		free(rec);
 	}
-	if (sch->page)
+	/* A child has no page: the address may be another mapping's now. */
+	if (sch->page && !softcm_channel_check(sch))
 		munmap(sch->page, SOFTCM_EVENT_PAGE_SIZE);
 	close(sch->channel.fd);
 	free(sch->rbuf);

@@ -303,7 +303,7 @@ static void fill_cancelable(struct softcm_channel *sch, ssize_t *n)
  * The oldest buffered record (of @priv, unless NULL), reading when there
  * is none: blocks unless the file is O_NONBLOCK (EAGAIN when nothing is
  * buffered and the kernel has nothing either).  The record is the
- * caller's to free (softcm_evrec_free()).
+ * caller's to free (softcm_evrec_free()).  EACCES in a forked child.
  */
 int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		      struct softcm_evrec **recp)
@@ -314,6 +314,9 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 	ssize_t n;
 	int err = 0;
 
+	/* The records and the page of a forked child's channel are its parent's. */
+	if (softcm_channel_check(sch))
+		return -1;
 	pthread_mutex_lock(&sch->lock);
 	for (;;) {
 		for (link = &sch->head; *link; link = &(*link)->next)

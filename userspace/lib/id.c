@@ -13,8 +13,11 @@
 
 #include "internal.h"
 
+/* EACCES in a forked child (abi.c), as rdma_ucm's commands. */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
 {
+	if (softcm_channel_check(to_schannel(priv->id.channel)))
+		return -1;
 	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
 }
 
@@ -250,6 +253,8 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	struct softcm_migrate_id c = { 0 };
 	int err, was_sync = priv->sync;
 
+	if (softcm_channel_check(old) || (channel && softcm_channel_check(to_schannel(channel))))
+		return -1;
 	if (!channel) {
 		own = softcm_channel_open();
 		if (!own)

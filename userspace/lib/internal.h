@@ -94,7 +94,7 @@ struct softcm_departure {
  * (@rbuf_cap records), with a record of @spare ready for each: only the
  * reader touches those three.
  * @page is the file's shared page, whose held poll() honours, mapped for
- * every channel.
+ * every channel.  @fork_gen: the channel is usable in its opener only.
  * @users (atomic): the application's channel is its own until
  * rdma_destroy_event_channel(), a private one its synchronous id's;
  * records read from it and moved away hold it.
@@ -105,6 +105,7 @@ struct softcm_channel {
 	ino_t ns_ino;
 	unsigned long users;
 	struct softcm_event_page *page;
+	unsigned int fork_gen;		/* the opener's (abi.c) */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -255,6 +256,7 @@ struct softcm_cmdev {
 
 /* abi.c */
 struct softcm_channel *softcm_channel_open(void);
+int softcm_channel_check(const struct softcm_channel *sch);
 void softcm_channel_get(struct softcm_channel *sch);
 void softcm_channel_put(struct softcm_channel *sch);
 
