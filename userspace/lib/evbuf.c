@@ -18,17 +18,26 @@
  * event it never handed out, and is tagged with the migration, so that
  * given back on the new channel it does not count a second time.
  *
+ * A migrated id's order holds on its new channel: until the records of
+ * it that the old channel's reader had taken from the kernel have all
+ * arrived (the kernel's count at MIGRATE_ID says how many), the id's
+ * newer records, read from the new file, wait (@mig_hold), and a caller
+ * that wants one waits for the arrival rather than read on; the arrival
+ * wakes the new file's pollers (softcm_evbuf_arrived()).
+ *
  * Locks: a channel's lock, then (the two channels of a migration) the
  * other's in address order; an id's mut is never taken under either.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define RBUF_MAX	32
+#define ARRIVAL_POLL_NS	1000000		/* softcm_evbuf_arrived() */
 
 static void id_count(struct softcm_id_priv *priv, uint32_t *count, uint32_t n)
 {
@@ -58,6 +67,19 @@ static struct softcm_id_priv *rec_priv(const struct softcm_evrec *rec)
 	return (struct softcm_id_priv *)(uintptr_t)rec->full.ev.uid;
 }
 
+/*
+ * A record its id's migration has not let out yet: one read from the new
+ * file (not moved or forwarded by the migration) while older ones may be
+ * on their way.  mig_gen is set before mig_hold is.
+ */
+static int held_back(const struct softcm_evrec *rec)
+{
+	struct softcm_id_priv *priv = rec_priv(rec);
+
+	return priv && __atomic_load_n(&priv->mig_hold, __ATOMIC_ACQUIRE) &&
+	       rec->mig_gen != __atomic_load_n(&priv->mig_gen, __ATOMIC_RELAXED);
+}
+
 /* Before the lock that guards nr_held is dropped: poll() sees it at once. */
 static void publish_held(struct softcm_channel *sch)
 {
@@ -85,8 +107,30 @@ static struct softcm_evrec *unlink_at(struct softcm_channel *sch, struct softcm_
 	return rec;
 }
 
-/* @rec goes into @to's buffer: it holds its file if that is another's. */
-static void append_moved(struct softcm_channel *to, struct softcm_evrec *rec)
+/*
+ * @rec, forwarded, goes before the records of its id that @to's reader
+ * read from the file after the migration: they are newer.
+ */
+static void insert_forwarded(struct softcm_channel *to, struct softcm_evrec *rec)
+{
+	struct softcm_id_priv *priv = rec_priv(rec);
+	struct softcm_evrec **link;
+
+	for (link = &to->head; *link; link = &(*link)->next)
+		if (rec_priv(*link) == priv && (*link)->mig_gen != rec->mig_gen)
+			break;
+	rec->next = *link;
+	*link = rec;
+	if (to->tail == link)
+		to->tail = &rec->next;
+	to->nr_held++;
+}
+
+/*
+ * @rec goes into @to's buffer, at its end unless @forwarded: it holds its
+ * file if that is another's.
+ */
+static void add_moved(struct softcm_channel *to, struct softcm_evrec *rec, int forwarded)
 {
 	if (rec->from == to && rec->holds_from) {
 		/* @to's own user (the caller's) keeps it open. */
@@ -97,7 +141,10 @@ static void append_moved(struct softcm_channel *to, struct softcm_evrec *rec)
 		rec->holds_from = 1;
 	}
 	rec->mig_gen = rec_priv(rec)->mig_gen;
-	append(to, rec);
+	if (forwarded)
+		insert_forwarded(to, rec);
+	else
+		append(to, rec);
 }
 
 void softcm_evrec_free(struct softcm_evrec *rec)
@@ -146,7 +193,8 @@ struct forward {
 
 /*
  * Records of migrated ids, read after their migration took the rest: to
- * the end of the destination's buffer, as the migration's wait expects.
+ * the destination's buffer, after those moved and before the newer ones
+ * read there, as the migration's wait expects.
  */
 static void forward(struct forward *fwd, unsigned int n)
 {
@@ -164,7 +212,7 @@ static void forward(struct forward *fwd, unsigned int n)
 		 */
 		id_count(priv, &priv->events_moved, 1);
 		pthread_mutex_lock(&to->lock);
-		append_moved(to, fwd[i].rec);
+		add_moved(to, fwd[i].rec, 1);
 		publish_held(to);
 		pthread_cond_broadcast(&to->cond);
 		pthread_mutex_unlock(&to->lock);
@@ -247,11 +295,14 @@ static unsigned int stash(struct softcm_channel *sch, ssize_t n, struct softcm_e
 		 * (a new id before rdma_accept()): a uid of 0 would be a
 		 * kernel bug, and there is no id to give its event to.
 		 */
+		if (rec_priv(rec))
+			__atomic_add_fetch(&rec_priv(rec)->events_read, 1, __ATOMIC_RELAXED);
 		d = rec_priv(rec) ? departure_of(sch, rec_priv(rec)) : NULL;
 		if (!rec_priv(rec) || (d && !d->to)) {
 			rec->next = *drops;
 			*drops = rec;
 		} else if (d) {
+			d->forwarded++;
 			fwd[nfwd].rec = rec;
 			fwd[nfwd++].to = d->to;
 		} else {
@@ -292,6 +343,13 @@ static void wait_channel(struct softcm_channel *sch)
 	pthread_cleanup_pop(0);
 }
 
+static void wait_channel_until(struct softcm_channel *sch, const struct timespec *ts)
+{
+	pthread_cleanup_push(unlock_cleanup, &sch->lock);
+	pthread_cond_timedwait(&sch->cond, &sch->lock, ts);
+	pthread_cleanup_pop(0);
+}
+
 static void fill_cancelable(struct softcm_channel *sch, ssize_t *n)
 {
 	pthread_cleanup_push(reader_cleanup, sch);
@@ -311,17 +369,22 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 	struct softcm_evrec **link, *rec = NULL, *drops;
 	struct forward fwd[RBUF_MAX];
 	unsigned int nfwd;
+	int err = 0, held;
 	ssize_t n;
-	int err = 0;
 
 	/* The records and the page of a forked child's channel are its parent's. */
 	if (softcm_channel_check(sch))
 		return -1;
 	pthread_mutex_lock(&sch->lock);
 	for (;;) {
-		for (link = &sch->head; *link; link = &(*link)->next)
-			if (!priv || rec_priv(*link) == priv)
+		held = 0;
+		for (link = &sch->head; *link; link = &(*link)->next) {
+			if (priv && rec_priv(*link) != priv)
+				continue;
+			if (!held_back(*link))
 				break;
+			held = 1;
+		}
 		if (*link) {
 			rec = unlink_at(sch, link);
 			publish_held(sch);
@@ -329,7 +392,8 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		}
 		if (err)
 			break;
-		if (sch->reading) {
+		/* A held-back record is let out soon: no read() that may block. */
+		if (sch->reading || held) {
 			wait_channel(sch);
 			continue;
 		}
@@ -427,12 +491,13 @@ uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *t
 			continue;
 		}
 		rec = unlink_at(from, link);
-		append_moved(to, rec);
+		add_moved(to, rec, 0);
 		n++;
 	}
 	publish_held(from);
 	publish_held(to);
 	if (depart) {
+		priv->departure.forwarded = 0;
 		priv->departure.priv = priv;
 		priv->departure.to = to;
 		priv->departure.next = from->departures;
@@ -470,4 +535,52 @@ void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *pr
 		}
 	}
 	pthread_mutex_unlock(&sch->lock);
+}
+
+/*
+ * rdma_migrate_id() from @from to another channel @to, after MIGRATE_ID,
+ * which reported @reported of the id's records ever read from its files:
+ * we wait until the library has read every one of them, so that those
+ * the reader of @from took have been forwarded, and for @from's
+ * forwarding to end (a read() that took records returns at once: the
+ * wait is short), then let out the id's newer records on @to.  Returns
+ * how many records were forwarded: they may have come after MIGRATE_ID
+ * woke @to's pollers.  The departure stays until softcm_evbuf_departed().
+ *
+ * A record of the id read from @to's file counts too, and wakes nobody
+ * here: hence the wait's bound, after which it looks again.  One read
+ * there after MIGRATE_ID counted can end the wait before a forwarded one
+ * has come (it is not among @reported); that needs a third thread's
+ * read() to outrun the second's, and costs only that record's order.
+ */
+uint32_t softcm_evbuf_arrived(struct softcm_channel *from, struct softcm_channel *to,
+			      struct softcm_id_priv *priv, uint32_t reported)
+{
+	uint32_t forwarded;
+	struct timespec ts;
+
+	pthread_mutex_lock(&from->lock);
+	while ((int32_t)(__atomic_load_n(&priv->events_read, __ATOMIC_RELAXED) - reported) < 0 ||
+	       from->forwarding) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += ARRIVAL_POLL_NS;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		wait_channel_until(from, &ts);
+	}
+	forwarded = priv->departure.forwarded;
+	pthread_mutex_unlock(&from->lock);
+	softcm_evbuf_release(to, priv);
+	return forwarded;
+}
+
+/* The id's records on @to go out in order again; waiters look anew. */
+void softcm_evbuf_release(struct softcm_channel *to, struct softcm_id_priv *priv)
+{
+	__atomic_store_n(&priv->mig_hold, 0, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&to->lock);
+	pthread_cond_broadcast(&to->cond);
+	pthread_mutex_unlock(&to->lock);
 }

@@ -265,8 +265,11 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	pthread_mutex_lock(&priv->mut);
 	priv->events_moved = 0;
 	priv->events_moved_acked = 0;
-	priv->mig_gen++;
+	__atomic_store_n(&priv->mig_gen, priv->mig_gen + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&priv->mut);
+	/* The id's records read from @channel's file wait for the older ones. */
+	if (to != old)
+		__atomic_store_n(&priv->mig_hold, 1, __ATOMIC_RELEASE);
 	softcm_evbuf_move(old, to, priv, to != old);
 	c.fd = old->channel.fd;
 	c.handle = priv->handle;
@@ -275,6 +278,7 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 		if (to != old) {
 			softcm_evbuf_departed(old, priv);
 			softcm_evbuf_move(to, old, priv, 0);
+			softcm_evbuf_release(to, priv);
 		}
 		if (own)
 			softcm_channel_put(own);
@@ -289,6 +293,16 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 		priv->sync = own != NULL;
 	pthread_mutex_unlock(&priv->mut);
 
+	/*
+	 * Records forwarded after the id may have come after MIGRATE_ID woke
+	 * the new file's pollers: a MIGRATE_ID of the id within its own file,
+	 * which changes nothing but wakes them (uapi.rst), says they are there.
+	 */
+	if (to != old && softcm_evbuf_arrived(old, to, priv, c.events_reported)) {
+		struct softcm_migrate_id w = { .fd = channel->fd, .handle = c.handle };
+
+		ioctl(channel->fd, SOFTCM_IOCTL_MIGRATE_ID, &w);
+	}
 	/* A synchronous id's last event is ours to give back. */
 	if (was_sync)
 		softcm_put_event(priv);

@@ -80,6 +80,7 @@ struct softcm_departure {
 	struct softcm_departure *next;
 	struct softcm_id_priv *priv;
 	struct softcm_channel *to;
+	uint32_t forwarded;		/* sent after it */
 };
 
 /*
@@ -147,7 +148,10 @@ struct softcm_id_priv {
 	 * id's own migration is the application's bug, as in librdmacm);
 	 * id.event belongs to the thread making a synchronous id's calls.
 	 * departure is its entry in a channel's departures, under that
-	 * channel's lock.
+	 * channel's lock.  events_read (atomic): its records read from the
+	 * kernel, ever; mig_hold (atomic): a migration's older records may
+	 * still be on their way to the new channel, where the newer ones wait
+	 * (evbuf.c).
 	 */
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
@@ -156,6 +160,8 @@ struct softcm_id_priv {
 	uint32_t events_moved_acked;	/* of those, given back since */
 	uint32_t mig_gen;		/* its migrations, counted from 1 */
 	struct softcm_departure departure;
+	uint32_t events_read;
+	int mig_hold;
 
 	struct ibv_sa_path_rec path;	/* id.route.path_rec once resolved */
 
@@ -296,6 +302,9 @@ void softcm_evbuf_forget(struct softcm_channel *sch, struct softcm_id_priv *priv
 uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *to,
 			   struct softcm_id_priv *priv, int depart);
 void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *priv);
+uint32_t softcm_evbuf_arrived(struct softcm_channel *from, struct softcm_channel *to,
+			      struct softcm_id_priv *priv, uint32_t reported);
+void softcm_evbuf_release(struct softcm_channel *to, struct softcm_id_priv *priv);
 
 /* id.c */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);
