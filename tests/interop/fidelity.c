@@ -30,6 +30,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -928,6 +929,116 @@ static void c_devices_after_free(void)
 	rdma_free_devices(list);
 }
 
+/* A client on CH connects to the listener with a QP-less request. */
+static struct rdma_cm_id *connecting_client(struct rdma_event_channel *ch)
+{
+	struct rdma_conn_param p = param(NULL, CLIENT_QPN);
+	struct rdma_cm_id *cid = client(ch);
+
+	ret("rdma_connect", rdma_connect(cid, &p));
+	return cid;
+}
+
+static int fd_nonblock(int fd)
+{
+	return !!(fcntl(fd, F_GETFL) & O_NONBLOCK);
+}
+
+/*
+ * R2: a synchronous listener's new id has a channel of its own (librdmacm
+ * migrates it to a private one): O_NONBLOCK on the listener's fd is not
+ * the new id's, and rdma_migrate_id(new id, NULL) sees a synchronous id.
+ */
+static void c_sync_new_id_channel(void)
+{
+	struct rdma_event_channel *cch = channel();
+	struct rdma_cm_id *lid = listener(NULL), *cid, *sid = NULL;
+
+	cid = connecting_client(cch);
+	ret("rdma_get_request", rdma_get_request(lid, &sid));
+	if (!sid)
+		exit(3);
+	out("new id's channel: %s, fd %s", sid->channel == lid->channel ? "the listener's" : "its own",
+	    sid->channel->fd == lid->channel->fd ? "the listener's" : "its own");
+	ret("fcntl listener O_NONBLOCK",
+	    fcntl(lid->channel->fd, F_SETFL, fcntl(lid->channel->fd, F_GETFL) | O_NONBLOCK));
+	out("listener O_NONBLOCK %d, new id O_NONBLOCK %d", fd_nonblock(lid->channel->fd),
+	    fd_nonblock(sid->channel->fd));
+	ret("rdma_migrate_id new id to NULL", rdma_migrate_id(sid, NULL));
+	ret("rdma_destroy_id", rdma_destroy_id(sid) || rdma_destroy_id(cid) ||
+	    rdma_destroy_id(lid));
+}
+
+/*
+ * R3: poll() on a synchronous listener's fd says readable while a
+ * request is there for rdma_get_request(), whether the kernel still
+ * queues it (librdmacm) or the library already read it.
+ */
+static void c_sync_poll_request(void)
+{
+	struct rdma_event_channel *cch = channel();
+	struct rdma_cm_id *lid = listener(NULL), *cid[3], *sid[3] = { 0 };
+	struct pollfd pfd = { .fd = lid->channel->fd, .events = POLLIN };
+	int i, r;
+
+	for (i = 0; i < 3; i++)
+		cid[i] = connecting_client(cch);
+	/* The three requests reach the listener. */
+	usleep(g_wait_ms * 50);
+	for (i = 0; i < 2; i++)
+		ret("rdma_get_request", rdma_get_request(lid, &sid[i]));
+	r = poll(&pfd, 1, 0);
+	out("poll(listener fd) after two requests = %d revents %#x", r, pfd.revents);
+	ret("fcntl listener O_NONBLOCK",
+	    fcntl(lid->channel->fd, F_SETFL, fcntl(lid->channel->fd, F_GETFL) | O_NONBLOCK));
+	ret("rdma_get_request third, non-blocking", rdma_get_request(lid, &sid[2]));
+	r = poll(&pfd, 1, 0);
+	out("poll(listener fd) after three requests = %d", r);
+	for (i = 0; i < 3; i++) {
+		if (sid[i])
+			rdma_destroy_id(sid[i]);
+		rdma_destroy_id(cid[i]);
+	}
+	ret("rdma_destroy_id", rdma_destroy_id(lid));
+}
+
+/*
+ * R4: a forked child that reads its parent's channel is refused (rdma_ucm
+ * checks the file's credentials); the parent still has its event and
+ * destroys its id.
+ */
+static void c_fork_child_reads(void)
+{
+	struct rdma_event_channel *ch = channel();
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct sockaddr_storage ss;
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+	int status;
+	pid_t pid;
+
+	ret("rdma_create_id", rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	ret("rdma_resolve_addr", rdma_resolve_addr(id, NULL, at(&ss, g_port), 2000));
+	out("poll before fork = %d", poll(&pfd, 1, g_wait_ms));
+	pid = fork();
+	if (pid < 0)
+		exit(3);
+	if (!pid) {
+		ret("child: rdma_get_cm_event", rdma_get_cm_event(ch, &e));
+		ret("child: rdma_destroy_id", rdma_destroy_id(id));
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		exit(3);
+	if (WIFSIGNALED(status))
+		out("child: crash SIG%s", sigabbrev_np(WTERMSIG(status)) ?: "?");
+	else
+		out("child: exit %d", WEXITSTATUS(status));
+	out("parent: poll after the child = %d", poll(&pfd, 1, 0));
+	ev_ack(ch, "parent", RDMA_CM_EVENT_ADDR_RESOLVED);
+	ret("parent: rdma_destroy_id", rdma_destroy_id(id));
+}
+
 /* A case that outlives its time is killed, with whatever it holds open. */
 static pid_t child;
 static void on_alarm(int sig)
@@ -965,6 +1076,9 @@ static const struct fcase {
 	{ "events/event-str", c_event_str },
 	{ "verbs/remote-atomic-access", c_remote_atomic },
 	{ "verbs/device-list-context-after-free", c_devices_after_free },
+	{ "sync/new-id-has-its-own-channel", c_sync_new_id_channel },
+	{ "sync/poll-sees-a-request-read-ahead", c_sync_poll_request },
+	{ "fork/child-reads-inherited-channel", c_fork_child_reads },
 };
 
 int main(int argc, char **argv)
