@@ -929,10 +929,14 @@ static void c_devices_after_free(void)
 	rdma_free_devices(list);
 }
 
-/* A client on CH connects to the listener with a QP-less request. */
-static struct rdma_cm_id *connecting_client(struct rdma_event_channel *ch)
+/*
+ * A client on CH connects to the listener with a QP-less request,
+ * announcing CLIENT_QPN + I: the Linux CM rejects a second REQ from one CA
+ * with a QPN it already has (stale connection).
+ */
+static struct rdma_cm_id *connecting_client(struct rdma_event_channel *ch, unsigned int i)
 {
-	struct rdma_conn_param p = param(NULL, CLIENT_QPN);
+	struct rdma_conn_param p = param(NULL, CLIENT_QPN + i);
 	struct rdma_cm_id *cid = client(ch);
 
 	ret("rdma_connect", rdma_connect(cid, &p));
@@ -954,7 +958,7 @@ static void c_sync_new_id_channel(void)
 	struct rdma_event_channel *cch = channel();
 	struct rdma_cm_id *lid = listener(NULL), *cid, *sid = NULL;
 
-	cid = connecting_client(cch);
+	cid = connecting_client(cch, 0);
 	ret("rdma_get_request", rdma_get_request(lid, &sid));
 	if (!sid)
 		exit(3);
@@ -982,7 +986,7 @@ static void c_sync_poll_request(void)
 	int i, r;
 
 	for (i = 0; i < 3; i++)
-		cid[i] = connecting_client(cch);
+		cid[i] = connecting_client(cch, i);
 	/* The three requests reach the listener. */
 	usleep(g_wait_ms * 50);
 	for (i = 0; i < 2; i++)

@@ -37,7 +37,7 @@
 #include "internal.h"
 
 #define RBUF_MAX	32
-#define ARRIVAL_POLL_NS	1000000		/* softcm_evbuf_arrived() */
+#define ARRIVAL_WAIT_MS	1000		/* softcm_evbuf_arrived()'s bound */
 
 static void id_count(struct softcm_id_priv *priv, uint32_t *count, uint32_t n)
 {
@@ -331,6 +331,7 @@ static void reader_cleanup(void *arg)
 
 	pthread_mutex_lock(&sch->lock);
 	sch->reading = 0;
+	sch->cycles_done++;
 	pthread_cond_broadcast(&sch->cond);
 	pthread_mutex_unlock(&sch->lock);
 }
@@ -343,11 +344,14 @@ static void wait_channel(struct softcm_channel *sch)
 	pthread_cleanup_pop(0);
 }
 
-static void wait_channel_until(struct softcm_channel *sch, const struct timespec *ts)
+static int wait_channel_until(struct softcm_channel *sch, const struct timespec *ts)
 {
+	int ret;
+
 	pthread_cleanup_push(unlock_cleanup, &sch->lock);
-	pthread_cond_timedwait(&sch->cond, &sch->lock, ts);
+	ret = pthread_cond_timedwait(&sch->cond, &sch->lock, ts);
 	pthread_cleanup_pop(0);
+	return ret;
 }
 
 static void fill_cancelable(struct softcm_channel *sch, ssize_t *n)
@@ -398,6 +402,7 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 			continue;
 		}
 		sch->reading = 1;
+		sch->cycles++;
 		pthread_mutex_unlock(&sch->lock);
 
 		fill_cancelable(sch, &n);
@@ -410,8 +415,8 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		sch->reading = 0;
 		drops = NULL;
 		nfwd = n > 0 ? stash(sch, n, &drops, fwd) : 0;
-		pthread_cond_broadcast(&sch->cond);
 		if (drops || nfwd) {
+			pthread_cond_broadcast(&sch->cond);
 			/* A departure waits for this before it ends. */
 			sch->forwarding++;
 			pthread_mutex_unlock(&sch->lock);
@@ -419,8 +424,9 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 			forward(fwd, nfwd);
 			pthread_mutex_lock(&sch->lock);
 			sch->forwarding--;
-			pthread_cond_broadcast(&sch->cond);
 		}
+		sch->cycles_done++;
+		pthread_cond_broadcast(&sch->cond);
 	}
 	pthread_mutex_unlock(&sch->lock);
 	if (!rec)
@@ -497,6 +503,9 @@ uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *t
 	publish_held(from);
 	publish_held(to);
 	if (depart) {
+		/* The id's records are read under @from's lock until it leaves. */
+		priv->departure.read_before = __atomic_load_n(&priv->events_read,
+							      __ATOMIC_RELAXED);
 		priv->departure.forwarded = 0;
 		priv->departure.priv = priv;
 		priv->departure.to = to;
@@ -539,38 +548,43 @@ void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *pr
 
 /*
  * rdma_migrate_id() from @from to another channel @to, after MIGRATE_ID,
- * which reported @reported of the id's records ever read from its files:
- * we wait until the library has read every one of them, so that those
- * the reader of @from took have been forwarded, and for @from's
- * forwarding to end (a read() that took records returns at once: the
- * wait is short), then let out the id's newer records on @to.  Returns
- * how many records were forwarded: they may have come after MIGRATE_ID
- * woke @to's pollers.  The departure stays until softcm_evbuf_departed().
- *
- * A record of the id read from @to's file counts too, and wakes nobody
- * here: hence the wait's bound, after which it looks again.  One read
- * there after MIGRATE_ID counted can end the wait before a forwarded one
- * has come (it is not among @reported); that needs a third thread's
- * read() to outrun the second's, and costs only that record's order.
+ * which counted @reported of the id's records as read: we wait until
+ * those that @from's reader took have been forwarded to @to, then let out
+ * the id's newer records there.  They have when the records read on
+ * @from, before the id left and forwarded since, make @reported; or, since
+ * a record read on @to inside MIGRATE_ID counts in @reported too, when
+ * every read() cycle of @from under way at our look has ended (one that
+ * took records returns at once; one asleep in the kernel holds nothing of
+ * the id, but may sleep for ever).  Both failing at once needs two races
+ * together: then ARRIVAL_WAIT_MS bounds the wait, at the cost of that
+ * record's order.  Returns how many records were forwarded: they may have
+ * come after MIGRATE_ID woke @to's pollers.  The departure stays until
+ * softcm_evbuf_departed().
  */
 uint32_t softcm_evbuf_arrived(struct softcm_channel *from, struct softcm_channel *to,
 			      struct softcm_id_priv *priv, uint32_t reported)
 {
+	struct softcm_departure *d = &priv->departure;
+	unsigned long started;
+	struct timespec until;
 	uint32_t forwarded;
-	struct timespec ts;
 
-	pthread_mutex_lock(&from->lock);
-	while ((int32_t)(__atomic_load_n(&priv->events_read, __ATOMIC_RELAXED) - reported) < 0 ||
-	       from->forwarding) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += ARRIVAL_POLL_NS;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		wait_channel_until(from, &ts);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ARRIVAL_WAIT_MS / 1000;
+	until.tv_nsec += (ARRIVAL_WAIT_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
 	}
-	forwarded = priv->departure.forwarded;
+	pthread_mutex_lock(&from->lock);
+	started = from->cycles;
+	while (from->forwarding ||
+	       ((int32_t)(d->read_before + d->forwarded - reported) < 0 &&
+		(long)(from->cycles_done - started) < 0)) {
+		if (wait_channel_until(from, &until) == ETIMEDOUT)
+			break;
+	}
+	forwarded = d->forwarded;
 	pthread_mutex_unlock(&from->lock);
 	softcm_evbuf_release(to, priv);
 	return forwarded;

@@ -80,7 +80,8 @@ struct softcm_departure {
 	struct softcm_departure *next;
 	struct softcm_id_priv *priv;
 	struct softcm_channel *to;
-	uint32_t forwarded;		/* sent after it */
+	uint32_t read_before;		/* the id's records read when it left */
+	uint32_t forwarded;		/* sent after it since */
 };
 
 /*
@@ -89,7 +90,7 @@ struct softcm_departure {
  *
  * Its records are read in batches and served from a buffer (evbuf.c).
  * @lock guards the buffer (@head, @tail, @nr_held), @reading, @forwarding,
- * @departures and the page's held; @cond announces every change of the
+ * the cycle counts, @departures and the page's held; @cond announces every change of the
  * buffer, the end of every read() and of every cycle's forwarding.  One
  * thread at a time reads (@reading), with no lock held, into @rbuf
  * (@rbuf_cap records), with a record of @spare ready for each: only the
@@ -114,6 +115,7 @@ struct softcm_channel {
 	uint32_t nr_held;
 	int reading;
 	unsigned int forwarding;	/* read() cycles dropping or forwarding */
+	unsigned long cycles, cycles_done;	/* read() cycles begun, ended */
 	struct softcm_departure *departures;
 
 	struct softcm_event_full *rbuf;
@@ -150,8 +152,8 @@ struct softcm_id_priv {
 	 * departure is its entry in a channel's departures, under that
 	 * channel's lock.  events_read (atomic): its records read from the
 	 * kernel, ever; mig_hold (atomic): a migration's older records may
-	 * still be on their way to the new channel, where the newer ones wait
-	 * (evbuf.c).
+	 * still be on their way to the new channel, where the newer ones
+	 * wait (evbuf.c).
 	 */
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
