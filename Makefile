@@ -157,10 +157,11 @@ $(EXEC_PEER): tests/interop/exec_peer.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm -libverbs
 
-# rdma-core's <rdma/rdma_cma.h> for both; only the library differs.
+# rdma-core's <rdma/rdma_cma.h> and <infiniband/verbs.h> for both; only
+# the library differs.
 $(BUILD)/tests/lib/fidelity-rdmacm: tests/interop/fidelity.c
 	@mkdir -p $(@D)
-	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm -lpthread
+	$(CC) -D_GNU_SOURCE $(CFLAGS) -o $@ $< -lrdmacm -libverbs -lpthread
 
 $(BUILD)/tests/lib/fidelity-softcm: tests/interop/fidelity.c $(LIB_SO)
 	@mkdir -p $(@D)

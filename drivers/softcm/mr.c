@@ -35,18 +35,21 @@
 #include "pd.h"
 
 /*
- * Access flags, libibverbs' values: what we enforce, what we refuse as
- * not supported, and the hints that uverbs accepts from any caller and a
+ * Access flags, libibverbs' values: what we enforce (REMOTE_ATOMIC is
+ * accepted and kept, as the kernel and rxe accept it; atomic operations
+ * themselves are refused when posted), what we refuse as not supported,
+ * and the hints that uverbs accepts from any caller and a
  * device may ignore (HUGETLB, and the optional range, relaxed ordering
  * among them), which we ignore.
  */
 #define ACCESS_LOCAL_WRITE	IB_UVERBS_ACCESS_LOCAL_WRITE
 #define ACCESS_REMOTE_WRITE	IB_UVERBS_ACCESS_REMOTE_WRITE
+#define ACCESS_REMOTE_ATOMIC	IB_UVERBS_ACCESS_REMOTE_ATOMIC
 #define ACCESS_SUPPORTED	(IB_UVERBS_ACCESS_LOCAL_WRITE | \
 				 IB_UVERBS_ACCESS_REMOTE_WRITE | \
-				 IB_UVERBS_ACCESS_REMOTE_READ)
-#define ACCESS_UNSUPPORTED	(IB_UVERBS_ACCESS_REMOTE_ATOMIC | \
-				 IB_UVERBS_ACCESS_MW_BIND | \
+				 IB_UVERBS_ACCESS_REMOTE_READ | \
+				 IB_UVERBS_ACCESS_REMOTE_ATOMIC)
+#define ACCESS_UNSUPPORTED	(IB_UVERBS_ACCESS_MW_BIND | \
 				 IB_UVERBS_ACCESS_ZERO_BASED | \
 				 IB_UVERBS_ACCESS_ON_DEMAND)
 #define ACCESS_HINTS		(IB_UVERBS_ACCESS_HUGETLB | \
@@ -62,7 +65,8 @@ static int check_access(u32 access)
 	if (access & ACCESS_UNSUPPORTED)
 		return -EOPNOTSUPP;
 	/* As ib_check_mr_access(): a peer may write only what we may write. */
-	if ((access & ACCESS_REMOTE_WRITE) && !(access & ACCESS_LOCAL_WRITE))
+	if ((access & (ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	return 0;
 }

@@ -398,11 +398,10 @@ static int check_attr(struct softcm_net *sn, u32 mask, const struct softcm_qp_at
 	if ((mask & IB_QP_CUR_STATE) && a->cur_qp_state > IB_QPS_ERR)
 		return -EINVAL;
 	if (mask & IB_QP_ACCESS_FLAGS) {
+		/* REMOTE_ATOMIC as uverbs takes it; atomics fail when posted. */
 		if (a->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 					   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))
 			return -EINVAL;
-		if (a->qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)
-			return -EOPNOTSUPP;
 	}
 	if ((mask & IB_QP_PKEY_INDEX) && a->pkey_index >= SOFTCM_MAX_PKEYS)
 		return -EINVAL;

@@ -133,7 +133,7 @@ static int rc_init_attr(struct softcm_id *id, u32 *mask, struct softcm_qp_attr *
 	attr->pkey_index = 0;
 	/*
 	 * As cm_init_qp_init_attr(), but without REMOTE_ATOMIC: the device
-	 * has no atomics, and its QPs refuse the flag.
+	 * has no atomics (atomic_cap NONE), though its QPs take the flag.
 	 */
 	attr->qp_access_flags = IB_ACCESS_REMOTE_WRITE;
 	if (id->cm.responder_resources)

@@ -30,6 +30,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -810,6 +812,237 @@ static void c_event_str(void)
 	out("%s", rdma_event_str(-1));
 }
 
+/* ---- the library review's findings (issue 28 item 3) ---- */
+
+static void verbs_ret(const char *what, const void *obj)
+{
+	if (obj)
+		out("%s = ok", what);
+	else
+		out("%s = NULL %s", what, strerrorname_np(errno) ?: "?");
+}
+
+/* An id bound to ADDR, which gives it the address's device. */
+static struct rdma_cm_id *bound_id(void)
+{
+	struct sockaddr_storage ss;
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) || rdma_bind_addr(id, at(&ss, 0))) {
+		ret("bound id", -1);
+		exit(3);
+	}
+	out("id->verbs %s", id->verbs ? "set" : "NULL");
+	if (!id->verbs)
+		exit(3);
+	return id;
+}
+
+/*
+ * V3: IBV_ACCESS_REMOTE_ATOMIC at registration (with LOCAL_WRITE, as
+ * ib_check_mr_access() wants) and in a QP's access flags, as the kernel
+ * and rxe accept it, whatever the device's atomic_cap.
+ */
+static void c_remote_atomic(void)
+{
+	const int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qp_access_flags = all,
+	};
+	struct rdma_cm_id *id = bound_id();
+	static char buf[4096];
+	struct ibv_qp_init_attr qia2;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+
+	pd = ibv_alloc_pd(id->verbs);
+	cq = ibv_create_cq(id->verbs, 2, NULL, NULL, 0);
+	if (!pd || !cq) {
+		out("pd or cq failed");
+		exit(3);
+	}
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_ATOMIC);
+	verbs_ret("ibv_reg_mr REMOTE_ATOMIC alone", mr);
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), all);
+	verbs_ret("ibv_reg_mr every access flag", mr);
+	if (mr) {
+		out("mr access lkey %s", mr->lkey ? "set" : "0");
+		ret("ibv_dereg_mr", ibv_dereg_mr(mr));
+	}
+	qia.send_cq = qia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qia);
+	verbs_ret("ibv_create_qp", qp);
+	if (!qp)
+		exit(3);
+	errno = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_ACCESS_FLAGS);
+	ret("ibv_modify_qp INIT every access flag", errno ? -1 : 0);
+	memset(&qa, 0, sizeof(qa));
+	errno = ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, &qia2);
+	ret("ibv_query_qp", errno ? -1 : 0);
+	out("qp_state %d qp_access_flags %#x", qa.qp_state, qa.qp_access_flags);
+	ret("ibv_destroy_qp", ibv_destroy_qp(qp));
+	ret("ibv_destroy_cq", ibv_destroy_cq(cq));
+	ret("ibv_dealloc_pd", ibv_dealloc_pd(pd));
+	ret("rdma_destroy_id", rdma_destroy_id(id));
+}
+
+/*
+ * V4: a context from rdma_get_devices() is used after rdma_free_devices(),
+ * with no id or object holding it: librdmacm keeps its devices open.
+ */
+static void c_devices_after_free(void)
+{
+	struct ibv_device_attr attr;
+	struct ibv_context **list, *ctx;
+	struct ibv_pd *pd;
+	int n = -1;
+
+	list = rdma_get_devices(&n);
+	if (!list || n < 1 || !list[0]) {
+		out("rdma_get_devices: none");
+		exit(3);
+	}
+	ctx = list[0];
+	rdma_free_devices(list);
+	pd = ibv_alloc_pd(ctx);
+	verbs_ret("ibv_alloc_pd on the freed list's context", pd);
+	if (pd)
+		ret("ibv_dealloc_pd", ibv_dealloc_pd(pd));
+	errno = ibv_query_device(ctx, &attr);
+	ret("ibv_query_device", errno ? -1 : 0);
+	out("phys_port_cnt %u", attr.phys_port_cnt);
+	/* The same device again: the same context. */
+	list = rdma_get_devices(&n);
+	if (!list)
+		exit(3);
+	out("second list: %s context", list[0] == ctx ? "the same" : "another");
+	rdma_free_devices(list);
+}
+
+/*
+ * A client on CH connects to the listener with a QP-less request,
+ * announcing CLIENT_QPN + I: the Linux CM rejects a second REQ from one CA
+ * with a QPN it already has (stale connection).
+ */
+static struct rdma_cm_id *connecting_client(struct rdma_event_channel *ch, unsigned int i)
+{
+	struct rdma_conn_param p = param(NULL, CLIENT_QPN + i);
+	struct rdma_cm_id *cid = client(ch);
+
+	ret("rdma_connect", rdma_connect(cid, &p));
+	return cid;
+}
+
+static int fd_nonblock(int fd)
+{
+	return !!(fcntl(fd, F_GETFL) & O_NONBLOCK);
+}
+
+/*
+ * R2: a synchronous listener's new id has a channel of its own (librdmacm
+ * migrates it to a private one): O_NONBLOCK on the listener's fd is not
+ * the new id's, and rdma_migrate_id(new id, NULL) sees a synchronous id.
+ */
+static void c_sync_new_id_channel(void)
+{
+	struct rdma_event_channel *cch = channel();
+	struct rdma_cm_id *lid = listener(NULL), *cid, *sid = NULL;
+
+	cid = connecting_client(cch, 0);
+	ret("rdma_get_request", rdma_get_request(lid, &sid));
+	if (!sid)
+		exit(3);
+	out("new id's channel: %s, fd %s", sid->channel == lid->channel ? "the listener's" : "its own",
+	    sid->channel->fd == lid->channel->fd ? "the listener's" : "its own");
+	ret("fcntl listener O_NONBLOCK",
+	    fcntl(lid->channel->fd, F_SETFL, fcntl(lid->channel->fd, F_GETFL) | O_NONBLOCK));
+	out("listener O_NONBLOCK %d, new id O_NONBLOCK %d", fd_nonblock(lid->channel->fd),
+	    fd_nonblock(sid->channel->fd));
+	ret("rdma_migrate_id new id to NULL", rdma_migrate_id(sid, NULL));
+	ret("rdma_destroy_id", rdma_destroy_id(sid) || rdma_destroy_id(cid) ||
+	    rdma_destroy_id(lid));
+}
+
+/*
+ * R3: poll() on a synchronous listener's fd says readable while a
+ * request is there for rdma_get_request(), whether the kernel still
+ * queues it (librdmacm) or the library already read it.
+ */
+static void c_sync_poll_request(void)
+{
+	struct rdma_event_channel *cch = channel();
+	struct rdma_cm_id *lid = listener(NULL), *cid[3], *sid[3] = { 0 };
+	struct pollfd pfd = { .fd = lid->channel->fd, .events = POLLIN };
+	int i, r;
+
+	for (i = 0; i < 3; i++)
+		cid[i] = connecting_client(cch, i);
+	/* The three requests reach the listener. */
+	usleep(g_wait_ms * 50);
+	for (i = 0; i < 2; i++)
+		ret("rdma_get_request", rdma_get_request(lid, &sid[i]));
+	r = poll(&pfd, 1, 0);
+	out("poll(listener fd) after two requests = %d revents %#x", r, pfd.revents);
+	ret("fcntl listener O_NONBLOCK",
+	    fcntl(lid->channel->fd, F_SETFL, fcntl(lid->channel->fd, F_GETFL) | O_NONBLOCK));
+	ret("rdma_get_request third, non-blocking", rdma_get_request(lid, &sid[2]));
+	r = poll(&pfd, 1, 0);
+	out("poll(listener fd) after three requests = %d", r);
+	for (i = 0; i < 3; i++) {
+		if (sid[i])
+			rdma_destroy_id(sid[i]);
+		rdma_destroy_id(cid[i]);
+	}
+	ret("rdma_destroy_id", rdma_destroy_id(lid));
+}
+
+/*
+ * R4: a forked child that reads its parent's channel is refused (rdma_ucm
+ * checks the file's credentials); the parent still has its event and
+ * destroys its id.
+ */
+static void c_fork_child_reads(void)
+{
+	struct rdma_event_channel *ch = channel();
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct sockaddr_storage ss;
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+	int status;
+	pid_t pid;
+
+	ret("rdma_create_id", rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	ret("rdma_resolve_addr", rdma_resolve_addr(id, NULL, at(&ss, g_port), 2000));
+	out("poll before fork = %d", poll(&pfd, 1, g_wait_ms));
+	pid = fork();
+	if (pid < 0)
+		exit(3);
+	if (!pid) {
+		ret("child: rdma_get_cm_event", rdma_get_cm_event(ch, &e));
+		ret("child: rdma_destroy_id", rdma_destroy_id(id));
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		exit(3);
+	if (WIFSIGNALED(status))
+		out("child: crash SIG%s", sigabbrev_np(WTERMSIG(status)) ?: "?");
+	else
+		out("child: exit %d", WEXITSTATUS(status));
+	out("parent: poll after the child = %d", poll(&pfd, 1, 0));
+	ev_ack(ch, "parent", RDMA_CM_EVENT_ADDR_RESOLVED);
+	ret("parent: rdma_destroy_id", rdma_destroy_id(id));
+}
+
 /* A case that outlives its time is killed, with whatever it holds open. */
 static pid_t child;
 static void on_alarm(int sig)
@@ -845,6 +1078,11 @@ static const struct fcase {
 	{ "addrinfo/flags-family-errors", c_addrinfo },
 	{ "addrinfo/null-node-null-service-passive", c_addrinfo_null },
 	{ "events/event-str", c_event_str },
+	{ "verbs/remote-atomic-access", c_remote_atomic },
+	{ "verbs/device-list-context-after-free", c_devices_after_free },
+	{ "sync/new-id-has-its-own-channel", c_sync_new_id_channel },
+	{ "sync/poll-sees-a-request-read-ahead", c_sync_poll_request },
+	{ "fork/child-reads-inherited-channel", c_fork_child_reads },
 };
 
 int main(int argc, char **argv)

@@ -4,8 +4,9 @@
  * rdma_get_cm_event() calls, poll() sees what the library holds (the
  * shared page), and the records it holds follow their ids: dropped with a
  * destroyed id (a listener's buffered request taking its new id along),
- * moved with a migrated one, each to its own synchronous id on a channel
- * shared by a synchronous listener's ids, once to one of several threads.
+ * moved with a migrated one, each to its own synchronous id (a synchronous
+ * listener's new ids on channels of their own), once to one of several
+ * threads.
  *
  * Events are made by resolving ids to the loopback: each id's state says
  * (QUERY_ID, under the same lock as the queueing) when its event is
@@ -13,6 +14,7 @@
  * A fresh file's handles are 1, 2, ... in the order its ids are created.
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -466,6 +468,233 @@ TEST_F(ev, two_threads_one_channel)
 	}
 }
 
+/*
+ * The library's read(), interposed: armed on one fd, the first read()
+ * there that returns records stops after the kernel counted them as read,
+ * before the library has seen them, until the test lets it go: a reader
+ * whose records of an id come back after that id migrated (they are
+ * forwarded).  The real read() keeps its cancellation point.
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int fd;			/* armed on, or -1 */
+	int reached, released;
+} hook = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, 0, 0 };
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	static ssize_t (*real)(int, void *, size_t);
+	ssize_t n;
+
+	if (!real)
+		real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+	n = real(fd, buf, len);
+	if (n <= 0 || fd != __atomic_load_n(&hook.fd, __ATOMIC_ACQUIRE))
+		return n;
+	pthread_mutex_lock(&hook.lock);
+	if (hook.fd == fd) {
+		hook.fd = -1;
+		hook.reached = 1;
+		pthread_cond_broadcast(&hook.cond);
+		while (!hook.released)
+			pthread_cond_wait(&hook.cond, &hook.lock);
+	}
+	pthread_mutex_unlock(&hook.lock);
+	return n;
+}
+
+static void hook_arm(int fd)
+{
+	pthread_mutex_lock(&hook.lock);
+	hook.reached = 0;
+	hook.released = 0;
+	__atomic_store_n(&hook.fd, fd, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&hook.lock);
+}
+
+static int hook_wait_reached(void)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	pthread_mutex_lock(&hook.lock);
+	while (!hook.reached && !ret)
+		ret = pthread_cond_timedwait(&hook.cond, &hook.lock, &ts);
+	pthread_mutex_unlock(&hook.lock);
+	return ret;
+}
+
+static void hook_release(void)
+{
+	pthread_mutex_lock(&hook.lock);
+	hook.released = 1;
+	pthread_cond_broadcast(&hook.cond);
+	pthread_mutex_unlock(&hook.lock);
+}
+
+static void *release_later(void *arg)
+{
+	usleep(300 * 1000);
+	hook_release();
+	return NULL;
+}
+
+struct migrator {
+	struct rdma_cm_id *id;
+	struct rdma_event_channel *to;
+	int ret;
+};
+
+static void *migrate(void *arg)
+{
+	struct migrator *m = arg;
+
+	m->ret = rdma_migrate_id(m->id, m->to);
+	return NULL;
+}
+
+/* Until @id is on @ch: the kernel moved it (MIGRATE_ID returned). */
+static int wait_moved(struct rdma_cm_id *id, struct rdma_event_channel *ch)
+{
+	long deadline = topo_now_ms() + WAIT_MS;
+
+	while (__atomic_load_n(&id->channel, __ATOMIC_ACQUIRE) != ch) {
+		if (topo_now_ms() > deadline)
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/*
+ * The forwarded-records race (review R5): a reader of the old channel
+ * holds the id's ADDR_RESOLVED, read before the migration and not yet
+ * seen by the library, while the id migrates; the id's newer
+ * ROUTE_RESOLVED is queued on the new channel.  There, ADDR_RESOLVED
+ * still comes first: the newer record waits for it.
+ */
+TEST_F(ev, migrate_forwarded_record_comes_first)
+{
+	struct one_reader r = { .ch = self->ch };
+	struct migrator m = { 0 };
+	struct rdma_event_channel *ch2;
+	struct rdma_cm_event *event;
+	pthread_t rth, mth, lth;
+	struct rdma_cm_id *id;
+
+	ch2 = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch2);
+	ASSERT_EQ(0, resolved_id(self->ch, 1, &id));
+	hook_arm(self->ch->fd);
+	ASSERT_EQ(0, pthread_create(&rth, NULL, get_one_event, &r));
+	ASSERT_EQ(0, hook_wait_reached()) TH_LOG("the reader never read the record");
+	m.id = id;
+	m.to = ch2;
+	ASSERT_EQ(0, pthread_create(&mth, NULL, migrate, &m));
+	ASSERT_EQ(0, wait_moved(id, ch2));
+	alarm(3 * WAIT_MS / 1000);
+	ASSERT_EQ(0, rdma_resolve_route(id, 2000));
+	ASSERT_EQ(0, wait_state(ch2->fd, 1, SOFTCM_STATE_ROUTE_RESOLVED));
+	ASSERT_EQ(0, pthread_create(&lth, NULL, release_later, NULL));
+	ASSERT_EQ(0, rdma_get_cm_event(ch2, &event));
+	EXPECT_EQ(id, event->id);
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, event->event);
+	rdma_ack_cm_event(event);
+	ASSERT_EQ(0, rdma_get_cm_event(ch2, &event));
+	EXPECT_EQ(id, event->id);
+	EXPECT_EQ(RDMA_CM_EVENT_ROUTE_RESOLVED, event->event);
+	rdma_ack_cm_event(event);
+	ASSERT_EQ(0, pthread_join(lth, NULL));
+	ASSERT_EQ(0, pthread_join(mth, NULL));
+	EXPECT_EQ(0, m.ret);
+	/* The old channel's reader sleeps in read(), with nothing of the id. */
+	ASSERT_EQ(0, pthread_cancel(rth));
+	ASSERT_EQ(0, pthread_join(rth, NULL));
+	alarm(0);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch2);
+}
+
+#define POLL_S		4
+
+struct poller {
+	int fd;
+	pid_t tid;
+	int ret;
+	short revents;
+	long ms;		/* how long it slept */
+};
+
+static void *poll_once(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	struct timespec ts = { .tv_sec = POLL_S };
+	long start = topo_now_ms();
+
+	__atomic_store_n(&p->tid, gettid(), __ATOMIC_RELEASE);
+	p->ret = ppoll(&pfd, 1, &ts, NULL);
+	p->ms = topo_now_ms() - start;
+	p->revents = pfd.revents;
+	return NULL;
+}
+
+/*
+ * The same race: a thread already asleep in poll() on the new channel
+ * when the forwarded record arrives is woken for it, well before its
+ * timeout (at which poll() would look again and see the record anyway).
+ */
+TEST_F(ev, migrate_forwarded_record_wakes_pollers)
+{
+	struct one_reader r = { .ch = self->ch };
+	struct migrator m = { 0 };
+	struct poller p = { 0 };
+	struct rdma_event_channel *ch2;
+	struct rdma_cm_event *event;
+	pthread_t rth, mth, pth;
+	struct rdma_cm_id *id;
+	pid_t tid = 0;
+
+	ch2 = rdma_create_event_channel();
+	ASSERT_NE(NULL, ch2);
+	ASSERT_EQ(0, resolved_id(self->ch, 1, &id));
+	hook_arm(self->ch->fd);
+	ASSERT_EQ(0, pthread_create(&rth, NULL, get_one_event, &r));
+	ASSERT_EQ(0, hook_wait_reached()) TH_LOG("the reader never read the record");
+	m.id = id;
+	m.to = ch2;
+	ASSERT_EQ(0, pthread_create(&mth, NULL, migrate, &m));
+	ASSERT_EQ(0, wait_moved(id, ch2));
+	alarm(3 * WAIT_MS / 1000);
+	p.fd = ch2->fd;
+	ASSERT_EQ(0, pthread_create(&pth, NULL, poll_once, &p));
+	for (long end = topo_now_ms() + WAIT_MS; !tid && topo_now_ms() < end; usleep(1000))
+		tid = __atomic_load_n(&p.tid, __ATOMIC_ACQUIRE);
+	ASSERT_NE(0, tid);
+	ASSERT_EQ(0, task_wait_asleep_in(getpid(), tid, SYS_ppoll, WAIT_MS))
+		TH_LOG("the poller never slept in ppoll()");
+	hook_release();
+	ASSERT_EQ(0, pthread_join(pth, NULL));
+	EXPECT_EQ(1, p.ret);
+	EXPECT_TRUE(p.revents & POLLIN);
+	EXPECT_GT((POLL_S - 1) * 1000, p.ms)
+		TH_LOG("the poller slept %ld ms: not woken for the forwarded record", p.ms);
+	ASSERT_EQ(0, pthread_join(mth, NULL));
+	EXPECT_EQ(0, m.ret);
+	ASSERT_EQ(0, nonblock(ch2->fd));
+	ASSERT_EQ(0, rdma_get_cm_event(ch2, &event));
+	EXPECT_EQ(RDMA_CM_EVENT_ADDR_RESOLVED, event->event);
+	rdma_ack_cm_event(event);
+	ASSERT_EQ(0, pthread_cancel(rth));
+	ASSERT_EQ(0, pthread_join(rth, NULL));
+	alarm(0);
+	EXPECT_EQ(0, rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch2);
+}
+
 struct sync_client {
 	struct sockaddr_in dst;
 	struct rdma_cm_id *id;
@@ -509,11 +738,12 @@ static void *sync_accept(void *p)
 }
 
 /*
- * A synchronous listener's new ids share its channel (no channel, no
- * migration of their own); two accepted at once, on two threads, each
- * return on their own ESTABLISHED.
+ * A synchronous listener's new ids each get a private channel of their
+ * own, as librdmacm's (review R2): O_NONBLOCK on the listener's fd is not
+ * theirs; two accepted at once, on two threads, each return on their own
+ * ESTABLISHED.
  */
-TEST(sync_requests_share_the_listeners_channel)
+TEST(sync_requests_get_channels_of_their_own)
 {
 	struct sockaddr_in sin = sin4("127.0.0.1", 20302);
 	struct sync_client c[2] = { { .dst = sin }, { .dst = sin } };
@@ -530,9 +760,14 @@ TEST(sync_requests_share_the_listeners_channel)
 		ASSERT_EQ(0, pthread_create(&cth[i], NULL, sync_connect, &c[i]));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, rdma_get_request(listen, &a[i].id));
-		EXPECT_EQ(listen->channel, a[i].id->channel);
+		EXPECT_NE(listen->channel, a[i].id->channel);
+		EXPECT_NE(listen->channel->fd, a[i].id->channel->fd);
 		EXPECT_EQ(RDMA_CM_EVENT_CONNECT_REQUEST, a[i].id->event->event);
 	}
+	EXPECT_NE(a[0].id->channel->fd, a[1].id->channel->fd);
+	ASSERT_EQ(0, nonblock(listen->channel->fd));
+	for (i = 0; i < 2; i++)
+		EXPECT_FALSE(fcntl(a[i].id->channel->fd, F_GETFL) & O_NONBLOCK);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, pthread_create(&ath[i], NULL, sync_accept, &a[i]));
 	for (i = 0; i < 2; i++) {
@@ -549,7 +784,6 @@ TEST(sync_requests_share_the_listeners_channel)
 		EXPECT_EQ(0, rdma_destroy_id(a[i].id));
 		EXPECT_EQ(0, rdma_destroy_id(c[i].id));
 	}
-	/* The channel outlives the listener's requests, then goes with the last. */
 	EXPECT_EQ(0, rdma_destroy_id(listen));
 	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
 }

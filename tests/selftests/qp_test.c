@@ -687,6 +687,7 @@ static void refuse_step(struct __test_metadata *_metadata, int fd, __u32 h, __u3
 
 TEST_F(qp, rc_refused_masks_and_values)
 {
+	struct softcm_query_qp q;
 	struct softcm_qp_attr a;
 	struct qp qp;
 
@@ -716,14 +717,16 @@ TEST_F(qp, rc_refused_masks_and_values)
 	a.pkey_index = 1;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_INIT_MASK, &a));
 	a = rc_attr(QPS_INIT);
-	a.qp_access_flags |= ACCESS_REMOTE_ATOMIC;
-	EXPECT_EQ(-EOPNOTSUPP, modify_qp(self->fd, qp.h, RC_INIT_MASK, &a));
-	a = rc_attr(QPS_INIT);
 	a.qp_access_flags = 0x100;
 	EXPECT_EQ(-EINVAL, modify_qp(self->fd, qp.h, RC_INIT_MASK, &a));
 	EXPECT_EQ(QPS_RESET, qp_state(self->fd, qp.h));
 
-	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_INIT, RC_INIT_MASK));
+	/* REMOTE_ATOMIC is taken and kept, as uverbs and rxe take it */
+	a = rc_attr(QPS_INIT);
+	a.qp_access_flags |= ACCESS_REMOTE_ATOMIC;
+	ASSERT_EQ(0, modify_qp(self->fd, qp.h, RC_INIT_MASK, &a));
+	ASSERT_EQ(0, query_qp(self->fd, qp.h, &q));
+	EXPECT_EQ(a.qp_access_flags, q.attr.qp_access_flags);
 	EXPECT_EQ(-EINVAL, to_state(self->fd, qp.h, QPS_RTS, RC_RTS_MASK));
 	/* CUR_STATE is not for INIT */
 	a = rc_attr(QPS_INIT);

@@ -35,6 +35,7 @@
 #include <sys/resource.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <linux/softcm.h>
 
@@ -135,8 +136,10 @@ TEST_F(verbs, device_list_and_port)
 	struct ibv_context *ctx, **devs;
 	struct ibv_device_attr dattr;
 	struct ibv_port_attr pattr;
+	struct ibv_pd *pd;
 	__be16 pkey = 0;
-	int n = -1;
+	int n = -1, status;
+	pid_t pid;
 
 	ASSERT_EQ(0, enter(NS1));
 	list = ibv_get_device_list(&n);
@@ -168,14 +171,28 @@ TEST_F(verbs, device_list_and_port)
 	EXPECT_EQ(-1, ibv_query_pkey(ctx, 1, 1, &pkey));
 	EXPECT_EQ(0, ibv_close_device(ctx));
 
-	/* librdmacm's list: the same device */
-	devs = rdma_get_devices(&n);
-	ASSERT_NE(NULL, devs);
-	ASSERT_EQ(1, n);
-	ASSERT_NE(NULL, devs[0]);
-	EXPECT_STREQ("softcm0", ibv_get_device_name(devs[0]->device));
-	EXPECT_EQ(NULL, devs[1]);
-	rdma_free_devices(devs);
+	/*
+	 * librdmacm's list: the same device, whose context stays valid after
+	 * the list is freed, until the process exits (review V4): in a child,
+	 * so that the namespace is idle after.
+	 */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		devs = rdma_get_devices(&n);
+		if (!devs || n != 1 || !devs[0] || devs[1] ||
+		    strcmp("softcm0", ibv_get_device_name(devs[0]->device)))
+			_exit(1);
+		ctx = devs[0];
+		rdma_free_devices(devs);
+		pd = ibv_alloc_pd(ctx);
+		if (!pd || ibv_query_device(ctx, &dattr) || ibv_dealloc_pd(pd))
+			_exit(2);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the list, 2: its context after the list");
 }
 
 TEST_F(verbs, gid_table_has_the_namespace_addresses)

@@ -668,9 +668,12 @@ TEST_F(verbs, mr_access_flags)
 	ASSERT_NE(NULL, buf);
 	/* a peer may not write what we may not */
 	EXPECT_EQ(-EINVAL, reg_mr(self->fd, self->pd, buf, 64, ACCESS_REMOTE_WRITE, &mr));
+	/* REMOTE_ATOMIC as ib_check_mr_access(): only with LOCAL_WRITE */
+	EXPECT_EQ(-EINVAL, reg_mr(self->fd, self->pd, buf, 64, ACCESS_REMOTE_ATOMIC, &mr));
+	ASSERT_EQ(0, reg_mr(self->fd, self->pd, buf, 64,
+			    ACCESS_LOCAL_WRITE | ACCESS_REMOTE_ATOMIC, &mr));
+	EXPECT_EQ(0, dereg_mr(self->fd, mr.handle));
 	/* not supported */
-	EXPECT_EQ(-EOPNOTSUPP, reg_mr(self->fd, self->pd, buf, 64,
-				      ACCESS_LOCAL_WRITE | ACCESS_REMOTE_ATOMIC, &mr));
 	EXPECT_EQ(-EOPNOTSUPP, reg_mr(self->fd, self->pd, buf, 64, ACCESS_MW_BIND, &mr));
 	EXPECT_EQ(-EOPNOTSUPP, reg_mr(self->fd, self->pd, buf, 64, ACCESS_ZERO_BASED, &mr));
 	EXPECT_EQ(-EOPNOTSUPP, reg_mr(self->fd, self->pd, buf, 64, ACCESS_ON_DEMAND, &mr));

@@ -4,9 +4,8 @@
  * rdma_cm's abi_version: we read the version from sysfs, which exists
  * exactly while the module is loaded.  Then opening the device: each
  * open is an event channel, whose records the library reads in full
- * (addresses and route included) and, for a channel the application
- * sees, whose shared page it maps, so that poll() sees the records it
- * holds (evbuf.c).  The bottom of the library: it calls nothing of the
+ * (addresses and route included) and whose shared page it maps,
+ * so that poll() sees the records it holds (evbuf.c).  The bottom of the library: it calls nothing of the
  * library's.
  */
 #include <errno.h>
@@ -111,7 +110,7 @@ static int open_device(void)
  * refuses the option (ENOPROTOOPT, EINVAL) or the page (EINVAL, ENODEV)
  * predates this library, which fails as for another ABI.
  */
-static int set_up_file(struct softcm_channel *sch, int page)
+static int set_up_file(struct softcm_channel *sch)
 {
 	struct softcm_set_option c = {
 		.level = SOFTCM_OPTION_FILE,
@@ -125,8 +124,6 @@ static int set_up_file(struct softcm_channel *sch, int page)
 			return -1;
 		goto too_old;
 	}
-	if (!page)
-		return 0;
 	p = mmap(NULL, SOFTCM_EVENT_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 sch->channel.fd, SOFTCM_MMAP_EVENT_PAGE);
 	if (p == MAP_FAILED) {
@@ -149,25 +146,59 @@ too_old:
 }
 
 /*
- * A new channel with one user, its namespace noted: the verbs device of
- * its ids must be that one's.  @page: the application sees it (and may
- * poll it), else it is a synchronous id's own.
+ * fork(): a child inherits the parent's channels, their files and the
+ * library's state of them (buffered records, waiters, counts), but not
+ * their pages (MADV_DONTFORK).  Their records and counts are the
+ * parent's: a child that read one would take it from the parent, whose
+ * rdma_destroy_id() would then wait for it for ever.  So a channel works
+ * in the process that opened it only, and elsewhere its calls fail with
+ * EACCES, as rdma_ucm refuses a file used with other credentials than its
+ * opener's (ib_safe_file_access()).  A process generation, bumped in
+ * every child, tells the two apart without a system call.
  */
-struct softcm_channel *softcm_channel_open(int page)
+static unsigned int fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void in_child(void)
+{
+	__atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
+}
+
+static void watch_fork(void)
+{
+	pthread_atfork(NULL, NULL, in_child);
+}
+
+int softcm_channel_check(const struct softcm_channel *sch)
+{
+	if (sch->fork_gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED))
+		return softcm_err(EACCES);
+	return 0;
+}
+
+/*
+ * A new channel with one user, its namespace noted: the verbs device of
+ * its ids must be that one's.  Every channel has its page, a synchronous
+ * id's own too: the application may poll() id->channel->fd, and sees
+ * there the records the library holds for it.
+ */
+struct softcm_channel *softcm_channel_open(void)
 {
 	struct softcm_channel *sch;
 	struct stat st;
 	int err;
 
+	pthread_once(&fork_once, watch_fork);
 	sch = calloc(1, sizeof(*sch));
 	if (!sch) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	sch->fork_gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 	sch->channel.fd = open_device();
 	if (sch->channel.fd < 0)
 		goto err_free;
-	if (set_up_file(sch, page))
+	if (set_up_file(sch))
 		goto err_close;
 	if (!stat("/proc/thread-self/ns/net", &st)) {
 		sch->ns_dev = st.st_dev;
@@ -214,7 +245,8 @@ void softcm_channel_put(struct softcm_channel *sch)
 		sch->spare = rec->next;
 		free(rec);
 	}
-	if (sch->page)
+	/* A child has no page: the address may be another mapping's now. */
+	if (sch->page && !softcm_channel_check(sch))
 		munmap(sch->page, SOFTCM_EVENT_PAGE_SIZE);
 	close(sch->channel.fd);
 	free(sch->rbuf);
@@ -225,7 +257,7 @@ void softcm_channel_put(struct softcm_channel *sch)
 
 SOFTCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 {
-	struct softcm_channel *sch = softcm_channel_open(1);
+	struct softcm_channel *sch = softcm_channel_open();
 
 	return sch ? &sch->channel : NULL;
 }

@@ -18,17 +18,26 @@
  * event it never handed out, and is tagged with the migration, so that
  * given back on the new channel it does not count a second time.
  *
+ * A migrated id's order holds on its new channel: until the records of
+ * it that the old channel's reader had taken from the kernel have all
+ * arrived (the kernel's count at MIGRATE_ID says how many), the id's
+ * newer records, read from the new file, wait (@mig_hold), and a caller
+ * that wants one waits for the arrival rather than read on; the arrival
+ * wakes the new file's pollers (softcm_evbuf_arrived()).
+ *
  * Locks: a channel's lock, then (the two channels of a migration) the
  * other's in address order; an id's mut is never taken under either.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define RBUF_MAX	32
+#define ARRIVAL_WAIT_MS	1000		/* softcm_evbuf_arrived()'s bound */
 
 static void id_count(struct softcm_id_priv *priv, uint32_t *count, uint32_t n)
 {
@@ -58,6 +67,19 @@ static struct softcm_id_priv *rec_priv(const struct softcm_evrec *rec)
 	return (struct softcm_id_priv *)(uintptr_t)rec->full.ev.uid;
 }
 
+/*
+ * A record its id's migration has not let out yet: one read from the new
+ * file (not moved or forwarded by the migration) while older ones may be
+ * on their way.  mig_gen is set before mig_hold is.
+ */
+static int held_back(const struct softcm_evrec *rec)
+{
+	struct softcm_id_priv *priv = rec_priv(rec);
+
+	return priv && __atomic_load_n(&priv->mig_hold, __ATOMIC_ACQUIRE) &&
+	       rec->mig_gen != __atomic_load_n(&priv->mig_gen, __ATOMIC_RELAXED);
+}
+
 /* Before the lock that guards nr_held is dropped: poll() sees it at once. */
 static void publish_held(struct softcm_channel *sch)
 {
@@ -85,8 +107,30 @@ static struct softcm_evrec *unlink_at(struct softcm_channel *sch, struct softcm_
 	return rec;
 }
 
-/* @rec goes into @to's buffer: it holds its file if that is another's. */
-static void append_moved(struct softcm_channel *to, struct softcm_evrec *rec)
+/*
+ * @rec, forwarded, goes before the records of its id that @to's reader
+ * read from the file after the migration: they are newer.
+ */
+static void insert_forwarded(struct softcm_channel *to, struct softcm_evrec *rec)
+{
+	struct softcm_id_priv *priv = rec_priv(rec);
+	struct softcm_evrec **link;
+
+	for (link = &to->head; *link; link = &(*link)->next)
+		if (rec_priv(*link) == priv && (*link)->mig_gen != rec->mig_gen)
+			break;
+	rec->next = *link;
+	*link = rec;
+	if (to->tail == link)
+		to->tail = &rec->next;
+	to->nr_held++;
+}
+
+/*
+ * @rec goes into @to's buffer, at its end unless @forwarded: it holds its
+ * file if that is another's.
+ */
+static void add_moved(struct softcm_channel *to, struct softcm_evrec *rec, int forwarded)
 {
 	if (rec->from == to && rec->holds_from) {
 		/* @to's own user (the caller's) keeps it open. */
@@ -97,7 +141,10 @@ static void append_moved(struct softcm_channel *to, struct softcm_evrec *rec)
 		rec->holds_from = 1;
 	}
 	rec->mig_gen = rec_priv(rec)->mig_gen;
-	append(to, rec);
+	if (forwarded)
+		insert_forwarded(to, rec);
+	else
+		append(to, rec);
 }
 
 void softcm_evrec_free(struct softcm_evrec *rec)
@@ -146,7 +193,8 @@ struct forward {
 
 /*
  * Records of migrated ids, read after their migration took the rest: to
- * the end of the destination's buffer, as the migration's wait expects.
+ * the destination's buffer, after those moved and before the newer ones
+ * read there, as the migration's wait expects.
  */
 static void forward(struct forward *fwd, unsigned int n)
 {
@@ -164,7 +212,7 @@ static void forward(struct forward *fwd, unsigned int n)
 		 */
 		id_count(priv, &priv->events_moved, 1);
 		pthread_mutex_lock(&to->lock);
-		append_moved(to, fwd[i].rec);
+		add_moved(to, fwd[i].rec, 1);
 		publish_held(to);
 		pthread_cond_broadcast(&to->cond);
 		pthread_mutex_unlock(&to->lock);
@@ -247,11 +295,14 @@ static unsigned int stash(struct softcm_channel *sch, ssize_t n, struct softcm_e
 		 * (a new id before rdma_accept()): a uid of 0 would be a
 		 * kernel bug, and there is no id to give its event to.
 		 */
+		if (rec_priv(rec))
+			__atomic_add_fetch(&rec_priv(rec)->events_read, 1, __ATOMIC_RELAXED);
 		d = rec_priv(rec) ? departure_of(sch, rec_priv(rec)) : NULL;
 		if (!rec_priv(rec) || (d && !d->to)) {
 			rec->next = *drops;
 			*drops = rec;
 		} else if (d) {
+			d->forwarded++;
 			fwd[nfwd].rec = rec;
 			fwd[nfwd++].to = d->to;
 		} else {
@@ -280,6 +331,7 @@ static void reader_cleanup(void *arg)
 
 	pthread_mutex_lock(&sch->lock);
 	sch->reading = 0;
+	sch->cycles_done++;
 	pthread_cond_broadcast(&sch->cond);
 	pthread_mutex_unlock(&sch->lock);
 }
@@ -290,6 +342,16 @@ static void wait_channel(struct softcm_channel *sch)
 	pthread_cleanup_push(unlock_cleanup, &sch->lock);
 	pthread_cond_wait(&sch->cond, &sch->lock);
 	pthread_cleanup_pop(0);
+}
+
+static int wait_channel_until(struct softcm_channel *sch, const struct timespec *ts)
+{
+	int ret;
+
+	pthread_cleanup_push(unlock_cleanup, &sch->lock);
+	ret = pthread_cond_timedwait(&sch->cond, &sch->lock, ts);
+	pthread_cleanup_pop(0);
+	return ret;
 }
 
 static void fill_cancelable(struct softcm_channel *sch, ssize_t *n)
@@ -303,7 +365,7 @@ static void fill_cancelable(struct softcm_channel *sch, ssize_t *n)
  * The oldest buffered record (of @priv, unless NULL), reading when there
  * is none: blocks unless the file is O_NONBLOCK (EAGAIN when nothing is
  * buffered and the kernel has nothing either).  The record is the
- * caller's to free (softcm_evrec_free()).
+ * caller's to free (softcm_evrec_free()).  EACCES in a forked child.
  */
 int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		      struct softcm_evrec **recp)
@@ -311,14 +373,22 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 	struct softcm_evrec **link, *rec = NULL, *drops;
 	struct forward fwd[RBUF_MAX];
 	unsigned int nfwd;
+	int err = 0, held;
 	ssize_t n;
-	int err = 0;
 
+	/* The records and the page of a forked child's channel are its parent's. */
+	if (softcm_channel_check(sch))
+		return -1;
 	pthread_mutex_lock(&sch->lock);
 	for (;;) {
-		for (link = &sch->head; *link; link = &(*link)->next)
-			if (!priv || rec_priv(*link) == priv)
+		held = 0;
+		for (link = &sch->head; *link; link = &(*link)->next) {
+			if (priv && rec_priv(*link) != priv)
+				continue;
+			if (!held_back(*link))
 				break;
+			held = 1;
+		}
 		if (*link) {
 			rec = unlink_at(sch, link);
 			publish_held(sch);
@@ -326,11 +396,13 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		}
 		if (err)
 			break;
-		if (sch->reading) {
+		/* A held-back record is let out soon: no read() that may block. */
+		if (sch->reading || held) {
 			wait_channel(sch);
 			continue;
 		}
 		sch->reading = 1;
+		sch->cycles++;
 		pthread_mutex_unlock(&sch->lock);
 
 		fill_cancelable(sch, &n);
@@ -343,8 +415,8 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 		sch->reading = 0;
 		drops = NULL;
 		nfwd = n > 0 ? stash(sch, n, &drops, fwd) : 0;
-		pthread_cond_broadcast(&sch->cond);
 		if (drops || nfwd) {
+			pthread_cond_broadcast(&sch->cond);
 			/* A departure waits for this before it ends. */
 			sch->forwarding++;
 			pthread_mutex_unlock(&sch->lock);
@@ -352,8 +424,9 @@ int softcm_evbuf_take(struct softcm_channel *sch, struct softcm_id_priv *priv,
 			forward(fwd, nfwd);
 			pthread_mutex_lock(&sch->lock);
 			sch->forwarding--;
-			pthread_cond_broadcast(&sch->cond);
 		}
+		sch->cycles_done++;
+		pthread_cond_broadcast(&sch->cond);
 	}
 	pthread_mutex_unlock(&sch->lock);
 	if (!rec)
@@ -424,12 +497,16 @@ uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *t
 			continue;
 		}
 		rec = unlink_at(from, link);
-		append_moved(to, rec);
+		add_moved(to, rec, 0);
 		n++;
 	}
 	publish_held(from);
 	publish_held(to);
 	if (depart) {
+		/* The id's records are read under @from's lock until it leaves. */
+		priv->departure.read_before = __atomic_load_n(&priv->events_read,
+							      __ATOMIC_RELAXED);
+		priv->departure.forwarded = 0;
 		priv->departure.priv = priv;
 		priv->departure.to = to;
 		priv->departure.next = from->departures;
@@ -467,4 +544,57 @@ void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *pr
 		}
 	}
 	pthread_mutex_unlock(&sch->lock);
+}
+
+/*
+ * rdma_migrate_id() from @from to another channel @to, after MIGRATE_ID,
+ * which counted @reported of the id's records as read: we wait until
+ * those that @from's reader took have been forwarded to @to, then let out
+ * the id's newer records there.  They have when the records read on
+ * @from, before the id left and forwarded since, make @reported; or, since
+ * a record read on @to inside MIGRATE_ID counts in @reported too, when
+ * every read() cycle of @from under way at our look has ended (one that
+ * took records returns at once; one asleep in the kernel holds nothing of
+ * the id, but may sleep for ever).  Both failing at once needs two races
+ * together: then ARRIVAL_WAIT_MS bounds the wait, at the cost of that
+ * record's order.  Returns how many records were forwarded: they may have
+ * come after MIGRATE_ID woke @to's pollers.  The departure stays until
+ * softcm_evbuf_departed().
+ */
+uint32_t softcm_evbuf_arrived(struct softcm_channel *from, struct softcm_channel *to,
+			      struct softcm_id_priv *priv, uint32_t reported)
+{
+	struct softcm_departure *d = &priv->departure;
+	unsigned long started;
+	struct timespec until;
+	uint32_t forwarded;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ARRIVAL_WAIT_MS / 1000;
+	until.tv_nsec += (ARRIVAL_WAIT_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&from->lock);
+	started = from->cycles;
+	while (from->forwarding ||
+	       ((int32_t)(d->read_before + d->forwarded - reported) < 0 &&
+		(long)(from->cycles_done - started) < 0)) {
+		if (wait_channel_until(from, &until) == ETIMEDOUT)
+			break;
+	}
+	forwarded = d->forwarded;
+	pthread_mutex_unlock(&from->lock);
+	softcm_evbuf_release(to, priv);
+	return forwarded;
+}
+
+/* The id's records on @to go out in order again; waiters look anew. */
+void softcm_evbuf_release(struct softcm_channel *to, struct softcm_id_priv *priv)
+{
+	__atomic_store_n(&priv->mig_hold, 0, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&to->lock);
+	pthread_cond_broadcast(&to->cond);
+	pthread_mutex_unlock(&to->lock);
 }

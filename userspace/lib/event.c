@@ -60,10 +60,12 @@ static void copy_ud_param(struct softcm_event_priv *evt, const struct softcm_eve
  * event itself stays the listener's: the kernel counted it among the
  * listener's, so it is acknowledged against the listener.
  *
- * The new id is in the file the record was read from; if the listener
- * has moved since, with the record, the new id follows it there.  A
- * synchronous listener's new ids are synchronous on its channel, which
- * they share: each call of theirs waits for its own id's records.
+ * The new id is in the file the record was read from; it moves to the
+ * listener's channel if the listener has moved since, with the record.
+ * A synchronous listener's new id is synchronous on a private channel of
+ * its own, as librdmacm migrates it (ucma_process_conn_req()): its fd's
+ * flags, poll() and close are its own.  The kernel reports nothing of a
+ * new id before rdma_accept() gives it a uid: it moves with nothing.
  */
 static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec *rec)
 {
@@ -72,13 +74,23 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec
 	const struct softcm_event *kev = &rec->full.ev;
 	struct softcm_destroy_id d = { .handle = kev->handle };
 	struct softcm_migrate_id m = { .fd = rec->from->channel.fd, .handle = kev->handle };
+	struct softcm_channel *own = NULL;
 	int err;
 
+	if (listen->sync) {
+		own = softcm_channel_open();
+		if (!own) {
+			err = errno;
+			ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
+			return softcm_err(err);
+		}
+		ch = &own->channel;
+	}
 	if (ch != &rec->from->channel) {
 		if (ioctl(ch->fd, SOFTCM_IOCTL_MIGRATE_ID, &m)) {
 			err = errno;
 			ioctl(rec->from->channel.fd, SOFTCM_IOCTL_DESTROY_ID, &d);
-			return softcm_err(err);
+			goto err_put;
 		}
 		d.handle = m.handle;
 	}
@@ -86,12 +98,10 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec
 	if (!priv) {
 		err = errno;
 		ioctl(ch->fd, SOFTCM_IOCTL_DESTROY_ID, &d);
-		return softcm_err(err);
+		goto err_put;
 	}
-	if (listen->sync) {
-		softcm_channel_get(to_schannel(ch));
-		priv->sync = 1;
-	}
+	/* The private channel's user is the id's from here. */
+	priv->sync = listen->sync;
 	priv->handle = d.handle;
 	priv->responder_resources = kev->param.responder_resources;
 	priv->initiator_depth = kev->param.initiator_depth;
@@ -108,6 +118,11 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec
 err_destroy:
 	err = errno;
 	softcm_id_destroy(priv);
+	return softcm_err(err);
+
+err_put:
+	if (own)
+		softcm_channel_put(own);
 	return softcm_err(err);
 }
 
@@ -186,8 +201,7 @@ static int process(struct softcm_event_priv *evt, const struct softcm_evrec *rec
 
 /*
  * The next event of @channel, or of @priv alone (a synchronous id's, on
- * a channel its listener's other ids may share), from the channel's
- * buffer or its next read().
+ * its private channel), from the channel's buffer or its next read().
  */
 int softcm_get_event(struct rdma_event_channel *channel, struct softcm_id_priv *priv,
 		     struct rdma_cm_event **event)

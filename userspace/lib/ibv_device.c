@@ -675,6 +675,22 @@ void softcm_cmdev_put(struct softcm_cmdev *dev)
 }
 
 /*
+ * A device rdma_get_devices() handed out stays open until the process
+ * exits, as librdmacm keeps its devices: its context is the application's
+ * to use after rdma_free_devices(), and later ids get the same one.  One
+ * reference, taken once, never put.
+ */
+void softcm_cmdev_keep(struct softcm_cmdev *dev)
+{
+	pthread_mutex_lock(&cmdev_lock);
+	if (!dev->kept) {
+		dev->kept = 1;
+		dev->refcnt++;
+	}
+	pthread_mutex_unlock(&cmdev_lock);
+}
+
+/*
  * A request's new id takes its listener's device, when it has one: the
  * same namespace's (the listener's channel's), found without the
  * namespace lookup's stat(2), one system call less per connection.

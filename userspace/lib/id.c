@@ -13,8 +13,11 @@
 
 #include "internal.h"
 
+/* EACCES in a forked child (abi.c), as rdma_ucm's commands. */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg)
 {
+	if (softcm_channel_check(to_schannel(priv->id.channel)))
+		return -1;
 	return ioctl(priv->id.channel->fd, cmd, arg) ? -1 : 0;
 }
 
@@ -186,7 +189,7 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 	priv->id.ps = ps;
 	priv->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	if (!channel) {
-		own = softcm_channel_open(0);
+		own = softcm_channel_open();
 		if (!own) {
 			free(priv);
 			return NULL;
@@ -200,7 +203,7 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 	return priv;
 }
 
-/* A synchronous id's channel may be shared with its listener's other ids. */
+/* A synchronous id's channel is its own. */
 void softcm_id_free(struct softcm_id_priv *priv)
 {
 	softcm_cmdev_put(priv->cmdev);
@@ -250,8 +253,10 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	struct softcm_migrate_id c = { 0 };
 	int err, was_sync = priv->sync;
 
+	if (softcm_channel_check(old) || (channel && softcm_channel_check(to_schannel(channel))))
+		return -1;
 	if (!channel) {
-		own = softcm_channel_open(0);
+		own = softcm_channel_open();
 		if (!own)
 			return -1;
 		channel = &own->channel;
@@ -260,8 +265,11 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	pthread_mutex_lock(&priv->mut);
 	priv->events_moved = 0;
 	priv->events_moved_acked = 0;
-	priv->mig_gen++;
+	__atomic_store_n(&priv->mig_gen, priv->mig_gen + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&priv->mut);
+	/* The id's records read from @channel's file wait for the older ones. */
+	if (to != old)
+		__atomic_store_n(&priv->mig_hold, 1, __ATOMIC_RELEASE);
 	softcm_evbuf_move(old, to, priv, to != old);
 	c.fd = old->channel.fd;
 	c.handle = priv->handle;
@@ -270,6 +278,7 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 		if (to != old) {
 			softcm_evbuf_departed(old, priv);
 			softcm_evbuf_move(to, old, priv, 0);
+			softcm_evbuf_release(to, priv);
 		}
 		if (own)
 			softcm_channel_put(own);
@@ -284,6 +293,16 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 		priv->sync = own != NULL;
 	pthread_mutex_unlock(&priv->mut);
 
+	/*
+	 * Records forwarded after the id may have come after MIGRATE_ID woke
+	 * the new file's pollers: a MIGRATE_ID of the id within its own file,
+	 * which changes nothing but wakes them (uapi.rst), says they are there.
+	 */
+	if (to != old && softcm_evbuf_arrived(old, to, priv, c.events_reported)) {
+		struct softcm_migrate_id w = { .fd = channel->fd, .handle = c.handle };
+
+		ioctl(channel->fd, SOFTCM_IOCTL_MIGRATE_ID, &w);
+	}
 	/* A synchronous id's last event is ours to give back. */
 	if (was_sync)
 		softcm_put_event(priv);

@@ -80,6 +80,8 @@ struct softcm_departure {
 	struct softcm_departure *next;
 	struct softcm_id_priv *priv;
 	struct softcm_channel *to;
+	uint32_t read_before;		/* the id's records read when it left */
+	uint32_t forwarded;		/* sent after it since */
 };
 
 /*
@@ -88,16 +90,16 @@ struct softcm_departure {
  *
  * Its records are read in batches and served from a buffer (evbuf.c).
  * @lock guards the buffer (@head, @tail, @nr_held), @reading, @forwarding,
- * @departures and the page's held; @cond announces every change of the
+ * the cycle counts, @departures and the page's held; @cond announces every change of the
  * buffer, the end of every read() and of every cycle's forwarding.  One
  * thread at a time reads (@reading), with no lock held, into @rbuf
  * (@rbuf_cap records), with a record of @spare ready for each: only the
  * reader touches those three.
- * @page is the file's shared page, whose held poll() honours: mapped for
- * channels the application sees, NULL for a synchronous id's own.
+ * @page is the file's shared page, whose held poll() honours, mapped for
+ * every channel.  @fork_gen: the channel is usable in its opener only.
  * @users (atomic): the application's channel is its own until
- * rdma_destroy_event_channel(); a private one is shared by a synchronous
- * listener and its new ids; records read from it and moved away hold it.
+ * rdma_destroy_event_channel(), a private one its synchronous id's;
+ * records read from it and moved away hold it.
  */
 struct softcm_channel {
 	struct rdma_event_channel channel;
@@ -105,6 +107,7 @@ struct softcm_channel {
 	ino_t ns_ino;
 	unsigned long users;
 	struct softcm_event_page *page;
+	unsigned int fork_gen;		/* the opener's (abi.c) */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -112,6 +115,7 @@ struct softcm_channel {
 	uint32_t nr_held;
 	int reading;
 	unsigned int forwarding;	/* read() cycles dropping or forwarding */
+	unsigned long cycles, cycles_done;	/* read() cycles begun, ended */
 	struct softcm_departure *departures;
 
 	struct softcm_event_full *rbuf;
@@ -146,7 +150,10 @@ struct softcm_id_priv {
 	 * id's own migration is the application's bug, as in librdmacm);
 	 * id.event belongs to the thread making a synchronous id's calls.
 	 * departure is its entry in a channel's departures, under that
-	 * channel's lock.
+	 * channel's lock.  events_read (atomic): its records read from the
+	 * kernel, ever; mig_hold (atomic): a migration's older records may
+	 * still be on their way to the new channel, where the newer ones
+	 * wait (evbuf.c).
 	 */
 	pthread_mutex_t mut;
 	pthread_cond_t cond;
@@ -155,6 +162,8 @@ struct softcm_id_priv {
 	uint32_t events_moved_acked;	/* of those, given back since */
 	uint32_t mig_gen;		/* its migrations, counted from 1 */
 	struct softcm_departure departure;
+	uint32_t events_read;
+	int mig_hold;
 
 	struct ibv_sa_path_rec path;	/* id.route.path_rec once resolved */
 
@@ -209,7 +218,8 @@ static inline struct softcm_context *to_sctx(struct ibv_context *ctx)
 
 /*
  * The namespace's device as rdma_cm ids see it.  refcnt counts the ids
- * and device lists using it; while it is not 0 the cm device holds its
+ * and device lists using it, and one more for good once a device list
+ * handed it out (@kept); while it is not 0 the cm device holds its
  * context and a PD.  It stays listed while its context lives (objects the
  * application made on it), so that later ids get the same context.
  */
@@ -223,6 +233,7 @@ struct softcm_cmdev {
 	uint8_t max_resp_res;		/* max_qp_rd_atom */
 	uint8_t max_init_depth;		/* max_qp_init_rd_atom */
 	int unlinked;			/* its context is dying: off the list */
+	int kept;			/* rdma_get_devices() gave it out */
 };
 
 /*
@@ -255,7 +266,8 @@ struct softcm_cmdev {
  */
 
 /* abi.c */
-struct softcm_channel *softcm_channel_open(int page);
+struct softcm_channel *softcm_channel_open(void);
+int softcm_channel_check(const struct softcm_channel *sch);
 void softcm_channel_get(struct softcm_channel *sch);
 void softcm_channel_put(struct softcm_channel *sch);
 
@@ -272,6 +284,7 @@ void softcm_cmdev_share(struct softcm_id_priv *priv, const struct softcm_id_priv
 uint8_t softcm_max_resp_res(const struct softcm_id_priv *priv);
 uint8_t softcm_max_init_depth(const struct softcm_id_priv *priv);
 struct softcm_cmdev *softcm_cmdev_get(void);
+void softcm_cmdev_keep(struct softcm_cmdev *dev);
 void softcm_cmdev_put(struct softcm_cmdev *dev);
 
 /*
@@ -400,6 +413,9 @@ void softcm_evbuf_forget(struct softcm_channel *sch, struct softcm_id_priv *priv
 uint32_t softcm_evbuf_move(struct softcm_channel *from, struct softcm_channel *to,
 			   struct softcm_id_priv *priv, int depart);
 void softcm_evbuf_departed(struct softcm_channel *sch, struct softcm_id_priv *priv);
+uint32_t softcm_evbuf_arrived(struct softcm_channel *from, struct softcm_channel *to,
+			      struct softcm_id_priv *priv, uint32_t reported);
+void softcm_evbuf_release(struct softcm_channel *to, struct softcm_id_priv *priv);
 
 /* id.c */
 int softcm_ioctl(struct softcm_id_priv *priv, unsigned long cmd, void *arg);

@@ -18,7 +18,8 @@
 
 /*
  * The namespace's device, the only one; an empty list when the module has
- * no verbs.  The list holds the device open until rdma_free_devices().
+ * no verbs.  Its context stays open after rdma_free_devices(), until the
+ * process exits, as librdmacm's devices do (softcm_cmdev_keep()).
  */
 SOFTCM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 {
@@ -30,8 +31,10 @@ SOFTCM_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 		return NULL;
 	}
 	dev = softcm_cmdev_get();
-	if (dev)
+	if (dev) {
+		softcm_cmdev_keep(dev);
 		list[0] = dev->verbs;
+	}
 	if (num_devices)
 		*num_devices = dev ? 1 : 0;
 	return list;
