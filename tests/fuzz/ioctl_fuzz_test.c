@@ -1428,6 +1428,66 @@ struct worker {
 	unsigned int index;
 };
 
+static atomic_long guide_rounds;
+
+/*
+ * The fuzzers connect by chance, and on a starved guest chance can take
+ * longer than the run: up to three runs in a row ended without a single
+ * connection.  The guide puts well-formed starts in their way until one
+ * connection is established: a listener on sc-f2 and an id on sc-f1
+ * resolving towards it, once a second.  Everything after the first step
+ * (the route, CONNECT, the accept, ESTABLISH) is still the fuzzers' own
+ * follow-up of the events they read, so the progress oracle still needs
+ * their path to work.  The ids join the fuzzers' handles, for random
+ * commands to hit as any other.
+ */
+static bool guide_create(int slot, struct softcm_create_id *c)
+{
+	if (ioctl(slot_fd[slot], SOFTCM_IOCTL_CREATE_ID, c))
+		return false;
+	issue(slot, c->handle);
+	remember(slot, c->handle);
+	return true;
+}
+
+static void *guide(void *arg)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(7103) };
+	bool listening = false;
+
+	inet_pton(AF_INET, "10.83.0.2", &dst.sin_addr);
+	while (!atomic_load(&stop) && !atomic_load(&established)) {
+		struct softcm_create_id c = { .ps = SOFTCM_PS_TCP };
+		struct softcm_resolve_addr ra = { .timeout_ms = 2000 };
+
+		if (!listening) {
+			struct softcm_bind b = { .addr_len = sizeof(dst) };
+			struct softcm_listen l = { .backlog = 8 };
+
+			c.uid = 7103;
+			if (guide_create(4, &c)) {
+				memcpy(b.addr, &dst, sizeof(dst));
+				b.handle = l.handle = c.handle;
+				listening = !ioctl(slot_fd[4], SOFTCM_IOCTL_BIND, &b) &&
+					    !ioctl(slot_fd[4], SOFTCM_IOCTL_LISTEN, &l);
+			}
+		}
+		c.uid = 7104;
+		if (guide_create(0, &c)) {
+			ra.handle = c.handle;
+			ra.dst_len = sizeof(dst);
+			memcpy(ra.dst, &dst, sizeof(dst));
+			ioctl(slot_fd[0], SOFTCM_IOCTL_RESOLVE_ADDR, &ra);
+		}
+		/* pacing, not a synchronisation: the fuzzers act in between */
+		sleep(1);
+		/* a listener the fuzzers destroyed or whose file they replaced */
+		if (!(atomic_fetch_add(&guide_rounds, 1) % 8))
+			listening = false;
+	}
+	return NULL;
+}
+
 static void *fuzz(void *arg)
 {
 	struct worker *w = arg;
@@ -1634,6 +1694,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 {
 	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_slow_shift() ? 60 : 30);
 	struct worker w[NTHREADS];
+	pthread_t guide_thread;
 	long long rx_req;
 	int st[2];
 
@@ -1645,6 +1706,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 		w[i].index = i;
 		ASSERT_EQ(0, pthread_create(&w[i].thread, NULL, fuzz, &w[i]));
 	}
+	ASSERT_EQ(0, pthread_create(&guide_thread, NULL, guide, NULL));
 	sleep(seconds);		/* the run's length, not a synchronisation */
 	/*
 	 * A guest starved by its neighbours may not have connected yet: the
@@ -1656,13 +1718,15 @@ TEST_F_TIMEOUT(fuzz, random_commands, 600)
 	atomic_store(&stop, true);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(w[i].thread, NULL);
+	pthread_join(guide_thread, NULL);
 
 	rx_req = stats_get(st[0], "rx_req") + stats_get(st[1], "rx_req");
 	printf("# %ld ops, %ld files replaced, %ld requests, %ld established, rx_req %lld, %ld events, %ld faulted reads, %ld cross-namespace migrations\n",
 	       atomic_load(&ops), atomic_load(&reopened), atomic_load(&requests),
 	       atomic_load(&established), rx_req, atomic_load(&events),
 	       atomic_load(&faulted_reads), atomic_load(&cross_migrations));
-	printf("# %ld event pages mapped\n", atomic_load(&mapped));
+	printf("# %ld event pages mapped, %ld guide rounds\n", atomic_load(&mapped),
+	       atomic_load(&guide_rounds));
 	printf("# verbs: %ld objects created (%ld PDs, %ld MRs, %ld CQs, %ld QPs, %ld AHs), %ld commands refused, %ld QPs moved, %ld by ACCEPT, %d descriptors kept\n",
 	       atomic_load(&vcreated), atomic_load(&vmade[V_PD]), atomic_load(&vmade[V_MR]),
 	       atomic_load(&vmade[V_CQ]), atomic_load(&vmade[V_QP]), atomic_load(&vmade[V_AH]),
