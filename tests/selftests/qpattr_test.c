@@ -1354,6 +1354,14 @@ TEST_F(qpattr, accept_qp_races_destroy_and_file_replace)
 	__u32 l, h, qp, qpn;
 	int live = 0;
 
+	/*
+	 * The request waits out the race unanswered: the fast timers' REQ
+	 * gives up after about 2.4 s on the debug kernel, less than 404 QPs
+	 * created and destroyed take there, so this one is retransmitted
+	 * every 4.3 s (34 s there) instead.
+	 */
+	ASSERT_EQ(0, netns_softcm_sysctl(self->ns[0], self->home, "cm_response_timeout",
+					 20 + softcm_slow_shift()));
 	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7544, &l));
 	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_TCP, 14, &h));
 	ASSERT_EQ(0, resolve_addr(self->a, h, "10.92.0.2", 7544));
