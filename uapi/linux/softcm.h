@@ -197,10 +197,11 @@
  *                result was written; it is below count only when a fatal
  *                signal stopped the batch or an op or its result could
  *                not be accessed (then the call fails with EINTR or
- *                EFAULT if that was the first op).  An op's arg must be
- *                a pointer of the kernel's width (EINVAL).  So a program
- *                can create, resolve or connect many ids per system
- *                call.
+ *                EFAULT if that was the first op).  A struct softcm_batch
+ *                that cannot be written is EFAULT before any op runs.
+ *                An op's arg must be a pointer of the kernel's width
+ *                (EINVAL).  So a program can create, resolve or connect
+ *                many ids per system call.
  *
  * QUERY_ADDR's peer address of a connected id is the one its connection
  * was made with (the request's source for a passive id); once the
