@@ -50,8 +50,11 @@ struct softcm_evfd {
 	bool async;
 	bool detached;			/* its descriptor is closed */
 	bool orphaned;			/* async: its file is closed */
-	/* the file it belongs to, compared and never dereferenced */
-	const struct softcm_file *owner;
+	/*
+	 * The cookie of the file it belongs to: the queue may outlive the
+	 * file, whose address a later file may then have.
+	 */
+	u64 owner;
 	struct rcu_head rcu;
 };
 
@@ -82,7 +85,7 @@ static struct softcm_evfd *evfd_alloc(const struct softcm_file *sf, bool async)
 	init_waitqueue_head(&q->wait);
 	INIT_LIST_HEAD(&q->events);
 	q->async = async;
-	q->owner = sf;
+	q->owner = sf->cookie;
 	return q;
 }
 
@@ -279,7 +282,7 @@ struct softcm_evfd *softcm_evfd_get_channel(struct softcm_file *sf, int fd)
 	if (fd_file(f)->f_op == &comp_fops) {
 		struct softcm_evfd *c = fd_file(f)->private_data;
 
-		if (c->owner == sf) {
+		if (c->owner == sf->cookie) {
 			kref_get(&c->ref);
 			q = c;
 		}

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include <linux/softcm.h>
 
@@ -423,6 +424,36 @@ TEST_F(qp, async_fd_once_per_file)
 	EXPECT_EQ(EIO, errno);
 	close(afd2);
 	close(afd);
+}
+
+/*
+ * A completion channel outlives the file that made it; a file opened
+ * later, which may sit at the freed file's address (the slab reuses it
+ * first), may still not attach its CQs to it (review 2026-11-28 #4).
+ * Many files are tried, one at a time, so that one of them takes the
+ * address; KASAN's quarantine keeps the address from coming back soon on
+ * the debug kernel, so it is the stock kernel that meets the reuse.
+ */
+TEST_F(qp, channel_of_freed_file_refused)
+{
+	int f1 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	int ch, attached = 0;
+	__u32 h;
+
+	ASSERT_LE(0, f1);
+	ch = comp_channel(f1);
+	ASSERT_LE(0, ch);
+	close(f1);
+	for (int i = 0; i < 256; i++) {
+		int f2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+
+		ASSERT_LE(0, f2);
+		if (create_cq(f2, 4, ch, 0, &h) != -EINVAL)
+			attached++;
+		close(f2);
+	}
+	EXPECT_EQ(0, attached);
+	close(ch);
 }
 
 TEST_F(qp, destroy_busy_cq)
