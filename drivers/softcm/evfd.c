@@ -232,19 +232,23 @@ int softcm_evfd_create_async(struct softcm_file *sf,
 	q = evfd_alloc(sf, true);
 	if (!q)
 		return -ENOMEM;
-	/* the table's lock makes "one per file" one check-and-set */
+	/*
+	 * The table's lock makes "one per file" one check-and-set.  The slot
+	 * is only reserved here: the file gets its queue once the reply is
+	 * out (softcm_evfd_async_done()), so that a reply that faults leaves
+	 * the slot free, as it leaves no descriptor.
+	 */
 	mutex_lock(&sf->uobjs.lock);
-	if (rcu_access_pointer(sf->async)) {
+	if (rcu_access_pointer(sf->async) || sf->async_reserved) {
 		fd = -EEXIST;
 		goto err_unlock;
 	}
 	fd = evfd_make_fd(q, &async_fops, "[softcm-async]", nf);
 	if (fd < 0)
 		goto err_unlock;
-	/* the file's reference, beside the descriptor's */
-	kref_get(&q->ref);
-	rcu_assign_pointer(sf->async, q);
+	sf->async_reserved = true;
 	mutex_unlock(&sf->uobjs.lock);
+	nf->async = q;
 	c->fd = fd;
 	return 0;
 
@@ -252,6 +256,24 @@ err_unlock:
 	mutex_unlock(&sf->uobjs.lock);
 	softcm_evfd_put(q);
 	return fd;
+}
+
+/*
+ * The reply of the CREATE_ASYNC_FD that made @q reached userspace (@ok),
+ * and its descriptor is about to be installed: @q becomes @sf's async
+ * queue.  Or it did not, and the descriptor goes: the slot is free again.
+ */
+void softcm_evfd_async_done(struct softcm_file *sf, struct softcm_evfd *q, bool ok)
+{
+	mutex_lock(&sf->uobjs.lock);
+	WARN_ON_ONCE(!sf->async_reserved);
+	sf->async_reserved = false;
+	if (ok) {
+		/* the file's reference, beside the descriptor's */
+		kref_get(&q->ref);
+		rcu_assign_pointer(sf->async, q);
+	}
+	mutex_unlock(&sf->uobjs.lock);
 }
 
 /* @sf is closing: its async queue gets no more events. */

@@ -43,6 +43,8 @@ struct softcm_file {
 	struct softcm_uobjs uobjs;	/* its verbs objects */
 	/* its async event descriptor's queue (evfd.c), referenced */
 	struct softcm_evfd __rcu *async;
+	/* a CREATE_ASYNC_FD is copying its reply out; uobjs.lock */
+	bool async_reserved;
 };
 
 struct softcm_file *softcm_file_create(struct net *net);

@@ -299,6 +299,8 @@ long softcm_vcmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 	ret = c->handler(sf, &a, &nf);
 	if (ret) {
 		/* a handler that failed after making its descriptor */
+		if (nf.async)
+			softcm_evfd_async_done(sf, nf.async, false);
 		if (nf.file) {
 			fput(nf.file);
 			put_unused_fd(nf.fd);
@@ -311,12 +313,16 @@ long softcm_vcmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 	if (copy_to_user(uarg, &a, min_t(size_t, usize, c->size))) {
 		if (c->undo_type)
 			vcmd_undo(sf, c, &a);
+		if (nf.async)
+			softcm_evfd_async_done(sf, nf.async, false);
 		if (nf.file) {
 			fput(nf.file);
 			put_unused_fd(nf.fd);
 		}
 		return -EFAULT;
 	}
+	if (nf.async)
+		softcm_evfd_async_done(sf, nf.async, true);
 	if (nf.file)
 		fd_install(nf.fd, nf.file);
 	return 0;
