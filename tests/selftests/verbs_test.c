@@ -13,7 +13,10 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <linux/capability.h>
+#include <linux/userfaultfd.h>
 #include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -835,6 +838,90 @@ TEST_F(verbs, mr_memlock_limit)
 		ASSERT_TRUE(WIFEXITED(status));
 		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("without CAP_IPC_LOCK: %d", drop);
 	}
+}
+
+/*
+ * A command whose reply cannot be copied out undoes the object it made,
+ * and only that one (review 2026-11-28 #7): the reply of an ALLOC_PD
+ * stalls in a userfaultfd write-protect fault; meanwhile the new PD
+ * cannot be named by its handle (destroyed, and another PD created in its
+ * place) by another thread of the file; then the reply faults, and the
+ * undo leaves that other thread's PD alone.
+ */
+struct stalled_alloc {
+	int fd;
+	struct softcm_alloc_pd *arg;
+	int ret;
+};
+
+static void *stalled_alloc_pd(void *p)
+{
+	struct stalled_alloc *a = p;
+
+	a->ret = ioctl(a->fd, SOFTCM_IOCTL_ALLOC_PD, a->arg) ? -errno : 0;
+	return NULL;
+}
+
+TEST_F(verbs, undo_removes_only_its_object)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	long page = getpagesize();
+	struct stalled_alloc a = { .fd = self->fd, .ret = 1 };
+	struct uffdio_range wake;
+	struct pollfd pfd;
+	struct uffd_msg msg;
+	__u32 next, mine;
+	pthread_t t;
+	char *buf;
+	int uffd;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 && (errno == ENOSYS || errno == EPERM))
+		SKIP(return, "no userfaultfd in this kernel (%s)", strerror(errno));
+	ASSERT_LE(0, uffd);
+	if (ioctl(uffd, UFFDIO_API, &api))
+		SKIP(close(uffd); return, "no write-protect userfaultfd (%s)", strerror(errno));
+	buf = map_pages(1, PROT_READ | PROT_WRITE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0, page);
+	a.arg = (struct softcm_alloc_pd *)buf;
+	reg.range.start = (unsigned long)buf;
+	reg.range.len = page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	wp.range = reg.range;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WRITEPROTECT, &wp));
+
+	/* the fixture's PD is handle 1: the next object's handle is the lowest free */
+	ASSERT_EQ(0, alloc_pd(self->fd, &next));
+	ASSERT_EQ(0, dealloc_pd(self->fd, next));
+	ASSERT_EQ(0, pthread_create(&t, NULL, stalled_alloc_pd, &a));
+	pfd.fd = uffd;
+	pfd.events = POLLIN;
+	ASSERT_EQ(1, poll(&pfd, 1, 20000 << softcm_slow_shift()));
+	ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	EXPECT_TRUE(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP);
+
+	/* the stalled PD has handle next, which names nothing yet */
+	EXPECT_EQ(-ENOENT, dealloc_pd(self->fd, next));
+	ASSERT_EQ(0, alloc_pd(self->fd, &mine));
+	EXPECT_NE(next, mine);
+
+	/* the reply faults: the page is read-only when the copy retries */
+	ASSERT_EQ(0, mprotect(buf, page, PROT_READ));
+	wake.start = (unsigned long)buf;
+	wake.len = page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WAKE, &wake));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-EFAULT, a.ret);
+	/* ours is intact, the stalled one is gone */
+	EXPECT_EQ(0, dealloc_pd(self->fd, mine));
+	EXPECT_EQ(-ENOENT, dealloc_pd(self->fd, next));
+	EXPECT_EQ(1, stats_get(self->stats, "uobjs"));
+	close(uffd);
+	munmap(buf, page);
 }
 
 TEST_F(verbs, ah_create_destroy)
