@@ -841,6 +841,88 @@ TEST_F(verbs, mr_memlock_limit)
 }
 
 /*
+ * RLIMIT_MEMLOCK holds for a user, not for each of its processes (review
+ * 2026-11-28, MEDIUM 1): as an unprivileged user with a limit of 16
+ * pages, children that register 12 pages each on the one inherited
+ * descriptor and exit get the pages of one child, not one child's worth
+ * each.  Exit codes: 0 registered, 1 ENOMEM, 2 anything else.
+ */
+static int memlock_fork_child(int fd, __u32 pd, char *buf, long page)
+{
+	struct softcm_reg_mr mr;
+	int ret = reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr);
+
+	return !ret ? 0 : ret == -ENOMEM ? 1 : 2;
+}
+
+/* Run as the unprivileged user: 0, or the step that failed. */
+static int memlock_fork_user(void)
+{
+	struct rlimit rl = { 16 * getpagesize(), 16 * getpagesize() };
+	long page = getpagesize();
+	char *buf = map_pages(12, PROT_READ | PROT_WRITE);
+	int fd, st, got = 0, refused = 0;
+	struct softcm_reg_mr mr;
+	__u32 pd;
+	pid_t pid;
+
+	if (!buf || setrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 20;
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || alloc_pd(fd, &pd))
+		return 21;
+	for (int i = 0; i < 4; i++) {
+		pid = fork();
+		if (pid < 0)
+			return 22;
+		if (!pid)
+			_exit(memlock_fork_child(fd, pd, buf, page));
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) > 1)
+			return 23;
+		if (WEXITSTATUS(st))
+			refused++;
+		else
+			got++;
+	}
+	if (got != 1 || refused != 3)
+		return 24;
+	/* the parent's own budget is the same one */
+	if (reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr) != -ENOMEM)
+		return 25;
+	/* closed, the file's MRs are unpinned and uncharged (right after) */
+	close(fd);
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || alloc_pd(fd, &pd))
+		return 26;
+	for (int i = 0; reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr); i++) {
+		if (i > 1000)
+			return 27;
+		usleep(10000);
+	}
+	/* and DEREG_MR gives it back before it returns */
+	if (dereg_mr(fd, mr.handle) ||
+	    reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr))
+		return 28;
+	close(fd);
+	return 0;
+}
+
+TEST_F(verbs, mr_memlock_per_user_across_fork)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memlock_fork_user());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
  * A command whose reply cannot be copied out undoes the object it made,
  * and only that one (review 2026-11-28 #7): the reply of an ALLOC_PD
  * stalls in a userfaultfd write-protect fault; meanwhile the new PD
@@ -1026,6 +1108,10 @@ TEST_F(verbs, close_frees_everything)
 	EXPECT_EQ(8, stats_get(self->stats, "uobjs"));
 	close(fd2);
 	EXPECT_EQ(0, stats_wait_eq(self->stats, "uobjs", 1, STATS_IDLE_MS));
+	/* unpinned and uncharged together, right after the close */
+	for (long deadline = topo_now_ms() + STATS_IDLE_MS;
+	     vm_pin_kb() != pin0 && topo_now_ms() < deadline;)
+		usleep(5000);
 	EXPECT_EQ(pin0, vm_pin_kb());
 	/* the memory is ours again, and writable */
 	memset(buf, 1, 64 * page);

@@ -585,7 +585,10 @@ struct softcm_batch {
  *   ALLOC_PD / DEALLOC_PD   protection domains.  DEALLOC_PD of a PD that an
  *                  MR, QP or AH still uses is EBUSY.
  *   REG_MR / DEREG_MR   pin [addr, addr + length) long-term, charged to
- *                  RLIMIT_MEMLOCK (ENOMEM beyond it, unless CAP_IPC_LOCK);
+ *                  the caller's user within its RLIMIT_MEMLOCK (ENOMEM
+ *                  beyond it, unless CAP_IPC_LOCK), whichever process of
+ *                  it registers on the file; DEREG_MR returns once the
+ *                  pages are unpinned and uncharged;
  *                  access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE (needs
  *                  LOCAL_WRITE), REMOTE_READ; REMOTE_ATOMIC, MW_BIND,
  *                  ZERO_BASED, ON_DEMAND EOPNOTSUPP; HUGETLB and the
