@@ -82,7 +82,7 @@ int softcm_ah_create(struct softcm_file *sf, struct softcm_create_ah *c)
 	ret = softcm_uobj_add(&sf->uobjs, &ah->uobj);
 	if (ret)
 		goto err_unuse;
-	c->handle = ah->uobj.handle;	/* freeable once we unlock */
+	c->handle = ah->uobj.handle;	/* ours until committed */
 	mutex_unlock(&sf->uobjs.lock);
 	return 0;
 

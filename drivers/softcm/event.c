@@ -244,9 +244,30 @@ int softcm_event_end_read(struct softcm_evq *q, struct softcm_event_entry *e,
 }
 
 /*
+ * Put @e back into @to, where @e's id was migrated while @e was being
+ * read elsewhere: before the id's first entry there, since every event of
+ * the id that @to holds (moved with the id, or queued after) is newer.
+ */
+static void requeue_moved(struct softcm_evq *to, struct softcm_event_entry *e)
+{
+	struct softcm_event_entry *pos;
+
+	lockdep_assert_held(&to->lock);
+
+	list_for_each_entry(pos, &to->list, node) {
+		if (pos->id == e->id) {
+			list_add_tail(&e->node, &pos->node);
+			return;
+		}
+	}
+	list_add_tail(&e->node, &to->list);
+}
+
+/*
  * An entry @q's reader took and could not deliver goes back where its id
- * is now: the head of @q, or the tail of the queue of the file the id was
- * migrated to meanwhile; or it is freed if the id was destroyed meanwhile
+ * is now: the head of @q, or before the id's other events in the queue of
+ * the file the id was migrated to meanwhile; or it is freed if the id was
+ * destroyed meanwhile
  * (its purge could not see it), and then the new id of a CONNECT_REQUEST
  * is returned for the caller to destroy, as after a purge.  Under the
  * id's mutex, which orders this against migration and destroy, and
@@ -269,7 +290,7 @@ struct softcm_id *softcm_event_requeue(struct softcm_evq *q,
 		} else {
 			if (!e->child)
 				e->ev.handle = id->handle;
-			list_add_tail(&e->node, &to->list);
+			requeue_moved(to, e);
 		}
 		spin_unlock_bh(&to->lock);
 		wake_up_interruptible(&to->wait);

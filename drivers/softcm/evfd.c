@@ -50,8 +50,11 @@ struct softcm_evfd {
 	bool async;
 	bool detached;			/* its descriptor is closed */
 	bool orphaned;			/* async: its file is closed */
-	/* the file it belongs to, compared and never dereferenced */
-	const struct softcm_file *owner;
+	/*
+	 * The cookie of the file it belongs to: the queue may outlive the
+	 * file, whose address a later file may then have.
+	 */
+	u64 owner;
 	struct rcu_head rcu;
 };
 
@@ -82,7 +85,7 @@ static struct softcm_evfd *evfd_alloc(const struct softcm_file *sf, bool async)
 	init_waitqueue_head(&q->wait);
 	INIT_LIST_HEAD(&q->events);
 	q->async = async;
-	q->owner = sf;
+	q->owner = sf->cookie;
 	return q;
 }
 
@@ -229,19 +232,23 @@ int softcm_evfd_create_async(struct softcm_file *sf,
 	q = evfd_alloc(sf, true);
 	if (!q)
 		return -ENOMEM;
-	/* the table's lock makes "one per file" one check-and-set */
+	/*
+	 * The table's lock makes "one per file" one check-and-set.  The slot
+	 * is only reserved here: the file gets its queue once the reply is
+	 * out (softcm_evfd_async_done()), so that a reply that faults leaves
+	 * the slot free, as it leaves no descriptor.
+	 */
 	mutex_lock(&sf->uobjs.lock);
-	if (rcu_access_pointer(sf->async)) {
+	if (rcu_access_pointer(sf->async) || sf->async_reserved) {
 		fd = -EEXIST;
 		goto err_unlock;
 	}
 	fd = evfd_make_fd(q, &async_fops, "[softcm-async]", nf);
 	if (fd < 0)
 		goto err_unlock;
-	/* the file's reference, beside the descriptor's */
-	kref_get(&q->ref);
-	rcu_assign_pointer(sf->async, q);
+	sf->async_reserved = true;
 	mutex_unlock(&sf->uobjs.lock);
+	nf->async = q;
 	c->fd = fd;
 	return 0;
 
@@ -249,6 +256,24 @@ err_unlock:
 	mutex_unlock(&sf->uobjs.lock);
 	softcm_evfd_put(q);
 	return fd;
+}
+
+/*
+ * The reply of the CREATE_ASYNC_FD that made @q reached userspace (@ok),
+ * and its descriptor is about to be installed: @q becomes @sf's async
+ * queue.  Or it did not, and the descriptor goes: the slot is free again.
+ */
+void softcm_evfd_async_done(struct softcm_file *sf, struct softcm_evfd *q, bool ok)
+{
+	mutex_lock(&sf->uobjs.lock);
+	WARN_ON_ONCE(!sf->async_reserved);
+	sf->async_reserved = false;
+	if (ok) {
+		/* the file's reference, beside the descriptor's */
+		kref_get(&q->ref);
+		rcu_assign_pointer(sf->async, q);
+	}
+	mutex_unlock(&sf->uobjs.lock);
 }
 
 /* @sf is closing: its async queue gets no more events. */
@@ -279,7 +304,7 @@ struct softcm_evfd *softcm_evfd_get_channel(struct softcm_file *sf, int fd)
 	if (fd_file(f)->f_op == &comp_fops) {
 		struct softcm_evfd *c = fd_file(f)->private_data;
 
-		if (c->owner == sf) {
+		if (c->owner == sf->cookie) {
 			kref_get(&c->ref);
 			q = c;
 		}

@@ -35,6 +35,7 @@ int softcm_evfd_create_comp_channel(struct softcm_file *sf,
 int softcm_evfd_create_async(struct softcm_file *sf,
 			     struct softcm_create_async_fd *c,
 			     struct softcm_newfd *nf);
+void softcm_evfd_async_done(struct softcm_file *sf, struct softcm_evfd *q, bool ok);
 void softcm_evfd_file_release(struct softcm_file *sf);
 
 struct softcm_evfd *softcm_evfd_get_channel(struct softcm_file *sf, int fd);

@@ -36,11 +36,13 @@
 
 struct softcm_file *softcm_file_create(struct net *net)
 {
+	static atomic64_t cookies = ATOMIC64_INIT(0);
 	struct softcm_file *sf;
 
 	sf = kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
 	if (!sf)
 		return NULL;
+	sf->cookie = atomic64_inc_return(&cookies);
 	sf->net = get_net(net);
 	atomic_inc(&softcm_net(net)->nr_files);
 	sf->owner = get_pid(task_tgid(current));

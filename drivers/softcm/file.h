@@ -22,6 +22,12 @@ struct softcm_id;
 struct softcm_event_full;
 
 struct softcm_file {
+	/*
+	 * Unique for the module's life, never reused: what outlives the
+	 * file (a completion channel) names its file by this, not by a
+	 * pointer that a later file may take.
+	 */
+	u64 cookie;
 	struct net *net;		/* referenced */
 	struct pid *owner;		/* the opener's thread group, referenced */
 	kuid_t uid;			/* the opener's: who may see comm IDs */
@@ -39,6 +45,8 @@ struct softcm_file {
 	struct xarray rings;
 	/* its async event descriptor's queue (evfd.c), referenced */
 	struct softcm_evfd __rcu *async;
+	/* a CREATE_ASYNC_FD is copying its reply out; uobjs.lock */
+	bool async_reserved;
 };
 
 struct softcm_file *softcm_file_create(struct net *net);

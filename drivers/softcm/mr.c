@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory regions, as ib_umem_get() and uverbs make them: the user range
- * is pinned long-term (FOLL_LONGTERM; pin() says why always FOLL_WRITE)
- * and charged to the owner's RLIMIT_MEMLOCK through mm->pinned_vm, which
- * is what lets the uncharge run in any context; beyond the limit REG_MR
- * is ENOMEM unless the caller has CAP_IPC_LOCK.
+ * is pinned long-term (FOLL_LONGTERM; pin() says why always FOLL_WRITE).
+ *
+ * Accounting: the pages are charged to the registering task's user
+ * (user_struct's locked_vm, as io_uring charges its buffers) against its
+ * RLIMIT_MEMLOCK; beyond it REG_MR is ENOMEM, unless the caller has
+ * CAP_IPC_LOCK, which is then charged nothing.  Not to its mm, as 6.1's
+ * ib_umem_get() does: an MR lives as long as its file, which a child
+ * inherits, a process passes on and an exec keeps, while a new mm starts
+ * with nothing charged, so a charge per mm bounds nothing.  The user
+ * stays referenced by the MR and gets its pages back when they are
+ * unpinned, in the same step.  The registering mm's pinned_vm counts
+ * them too, for VmPin in its /proc status only.
  *
  * Keys: lkey and rkey are random 32-bit values, unique in the namespace,
  * because an rkey is what a peer presents to read or write our memory:
@@ -12,18 +20,25 @@
  * Both live in the namespace's key table (an xarray keyed by key), the
  * lookup the data path will do for every RDMA request and SGE.
  *
- * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table,
- * gives the PD its use back and uncharges the pages; they stay pinned
- * until the last reference is dropped, since a lookup may have found the
- * MR just before, and are then unpinned from a work after a grace period
- * (on the module's workqueue, which a namespace's exit flushes).
+ * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table
+ * and gives the PD its use back.  The pages stay pinned until the last
+ * reference is dropped, since a lookup may have found the MR just before;
+ * then a work on the module's workqueue (which a namespace's exit
+ * flushes) unpins and uncharges them together, and frees the MR after a
+ * grace period.  DEREG_MR waits for that work: when it returns, the pages
+ * are unpinned and the user has its budget back.  A file's close does not
+ * wait: its MRs are unpinned and uncharged right after.
  */
 
 #include <linux/errno.h>
 #include <linux/mm.h>
 #include <linux/random.h>
+#include <linux/capability.h>
+#include <linux/completion.h>
+#include <linux/cred.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <rdma/ib_user_ioctl_verbs.h>
 
@@ -89,17 +104,40 @@ static int check_range(const struct softcm_reg_mr *c, unsigned long *npages)
 	return 0;
 }
 
-/* As ib_umem_get(): pinned_vm may be uncharged from any context. */
-static int charge(struct mm_struct *mm, unsigned long npages)
+/*
+ * Charge @mr's pages to the caller's user, within its RLIMIT_MEMLOCK,
+ * unless it has CAP_IPC_LOCK (asked without an audit record, as io_uring
+ * asks: every REG_MR asks); and to its mm's pinned_vm, for VmPin.
+ */
+static int charge(struct softcm_mr *mr)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long limit, cur;
+	struct user_struct *user;
 
-	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
-		return -ENOMEM;
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
+		user = current_user();
+		limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+		cur = atomic_long_read(&user->locked_vm);
+		do {
+			if (cur > limit || mr->npages > limit - cur)
+				return -ENOMEM;
+		} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
+						  cur + mr->npages));
+		mr->user = get_uid(user);
 	}
+	atomic64_add(mr->npages, &mr->mm->pinned_vm);
 	return 0;
+}
+
+/* Any context: what charge() did. */
+static void uncharge(struct softcm_mr *mr)
+{
+	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
+	if (mr->user) {
+		atomic_long_sub(mr->npages, &mr->user->locked_vm);
+		free_uid(mr->user);
+		mr->user = NULL;
+	}
 }
 
 static bool writable(u32 access)
@@ -166,39 +204,45 @@ static void erase_keys(struct softcm_mr *mr)
 }
 
 /*
- * Out of the table: no new lookup finds it, its PD is free to go, and its
- * owner has its RLIMIT_MEMLOCK budget back at once, as after ib_umem's
- * release (the pages themselves stay pinned until the last reference).
+ * Out of the table: no new lookup finds it, and its PD is free to go.  Its
+ * pages stay pinned, and charged, until the last reference.
  */
 static void mr_destroy(struct softcm_uobj *obj)
 {
 	struct softcm_mr *mr = container_of(obj, struct softcm_mr, uobj);
 
 	erase_keys(mr);
-	atomic64_sub(mr->npages, &mr->mm->pinned_vm);
 	/* the use only: the reference stays for the data path's PD check */
 	atomic_dec(&mr->pd->uobj.usecnt);
 	atomic_dec(&mr->sn->nr_uobjs);
 }
 
-/* After a grace period, in process context: unpin and free. */
+/*
+ * The last reference is gone; in process context: unpin and uncharge in
+ * one step, then free after a grace period (a key lookup may still be
+ * reading the MR).
+ */
 static void mr_free_work(struct work_struct *work)
 {
-	struct softcm_mr *mr = container_of(to_rcu_work(work), struct softcm_mr,
-					    free_work);
+	struct softcm_mr *mr = container_of(work, struct softcm_mr, free_work);
+	struct completion *freed = mr->freed;
 
 	unpin_user_pages_dirty_lock(mr->pages, mr->npages, writable(mr->access));
+	uncharge(mr);
 	mmdrop(mr->mm);
 	kvfree(mr->pages);
 	softcm_uobj_put(&mr->pd->uobj);
-	kfree(mr);
+	kfree_rcu(mr, rcu);
+	if (freed)
+		complete(freed);
 }
 
+/* Any context: the last put may come from the data path. */
 static void mr_free(struct softcm_uobj *obj)
 {
 	struct softcm_mr *mr = container_of(obj, struct softcm_mr, uobj);
 
-	queue_rcu_work(softcm_workqueue(), &mr->free_work);
+	queue_work(softcm_workqueue(), &mr->free_work);
 }
 
 static const struct softcm_uobj_ops mr_ops = {
@@ -260,7 +304,7 @@ int softcm_mr_reg(struct softcm_file *sf, struct softcm_reg_mr *c)
 	if (!mr)
 		return -ENOMEM;
 	softcm_uobj_init(&mr->uobj, SOFTCM_UOBJ_MR, &mr_ops);
-	INIT_RCU_WORK(&mr->free_work, mr_free_work);
+	INIT_WORK(&mr->free_work, mr_free_work);
 	mr->sn = softcm_net(sf->net);
 	mr->iova = c->iova;
 	mr->length = c->length;
@@ -270,7 +314,7 @@ int softcm_mr_reg(struct softcm_file *sf, struct softcm_reg_mr *c)
 	mr->mm = current->mm;
 	mmgrab(mr->mm);
 
-	ret = charge(mr->mm, npages);
+	ret = charge(mr);
 	if (ret)
 		goto err_drop_mm;
 	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
@@ -296,15 +340,17 @@ err_unpin:
 err_free_pages:
 	kvfree(mr->pages);
 err_uncharge:
-	atomic64_sub(npages, &mr->mm->pinned_vm);
+	uncharge(mr);
 err_drop_mm:
 	mmdrop(mr->mm);
 	kfree(mr);
 	return ret;
 }
 
+/* Returns once the pages are unpinned and uncharged (mr_free_work()). */
 int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c)
 {
+	DECLARE_COMPLETION_ONSTACK(freed);
 	struct softcm_uobj *obj;
 
 	if (c->reserved0)
@@ -312,7 +358,10 @@ int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c)
 	obj = softcm_uobj_remove(&sf->uobjs, SOFTCM_UOBJ_MR, c->handle);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
+	/* before our put: the last one, ours or not, orders it for the work */
+	container_of(obj, struct softcm_mr, uobj)->freed = &freed;
 	softcm_uobj_put(obj);
+	wait_for_completion(&freed);
 	return 0;
 }
 
@@ -341,9 +390,9 @@ void softcm_mr_net_init(struct softcm_net *sn)
 
 /*
  * Files pin their namespace, and their MRs leave the key table when they
- * close: none is left.  Their free works may still be waiting for a grace
- * period, and the module's code must outlive them: module exit runs this
- * for every namespace before the workqueue goes.
+ * close: none is left.  Their free works may still be queued, and the
+ * module's code must outlive them: module exit runs this for every
+ * namespace before the workqueue goes.
  */
 void softcm_mr_net_uninit(struct softcm_net *sn)
 {

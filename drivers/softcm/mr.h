@@ -7,8 +7,10 @@
 
 #include "uobj.h"
 
+struct completion;
 struct mm_struct;
 struct page;
+struct user_struct;
 struct softcm_file;
 struct softcm_net;
 struct softcm_pd;
@@ -32,8 +34,12 @@ struct softcm_mr {
 	unsigned int offset;		/* of the start in pages[0] */
 	unsigned long npages;
 	struct page **pages;
-	struct mm_struct *mm;		/* grabbed: its pinned_vm is charged */
-	struct rcu_work free_work;
+	struct mm_struct *mm;		/* grabbed: its pinned_vm counts the pages */
+	/* referenced: its locked_vm is charged; NULL with CAP_IPC_LOCK */
+	struct user_struct *user;
+	struct work_struct free_work;	/* unpin and uncharge, then free */
+	struct completion *freed;	/* a DEREG_MR waiting for that */
+	struct rcu_head rcu;
 };
 
 int softcm_mr_reg(struct softcm_file *sf, struct softcm_reg_mr *c);

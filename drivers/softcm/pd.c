@@ -48,7 +48,7 @@ int softcm_pd_alloc(struct softcm_file *sf, struct softcm_alloc_pd *c)
 	if (ret)
 		atomic_dec(&pd->sn->nr_uobjs);
 	else
-		c->handle = pd->uobj.handle;	/* freeable once we unlock */
+		c->handle = pd->uobj.handle;	/* ours until committed */
 	mutex_unlock(&sf->uobjs.lock);
 	if (ret)
 		kfree(pd);

@@ -47,16 +47,25 @@
 
 /* rxe's source port for QP1 (0xc000 | hash_32(1, 14)); nobody checks it. */
 #define ROCE_QP1_SPORT	0xd872
-/* Beyond this many packets waiting in one shard, a flood is dropped. */
+/*
+ * Beyond this many packets waiting in a namespace, in all its shards
+ * together, a flood is dropped.  The bound is the namespace's, not a
+ * shard's: what a remote flood can make a namespace hold (about 4096
+ * skbs of 2 to 4 KiB truesize, charged to no socket or cgroup) must not
+ * grow with the number of CPUs, which the shards follow, nor with how
+ * the flood spreads its comm IDs over them.  4096 is the figure the one
+ * queue before the shards had, which covers a burst of every connection
+ * a busy server's backlog holds; a shard may use all of it.
+ */
 #define RXQ_MAX		4096
 
 /*
  * Testing only (protocol_test's full receive queue): while set, the
- * receive works leave their packets queued, so that a test fills a queue
- * to exactly RXQ_MAX whatever the CPUs.  The one module parameter that
+ * receive works leave their packets queued, so that a test fills the
+ * queues to exactly RXQ_MAX whatever the CPUs.  The one module parameter that
  * may change at run time: it changes when packets are handled, never how.
- * Once it is cleared, the next packet of a held queue (queued, or dropped
- * for a full queue) runs its work again.
+ * Once it is cleared, the next packet of a held queue (queued) runs its
+ * work again, and the next packet dropped for full queues runs them all.
  */
 static bool rx_hold;
 module_param(rx_hold, bool, 0600);
@@ -135,6 +144,19 @@ static struct softcm_rx_shard *rx_shard(struct softcm_net *sn, struct sk_buff *s
 	return &t->rx[reciprocal_scale(h, t->nr_shards)];
 }
 
+/*
+ * The namespace's queues are full: their works are queued or running
+ * already, unless rx_hold held them; once it is cleared, this runs them.
+ */
+static void kick_shards(struct softcm_transport *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_shards; i++)
+		if (!skb_queue_empty_lockless(&t->rx[i].q))
+			queue_work(softcm_workqueue(), &t->rx[i].work);
+}
+
 /* A packet for QP1, @len bytes of BTH through ICRC: queued for the CM. */
 static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len)
 {
@@ -178,9 +200,9 @@ static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len
 
 	why = SOFTCM_STAT_DROP_QUEUE;
 	shard = rx_shard(sn, skb, ipv6, bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE);
-	if (skb_queue_len(&shard->q) >= RXQ_MAX) {
-		/* queued or running already, unless rx_hold held it */
-		queue_work(softcm_workqueue(), &shard->work);
+	if (atomic_inc_return(&sn->transport.rx_queued) > RXQ_MAX) {
+		atomic_dec(&sn->transport.rx_queued);
+		kick_shards(&sn->transport);
 		goto drop;
 	}
 	/* The input route is only valid under this RCU section. */
@@ -288,6 +310,7 @@ static void rx_work(struct work_struct *work)
 	if (READ_ONCE(rx_hold))
 		return;
 	while ((skb = skb_dequeue(&shard->q))) {
+		atomic_dec(&shard->sn->transport.rx_queued);
 		softcm_cm_rcv(shard->sn, skb);
 		consume_skb(skb);
 		cond_resched();
@@ -364,6 +387,7 @@ void softcm_transport_net_init(struct softcm_net *sn)
 
 	mutex_init(&t->sock_lock);
 	t->nr_shards = min_t(unsigned int, nr_cpu_ids, SOFTCM_RX_SHARDS);
+	atomic_set(&t->rx_queued, 0);
 	t->hash_seed = get_random_u32();
 	for (i = 0; i < SOFTCM_RX_SHARDS; i++) {
 		skb_queue_head_init(&t->rx[i].q);

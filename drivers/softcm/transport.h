@@ -30,7 +30,7 @@ struct softcm_rx_shard {
 /*
  * A namespace's RoCEv2 transport: UDP sockets opened on first use, index
  * 0 for IPv4 and 1 for IPv6, and the packets they received, in
- * min(nr_cpu_ids, SOFTCM_RX_SHARDS) queues.
+ * min(nr_cpu_ids, SOFTCM_RX_SHARDS) queues bounded together.
  */
 struct softcm_transport {
 	struct mutex sock_lock;		/* opening the sockets */
@@ -38,6 +38,8 @@ struct softcm_transport {
 	struct socket *sock[2];
 	int sock_state[2];		/* 1 open, 0 not yet, -errno */
 	unsigned int nr_shards;
+	/* packets waiting in all the shards, at most RXQ_MAX (transport.c) */
+	atomic_t rx_queued;
 	u32 hash_seed;
 	struct softcm_rx_shard rx[SOFTCM_RX_SHARDS];
 };

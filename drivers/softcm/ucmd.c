@@ -427,6 +427,12 @@ struct ucmd {
 	void (*undo)(struct softcm_file *sf, union ucmd_args *a);
 	u16 size;	/* the struct as this kernel knows it */
 	u16 min_size;	/* the struct in its first ABI version */
+	/*
+	 * What it does cannot be undone (BATCH): its reply is written once
+	 * before it runs, so that a reply nobody could read fails the
+	 * command before anything ran.
+	 */
+	bool reply_first;
 };
 
 #define UCMD(name, fn, type, undo_fn)					\
@@ -460,7 +466,12 @@ static const struct ucmd ucmds[] = {
 	UCMD(REJECT, ucmd_reject, softcm_reject, NULL),
 	UCMD(DISCONNECT, ucmd_disconnect, softcm_disconnect, NULL),
 	UCMD(INIT_QP_ATTR, ucmd_init_qp_attr, softcm_init_qp_attr, NULL),
-	UCMD(BATCH, ucmd_batch, softcm_batch, NULL),
+	[SOFTCM_CMD_BATCH] = {
+		.handler = ucmd_batch,
+		.size = sizeof(struct softcm_batch),
+		.min_size = sizeof(struct softcm_batch),
+		.reply_first = true
+	},
 };
 
 static_assert(ARRAY_SIZE(ucmds) == SOFTCM_CMD_COUNT);
@@ -509,6 +520,9 @@ long softcm_ucmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 	ret = copy_struct_from_user(&a, c->size, uarg, usize);
 	if (ret)
 		return ret;
+	/* the caller's own struct back: whether it can take the reply */
+	if (c->reply_first && copy_to_user(uarg, &a, min_t(size_t, usize, c->size)))
+		return -EFAULT;
 
 	ret = c->handler(sf, &a);
 	if (ret)

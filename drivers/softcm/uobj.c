@@ -8,6 +8,13 @@
  * the object out of the table first, so that no new lookup finds it, then
  * tears it down; work already holding a reference finishes against an
  * object its own code marks dead.
+ *
+ * Creation is in two phases, as for ids (file.c): the object takes its
+ * handle when it is complete (softcm_uobj_add()), but no other thread can
+ * find, use or destroy it until the command's reply has reached userspace
+ * (softcm_uobj_commit()).  A reply that cannot be copied out undoes the
+ * object by its handle (softcm_uobj_abort()), which therefore still names
+ * that object: an undo never removes another thread's object.
  */
 
 #include <linux/lockdep.h>
@@ -54,14 +61,16 @@ void softcm_uobj_init(struct softcm_uobj *obj, enum softcm_uobj_type type,
 	kref_init(&obj->ref);
 	obj->type = type;
 	obj->handle = 0;
+	obj->committed = false;
 	atomic_set(&obj->usecnt, 0);
 	obj->ops = ops;
 }
 
 /*
- * Publish @obj under a new handle (obj->handle); the table takes over the
+ * Reserve a new handle (obj->handle) for @obj; the table takes over the
  * caller's initial reference.  Called with the table's lock held, after
- * the object is complete: from here on other threads can find it.  A file
+ * the object is complete; other threads find it only once the command
+ * commits it (softcm_uobj_commit()), or the command aborts it.  A file
  * at its limit of objects of this type gets ENOMEM, what a device out of
  * resources answers under libibverbs.
  */
@@ -92,7 +101,17 @@ err_dec_type:
 	return ret;
 }
 
-/* A new reference on the object @handle of @type, or ERR_PTR(-ENOENT). */
+static void uobj_take_out(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+	__xa_erase(&u->objs, obj->handle);
+	atomic_dec(&u->count);
+	atomic_dec(&u->nr[obj->type]);
+}
+
+/*
+ * A new reference on the committed object @handle of @type, or
+ * ERR_PTR(-ENOENT).
+ */
 struct softcm_uobj *softcm_uobj_get(struct softcm_uobjs *u,
 				    enum softcm_uobj_type type, u32 handle)
 {
@@ -100,10 +119,56 @@ struct softcm_uobj *softcm_uobj_get(struct softcm_uobjs *u,
 
 	rcu_read_lock();
 	obj = xa_load(&u->objs, handle);
-	if (obj && (obj->type != type || !kref_get_unless_zero(&obj->ref)))
+	/* acquire: pairs with the commit's release, after a complete object */
+	if (obj && (obj->type != type || !smp_load_acquire(&obj->committed) ||
+		    !kref_get_unless_zero(&obj->ref)))
 		obj = NULL;
 	rcu_read_unlock();
 	return obj ?: ERR_PTR(-ENOENT);
+}
+
+/*
+ * The reply that names the new object @handle of @type reached userspace:
+ * from now on other threads may find, use and destroy it.
+ */
+void softcm_uobj_commit(struct softcm_uobjs *u, enum softcm_uobj_type type,
+			u32 handle)
+{
+	struct softcm_uobj *obj;
+
+	xa_lock(&u->objs);
+	obj = xa_load(&u->objs, handle);
+	if (!WARN_ON_ONCE(!obj || obj->type != type || obj->committed)) {
+		/* release: what the command made is seen by who finds it committed */
+		smp_store_release(&obj->committed, true);
+	}
+	xa_unlock(&u->objs);
+}
+
+/*
+ * The reply that names the new object @handle of @type could not be copied
+ * out: nobody knows the handle, so destroy the object.  Nobody else could
+ * find it, so @handle is still this object and nothing uses it.
+ */
+void softcm_uobj_abort(struct softcm_uobjs *u, enum softcm_uobj_type type,
+		       u32 handle)
+{
+	struct softcm_uobj *obj;
+
+	mutex_lock(&u->lock);
+	xa_lock(&u->objs);
+	obj = xa_load(&u->objs, handle);
+	if (WARN_ON_ONCE(!obj || obj->type != type || obj->committed ||
+			 atomic_read(&obj->usecnt)))
+		obj = NULL;
+	else
+		uobj_take_out(u, obj);
+	xa_unlock(&u->objs);
+	mutex_unlock(&u->lock);
+	if (obj) {
+		obj->ops->destroy(obj);
+		softcm_uobj_put(obj);
+	}
 }
 
 /*
@@ -129,18 +194,12 @@ void softcm_uobj_unuse(struct softcm_uobj *obj)
 	softcm_uobj_put(obj);
 }
 
-static void uobj_take_out(struct softcm_uobjs *u, struct softcm_uobj *obj)
-{
-	__xa_erase(&u->objs, obj->handle);
-	atomic_dec(&u->count);
-	atomic_dec(&u->nr[obj->type]);
-}
-
 /*
  * Take the object @handle of @type out of the table and tear it down.
  * Returns it with the table's reference, which the caller drops with
- * softcm_uobj_put() once it has read what it reports; ERR_PTR(-ENOENT),
- * or ERR_PTR(-EBUSY) while another object uses it.
+ * softcm_uobj_put() once it has read what it reports; ERR_PTR(-ENOENT)
+ * (an object not committed yet too), or ERR_PTR(-EBUSY) while another
+ * object uses it.
  */
 struct softcm_uobj *softcm_uobj_remove(struct softcm_uobjs *u,
 				       enum softcm_uobj_type type, u32 handle)
@@ -150,7 +209,7 @@ struct softcm_uobj *softcm_uobj_remove(struct softcm_uobjs *u,
 	mutex_lock(&u->lock);
 	xa_lock(&u->objs);
 	obj = xa_load(&u->objs, handle);
-	if (!obj || obj->type != type)
+	if (!obj || obj->type != type || !obj->committed)
 		obj = ERR_PTR(-ENOENT);
 	else if (atomic_read(&obj->usecnt))
 		obj = ERR_PTR(-EBUSY);

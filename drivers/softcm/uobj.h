@@ -38,12 +38,14 @@ struct softcm_uobj_ops {
  * The head of every verbs object, embedded in it.  The table holds one
  * reference; lookups take their own.  usecnt counts the objects that use
  * this one (a QP its PD and CQs): while it is nonzero the object cannot
- * be destroyed (EBUSY), as in uverbs.
+ * be destroyed (EBUSY), as in uverbs.  Until @committed, only the command
+ * creating the object knows it (uobj.c).
  */
 struct softcm_uobj {
 	struct kref ref;
 	enum softcm_uobj_type type;
 	u32 handle;
+	bool committed;			/* set once, with release semantics */
 	atomic_t usecnt;
 	const struct softcm_uobj_ops *ops;
 };
@@ -69,6 +71,10 @@ void softcm_uobjs_release(struct softcm_uobjs *u);
 void softcm_uobj_init(struct softcm_uobj *obj, enum softcm_uobj_type type,
 		      const struct softcm_uobj_ops *ops);
 int softcm_uobj_add(struct softcm_uobjs *u, struct softcm_uobj *obj);
+void softcm_uobj_commit(struct softcm_uobjs *u, enum softcm_uobj_type type,
+			u32 handle);
+void softcm_uobj_abort(struct softcm_uobjs *u, enum softcm_uobj_type type,
+		       u32 handle);
 struct softcm_uobj *softcm_uobj_get(struct softcm_uobjs *u,
 				    enum softcm_uobj_type type, u32 handle);
 struct softcm_uobj *softcm_uobj_use(struct softcm_uobjs *u,

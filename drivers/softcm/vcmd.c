@@ -3,10 +3,12 @@
  * The verbs commands of /dev/softcm, numbered from SOFTCM_VCMD_BASE
  * (uapi/linux/softcm.h documents them).  The same scheme as ucmd.c: one
  * table, clamped with array_index_nospec(), structs that grow at their
- * end.  A command that creates an object is undone when its reply cannot
- * be copied out (nobody knows the handle); one that creates a file
- * descriptor installs it only after the copy-out, so a failed reply
- * leaves no descriptor behind.
+ * end.  A command that creates an object commits it once its reply is
+ * copied out, and aborts it when the reply cannot be (nobody knows the
+ * handle); until then no other thread can find it (uobj.c), so the abort
+ * removes that object and no other.  One that creates a file descriptor
+ * installs it only after the copy-out, so a failed reply leaves no
+ * descriptor behind.
  */
 
 #include <linux/file.h>
@@ -53,8 +55,8 @@ struct vcmd {
 		       struct softcm_newfd *nf);
 	u16 size;	/* the struct as this kernel knows it */
 	u16 min_size;	/* the struct in its first ABI version */
-	/* a created object, undone when the reply cannot be copied out */
-	u8 undo_type;	/* enum softcm_uobj_type, 0 for none */
+	/* a created object, committed or aborted after the copy-out */
+	u8 obj_type;	/* enum softcm_uobj_type, 0 for none */
 	u8 handle_off;	/* offsetof its handle in the struct */
 	/* the reply says where an error stopped (bad_wr): copied out anyway */
 	bool reply_on_error;
@@ -203,7 +205,7 @@ static int vcmd_ah_destroy(struct softcm_file *sf, union vcmd_args *a,
 	[SOFTCM_VCMD_##name - SOFTCM_VCMD_BASE] = {			\
 		.handler = vcmd_##fn,					\
 		.size = sizeof(struct type), .min_size = sizeof(struct type), \
-		.undo_type = utype, .handle_off = offsetof(struct type, handle) \
+		.obj_type = utype, .handle_off = offsetof(struct type, handle) \
 	}
 
 /* A create command whose struct grew since ABI 1: @first bytes then. */
@@ -211,7 +213,7 @@ static int vcmd_ah_destroy(struct softcm_file *sf, union vcmd_args *a,
 	[SOFTCM_VCMD_##name - SOFTCM_VCMD_BASE] = {			\
 		.handler = vcmd_##fn,					\
 		.size = sizeof(struct type), .min_size = first,		\
-		.undo_type = utype, .handle_off = offsetof(struct type, handle) \
+		.obj_type = utype, .handle_off = offsetof(struct type, handle) \
 	}
 
 #define VCMD_POST(name, fn)						\
@@ -281,16 +283,12 @@ static_assert(sizeof(struct softcm_doorbell) == 8);
 static_assert(sizeof(struct softcm_ring_map) == 16);
 static_assert(sizeof(struct softcm_ring_info) == 16);
 
-static void vcmd_undo(struct softcm_file *sf, const struct vcmd *c,
-		      union vcmd_args *a)
+static u32 vcmd_handle(const struct vcmd *c, const union vcmd_args *a)
 {
-	struct softcm_uobj *obj;
 	u32 handle;
 
-	memcpy(&handle, (u8 *)a + c->handle_off, sizeof(handle));
-	obj = softcm_uobj_remove(&sf->uobjs, c->undo_type, handle);
-	if (!IS_ERR(obj))
-		softcm_uobj_put(obj);
+	memcpy(&handle, (const u8 *)a + c->handle_off, sizeof(handle));
+	return handle;
 }
 
 long softcm_vcmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long arg)
@@ -318,6 +316,8 @@ long softcm_vcmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 	ret = c->handler(sf, &a, &nf);
 	if (ret) {
 		/* a handler that failed after making its descriptor */
+		if (nf.async)
+			softcm_evfd_async_done(sf, nf.async, false);
 		if (nf.file) {
 			fput(nf.file);
 			put_unused_fd(nf.fd);
@@ -328,14 +328,20 @@ long softcm_vcmd_ioctl(struct softcm_file *sf, unsigned int cmd, unsigned long a
 		return ret;
 	}
 	if (copy_to_user(uarg, &a, min_t(size_t, usize, c->size))) {
-		if (c->undo_type)
-			vcmd_undo(sf, c, &a);
+		if (c->obj_type)
+			softcm_uobj_abort(&sf->uobjs, c->obj_type, vcmd_handle(c, &a));
+		if (nf.async)
+			softcm_evfd_async_done(sf, nf.async, false);
 		if (nf.file) {
 			fput(nf.file);
 			put_unused_fd(nf.fd);
 		}
 		return -EFAULT;
 	}
+	if (c->obj_type)
+		softcm_uobj_commit(&sf->uobjs, c->obj_type, vcmd_handle(c, &a));
+	if (nf.async)
+		softcm_evfd_async_done(sf, nf.async, true);
 	if (nf.file)
 		fd_install(nf.fd, nf.file);
 	return 0;

@@ -214,6 +214,43 @@ TEST(batch_undoes_unwritable_create)
 }
 
 /*
+ * A struct softcm_batch that cannot be written back (review 2026-11-28
+ * #7): EFAULT before any op ran, not after all of them, whose done count
+ * nobody could read.  Here: no id created, no op's result written.
+ */
+TEST(batch_unwritable_struct_runs_nothing)
+{
+	struct softcm_create_id ids[4] = { 0 };
+	struct softcm_batch_op ops[4];
+	struct softcm_batch *ro;
+	int fd;
+
+	ASSERT_EQ(0, own_netns());
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	for (int i = 0; i < 4; i++) {
+		ids[i].uid = i + 1;
+		ids[i].ps = SOFTCM_PS_TCP;
+		ops[i] = op(SOFTCM_IOCTL_CREATE_ID, &ids[i]);
+	}
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ro->count = 4;
+	ro->ops = (__u64)(uintptr_t)ops;
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	EXPECT_EQ(-1, ioctl(fd, SOFTCM_IOCTL_BATCH, ro));
+	EXPECT_EQ(EFAULT, errno);
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(12345, ops[i].result) TH_LOG("op %d ran", i);
+		EXPECT_EQ(0, ids[i].handle);
+	}
+	EXPECT_EQ(0, stats_wait_eq_here("ids", 0, 0));
+	close(fd);
+	munmap(ro, 4096);
+	EXPECT_EQ(0, stats_wait_idle_here(STATS_IDLE_MS));
+}
+
+/*
  * RESOLVE_ADDR returns the source it bound the id to: the address
  * given (or the wildcard), with the port picked, which QUERY_ADDR shows
  * too (the resolution may already have filled in the address by then).

@@ -387,4 +387,89 @@ TEST_F(mig, stalled_reader_stalls_nobody_else)
 	munmap(r.buf, 4096);
 }
 
+/*
+ * An event that a reader of the old file had taken when its id migrated
+ * goes back before the id's later events on the new file, not behind
+ * them (review 2026-11-28 #3): the reader of file a stalls in the copy of
+ * an id's ESTABLISHED; its DISCONNECTED comes, the id moves to file b,
+ * the copy completes (revoked: not counted as read); b reads ESTABLISHED,
+ * then DISCONNECTED.
+ */
+TEST_F(mig, revoked_read_keeps_order)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage z;
+	struct stalled_read r = { .ret = -2 };
+	struct softcm_event ev;
+	struct uffd_msg msg;
+	pthread_t reader;
+	int a = open_dev(), b = open_dev(), uffd;
+	__u32 l = 0, x, nx = 0;
+
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 && (errno == ENOSYS || errno == EPERM))
+		SKIP(close(a); close(b); return, "no userfaultfd in this kernel (%s)",
+		     strerror(errno));
+	ASSERT_LE(0, uffd);
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	r.buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r.buf);
+	reg.range.start = (unsigned long)r.buf;
+	reg.range.len = 4096;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+
+	/* An established connection; its ESTABLISHED unread on a. */
+	ASSERT_EQ(0, listen_on(a, PORT, &l));
+	ASSERT_EQ(0, client_connect(self->ch, PORT, &self->client));
+	ASSERT_EQ(0, next_event(a, &ev, ev_ms()));
+	ASSERT_EQ(SOFTCM_EVENT_CONNECT_REQUEST, ev.event);
+	x = ev.handle;
+	ASSERT_EQ(0, accept_id(a, x));
+	ASSERT_EQ(RDMA_CM_EVENT_CONNECT_RESPONSE, next_cm_event(self->ch));
+	ASSERT_EQ(0, rdma_establish(self->client));
+	ASSERT_TRUE(readable(a, ev_ms()));
+
+	/* The reader takes ESTABLISHED and stalls in its copy. */
+	ASSERT_EQ(0, fcntl(a, F_SETFL, O_NONBLOCK));
+	r.fd = a;
+	ASSERT_EQ(0, pthread_create(&reader, NULL, stalled_reader, &r));
+	ASSERT_TRUE(readable(uffd, ev_ms()));
+	ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+
+	/*
+	 * The peer disconnects (its DREQ waits for our DREP, which only our
+	 * own DISCONNECT sends); the id moves to b, where its DISCONNECTED
+	 * is, moved along or queued there after.
+	 */
+	ASSERT_EQ(0, rdma_disconnect(self->client));
+	ASSERT_EQ(0, migrate(b, a, x, &nx));
+	ASSERT_TRUE(readable(b, ev_ms()));
+
+	/* The copy completes: revoked, the entry goes back to b. */
+	z.range.start = (unsigned long)r.buf;
+	z.range.len = 4096;
+	z.mode = 0;
+	ioctl(uffd, UFFDIO_ZEROPAGE, &z);
+	pthread_join(reader, NULL);
+	EXPECT_EQ(-1, r.ret);
+	EXPECT_EQ(EAGAIN, r.err);
+
+	ASSERT_EQ(0, next_event(b, &ev, ev_ms()));
+	EXPECT_EQ(SOFTCM_EVENT_ESTABLISHED, ev.event);
+	EXPECT_EQ(nx, ev.handle);
+	ASSERT_EQ(0, next_event(b, &ev, ev_ms()));
+	EXPECT_EQ(SOFTCM_EVENT_DISCONNECTED, ev.event);
+	EXPECT_EQ(nx, ev.handle);
+	EXPECT_EQ(0, destroy_id(b, nx, NULL));
+	EXPECT_EQ(0, destroy_id(a, l, NULL));
+	close(a);
+	close(b);
+	close(uffd);
+	munmap(r.buf, 4096);
+}
+
 TEST_HARNESS_MAIN

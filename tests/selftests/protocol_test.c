@@ -49,7 +49,7 @@
 
 #define PORT	7300
 
-#define RXQ_MAX		4096	/* transport.c: packets waiting in one queue */
+#define RXQ_MAX		4096	/* transport.c: packets waiting in a namespace */
 #define RX_HOLD		"/sys/module/softcm/parameters/rx_hold"	/* testing knob */
 #define BATCH		256	/* a quarter of the per-CPU backlog (1000) */
 
@@ -935,20 +935,22 @@ static long long softnet_dropped(void)
 	return sum;
 }
 
-/* @n copies of @w on the raw socket @raw; what was sent, or -errno. */
-static long send_copies(int raw, const struct wire *w, int n)
+/* The @n packets @w on the raw socket @raw; what was sent, or -errno. */
+static long send_wires(int raw, const struct wire *w, int n)
 {
 	const struct iphdr *ip = (const struct iphdr *)w->pkt;
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = ip->daddr };
-	struct iovec iov = { .iov_base = (void *)w->pkt, .iov_len = 28 + w->paylen };
+	struct iovec iov[BATCH];
 	struct mmsghdr msgs[BATCH];
 	int i, r;
 
 	memset(msgs, 0, sizeof(msgs));
 	for (i = 0; i < n && i < BATCH; i++) {
+		iov[i].iov_base = (void *)w[i].pkt;
+		iov[i].iov_len = 28 + w[i].paylen;
 		msgs[i].msg_hdr.msg_name = &to;
 		msgs[i].msg_hdr.msg_namelen = sizeof(to);
-		msgs[i].msg_hdr.msg_iov = &iov;
+		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 	for (i = 0; i < n; i += r) {
@@ -960,10 +962,11 @@ static long send_copies(int raw, const struct wire *w, int n)
 }
 
 /*
- * A receive queue holds at most 4096 packets: beyond that they are
- * dropped and counted (drop_queue), and every packet that reached softcm
- * is accounted for: handled (rx_dreq, each answered with a DREP) or
- * dropped.  DREQs of one sender with one comm ID go to one queue.
+ * A namespace's receive queues hold at most 4096 packets together: beyond
+ * that they are dropped and counted (drop_queue), and every packet that
+ * reached softcm is accounted for: handled (rx_dreq, each answered with a
+ * DREP) or dropped.  DREQs of one sender with one comm ID go to one
+ * queue; with distinct comm IDs, to all of them.
  *
  * The fill does not depend on the CPUs: the rx_hold module parameter
  * keeps the queue's work from running, batches of DREQs go in until some
@@ -975,15 +978,17 @@ static long send_copies(int raw, const struct wire *w, int n)
  * backlog; UDP's errors).  Each batch is waited for before the next, so
  * the backlog holds one batch at most and should lose nothing.
  */
-TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
+static void flood_held_queues(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(proto) *self, bool distinct)
 {
 	long long rx0, q0, tx0, in0, err0, sd0, arrived, handled, dropped, below;
 	long sent = 0, r;
-	struct wire w;
+	struct wire w, *ws = calloc(BATCH, sizeof(*ws));
 	long deadline;
 	int snmp;
 	__u32 l;
 
+	ASSERT_NE(NULL, ws);
 	ASSERT_EQ(0, access(RX_HOLD, W_OK)) TH_LOG("no rx_hold parameter: an older softcm.ko?");
 	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_TCP, IP1, PORT, 0x100, &l));
 	wire_init(&w, IP2, IP1, CM_DREQ);
@@ -998,6 +1003,14 @@ TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
 	 */
 	ASSERT_EQ(0, wire_send_on(self->raw2, &w, false));
 	WAIT_ABOVE(self->st1, "tx_drep", 0, EV_MS);
+	for (int i = 0; i < BATCH; i++) {
+		ws[i] = w;
+		/* distinct comm IDs spread the flood over every shard */
+		if (distinct) {
+			put32(wire_mad(&ws[i]) + M_LOCAL_ID, 0x44450000 + i);
+			wire_finish(&ws[i], false);
+		}
+	}
 
 	ASSERT_COUNTER(self->st1, "drop_queue");
 	ASSERT_EQ(0, write_text(RX_HOLD, "Y"));
@@ -1012,7 +1025,7 @@ TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
 
 	/* batches until the held queue drops: at most twice its size */
 	while (stat_of(self->st1, "drop_queue") == q0 && sent < 2 * RXQ_MAX) {
-		r = send_copies(self->raw2, &w, BATCH);
+		r = send_wires(self->raw2, ws, BATCH);
 		ASSERT_EQ(BATCH, r) TH_LOG("sendmmsg: %s", strerror(-r));
 		sent += r;
 		/* each packet reached softcm or was dropped below it */
@@ -1054,7 +1067,23 @@ TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
 	/* whatever did not reach softcm, the stack below counted */
 	EXPECT_LE(sent - arrived, below);
 	close(snmp);
+	free(ws);
 	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
+TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
+{
+	flood_held_queues(_metadata, self, false);
+}
+
+/*
+ * The bound is the namespace's, whatever the shards (review 2026-11-28
+ * #6): DREQs with distinct comm IDs, which go to every shard, fill the
+ * queues to exactly 4096 together, not 4096 each.
+ */
+TEST_F_TIMEOUT(proto, receive_queues_bounded_together, 900)
+{
+	flood_held_queues(_metadata, self, true);
 }
 
 /* ---- destroying an id in the states connect_test does not reach ---- */

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include <linux/softcm.h>
 
@@ -423,6 +424,78 @@ TEST_F(qp, async_fd_once_per_file)
 	EXPECT_EQ(EIO, errno);
 	close(afd2);
 	close(afd);
+}
+
+/*
+ * A completion channel outlives the file that made it; a file opened
+ * later, which may sit at the freed file's address (the slab reuses it
+ * first), may still not attach its CQs to it (review 2026-11-28 #4).
+ * Many files are tried, one at a time, so that one of them takes the
+ * address; KASAN's quarantine keeps the address from coming back soon on
+ * the debug kernel, so it is the stock kernel that meets the reuse.
+ */
+TEST_F(qp, channel_of_freed_file_refused)
+{
+	int f1 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	int ch, attached = 0;
+	__u32 h;
+
+	ASSERT_LE(0, f1);
+	ch = comp_channel(f1);
+	ASSERT_LE(0, ch);
+	close(f1);
+	for (int i = 0; i < 256; i++) {
+		int f2 = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+
+		ASSERT_LE(0, f2);
+		if (create_cq(f2, 4, ch, 0, &h) != -EINVAL)
+			attached++;
+		close(f2);
+	}
+	EXPECT_EQ(0, attached);
+	close(ch);
+}
+
+/*
+ * CREATE_ASYNC_FD whose reply cannot be copied out leaves no descriptor
+ * behind, and not the file's one async slot either: the next one works,
+ * and a CQ overflow is reported there (review 2026-11-28 #5).
+ */
+TEST_F(qp, async_fd_fault_then_retry)
+{
+	struct softcm_create_async_fd *ro;
+	struct softcm_async_event ev;
+	__u32 tiny;
+	struct qp qp;
+	int afd, probe;
+
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ro->fd = -1;
+	ASSERT_EQ(0, mprotect(ro, 4096, PROT_READ));
+	/* the descriptor it would have had is the lowest free one */
+	probe = dup(0);
+	ASSERT_LE(0, probe);
+	close(probe);
+	EXPECT_EQ(-EFAULT, vioctl(self->fd, SOFTCM_IOCTL_CREATE_ASYNC_FD, ro));
+	EXPECT_EQ(-1, fcntl(probe, F_GETFD));
+	afd = async_fd(self->fd);
+	ASSERT_LE(0, afd);
+	EXPECT_EQ(-EEXIST, async_fd(self->fd));
+
+	ASSERT_EQ(0, create_cq(self->fd, 1, -1, 0xfeed, &tiny));
+	ASSERT_EQ(0, create_qp(self->fd, QPT_RC, self->pd, self->cq, tiny, &qp));
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_INIT, RC_INIT_MASK));
+	ASSERT_EQ(0, post_recv_n(self->fd, qp.h, 3, 1, NULL));
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_ERR, M_STATE));
+	ASSERT_EQ(0, wait_readable(afd));
+	ASSERT_EQ(sizeof(ev), read(afd, &ev, sizeof(ev)));
+	EXPECT_EQ(EVENT_CQ_ERR, ev.event_type);
+	EXPECT_EQ(0xfeed, ev.uid);
+	EXPECT_EQ(0, destroy_qp(self->fd, qp.h, NULL));
+	EXPECT_EQ(0, destroy_cq(self->fd, tiny, NULL, NULL));
+	close(afd);
+	munmap(ro, 4096);
 }
 
 TEST_F(qp, destroy_busy_cq)

@@ -13,7 +13,10 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <linux/capability.h>
+#include <linux/userfaultfd.h>
 #include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -840,6 +843,172 @@ TEST_F(verbs, mr_memlock_limit)
 	}
 }
 
+/*
+ * RLIMIT_MEMLOCK holds for a user, not for each of its processes (review
+ * 2026-11-28, MEDIUM 1): as an unprivileged user with a limit of 16
+ * pages, children that register 12 pages each on the one inherited
+ * descriptor and exit get the pages of one child, not one child's worth
+ * each.  Exit codes: 0 registered, 1 ENOMEM, 2 anything else.
+ */
+static int memlock_fork_child(int fd, __u32 pd, char *buf, long page)
+{
+	struct softcm_reg_mr mr;
+	int ret = reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr);
+
+	return !ret ? 0 : ret == -ENOMEM ? 1 : 2;
+}
+
+/* Run as the unprivileged user: 0, or the step that failed. */
+static int memlock_fork_user(void)
+{
+	struct rlimit rl = { 16 * getpagesize(), 16 * getpagesize() };
+	long page = getpagesize();
+	char *buf = map_pages(12, PROT_READ | PROT_WRITE);
+	int fd, st, got = 0, refused = 0;
+	struct softcm_reg_mr mr;
+	__u32 pd;
+	pid_t pid;
+
+	if (!buf || setrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 20;
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || alloc_pd(fd, &pd))
+		return 21;
+	for (int i = 0; i < 4; i++) {
+		pid = fork();
+		if (pid < 0)
+			return 22;
+		if (!pid)
+			_exit(memlock_fork_child(fd, pd, buf, page));
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) > 1)
+			return 23;
+		if (WEXITSTATUS(st))
+			refused++;
+		else
+			got++;
+	}
+	if (got != 1 || refused != 3)
+		return 24;
+	/* the parent's own budget is the same one */
+	if (reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr) != -ENOMEM)
+		return 25;
+	/* closed, the file's MRs are unpinned and uncharged (right after) */
+	close(fd);
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || alloc_pd(fd, &pd))
+		return 26;
+	for (int i = 0; reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr); i++) {
+		if (i > 1000)
+			return 27;
+		usleep(10000);
+	}
+	/* and DEREG_MR gives it back before it returns */
+	if (dereg_mr(fd, mr.handle) ||
+	    reg_mr(fd, pd, buf, 12 * page, ACCESS_LOCAL_WRITE, &mr))
+		return 28;
+	close(fd);
+	return 0;
+}
+
+TEST_F(verbs, mr_memlock_per_user_across_fork)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memlock_fork_user());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * A command whose reply cannot be copied out undoes the object it made,
+ * and only that one (review 2026-11-28 #7): the reply of an ALLOC_PD
+ * stalls in a userfaultfd write-protect fault; meanwhile the new PD
+ * cannot be named by its handle (destroyed, and another PD created in its
+ * place) by another thread of the file; then the reply faults, and the
+ * undo leaves that other thread's PD alone.
+ */
+struct stalled_alloc {
+	int fd;
+	struct softcm_alloc_pd *arg;
+	int ret;
+};
+
+static void *stalled_alloc_pd(void *p)
+{
+	struct stalled_alloc *a = p;
+
+	a->ret = ioctl(a->fd, SOFTCM_IOCTL_ALLOC_PD, a->arg) ? -errno : 0;
+	return NULL;
+}
+
+TEST_F(verbs, undo_removes_only_its_object)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	long page = getpagesize();
+	struct stalled_alloc a = { .fd = self->fd, .ret = 1 };
+	struct uffdio_range wake;
+	struct pollfd pfd;
+	struct uffd_msg msg;
+	__u32 next, mine;
+	pthread_t t;
+	char *buf;
+	int uffd;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 && (errno == ENOSYS || errno == EPERM))
+		SKIP(return, "no userfaultfd in this kernel (%s)", strerror(errno));
+	ASSERT_LE(0, uffd);
+	if (ioctl(uffd, UFFDIO_API, &api))
+		SKIP(close(uffd); return, "no write-protect userfaultfd (%s)", strerror(errno));
+	buf = map_pages(1, PROT_READ | PROT_WRITE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0, page);
+	a.arg = (struct softcm_alloc_pd *)buf;
+	reg.range.start = (unsigned long)buf;
+	reg.range.len = page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	wp.range = reg.range;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WRITEPROTECT, &wp));
+
+	/* the fixture's PD is handle 1: the next object's handle is the lowest free */
+	ASSERT_EQ(0, alloc_pd(self->fd, &next));
+	ASSERT_EQ(0, dealloc_pd(self->fd, next));
+	ASSERT_EQ(0, pthread_create(&t, NULL, stalled_alloc_pd, &a));
+	pfd.fd = uffd;
+	pfd.events = POLLIN;
+	ASSERT_EQ(1, poll(&pfd, 1, 20000 << softcm_slow_shift()));
+	ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	EXPECT_TRUE(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP);
+
+	/* the stalled PD has handle next, which names nothing yet */
+	EXPECT_EQ(-ENOENT, dealloc_pd(self->fd, next));
+	ASSERT_EQ(0, alloc_pd(self->fd, &mine));
+	EXPECT_NE(next, mine);
+
+	/* the reply faults: the page is read-only when the copy retries */
+	ASSERT_EQ(0, mprotect(buf, page, PROT_READ));
+	wake.start = (unsigned long)buf;
+	wake.len = page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WAKE, &wake));
+	pthread_join(t, NULL);
+	EXPECT_EQ(-EFAULT, a.ret);
+	/* ours is intact, the stalled one is gone */
+	EXPECT_EQ(0, dealloc_pd(self->fd, mine));
+	EXPECT_EQ(-ENOENT, dealloc_pd(self->fd, next));
+	EXPECT_EQ(1, stats_get(self->stats, "uobjs"));
+	close(uffd);
+	munmap(buf, page);
+}
+
 TEST_F(verbs, ah_create_destroy)
 {
 	struct softcm_create_ah c;
@@ -942,6 +1111,10 @@ TEST_F(verbs, close_frees_everything)
 	EXPECT_EQ(8, stats_get(self->stats, "uobjs"));
 	close(fd2);
 	EXPECT_EQ(0, stats_wait_eq(self->stats, "uobjs", 1, STATS_IDLE_MS));
+	/* unpinned and uncharged together, right after the close */
+	for (long deadline = topo_now_ms() + STATS_IDLE_MS;
+	     vm_pin_kb() != pin0 && topo_now_ms() < deadline;)
+		usleep(5000);
 	EXPECT_EQ(pin0, vm_pin_kb());
 	/* the memory is ours again, and writable */
 	memset(buf, 1, 64 * page);

@@ -197,10 +197,11 @@
  *                result was written; it is below count only when a fatal
  *                signal stopped the batch or an op or its result could
  *                not be accessed (then the call fails with EINTR or
- *                EFAULT if that was the first op).  An op's arg must be
- *                a pointer of the kernel's width (EINVAL).  So a program
- *                can create, resolve or connect many ids per system
- *                call.
+ *                EFAULT if that was the first op).  A struct softcm_batch
+ *                that cannot be written is EFAULT before any op runs.
+ *                An op's arg must be a pointer of the kernel's width
+ *                (EINVAL).  So a program can create, resolve or connect
+ *                many ids per system call.
  *
  * QUERY_ADDR's peer address of a connected id is the one its connection
  * was made with (the request's source for a passive id); once the
@@ -586,7 +587,10 @@ struct softcm_batch {
  *   ALLOC_PD / DEALLOC_PD   protection domains.  DEALLOC_PD of a PD that an
  *                  MR, QP or AH still uses is EBUSY.
  *   REG_MR / DEREG_MR   pin [addr, addr + length) long-term, charged to
- *                  RLIMIT_MEMLOCK (ENOMEM beyond it, unless CAP_IPC_LOCK);
+ *                  the caller's user within its RLIMIT_MEMLOCK (ENOMEM
+ *                  beyond it, unless CAP_IPC_LOCK), whichever process of
+ *                  it registers on the file; DEREG_MR returns once the
+ *                  pages are unpinned and uncharged;
  *                  access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE (needs
  *                  LOCAL_WRITE), REMOTE_READ; REMOTE_ATOMIC, MW_BIND,
  *                  ZERO_BASED, ON_DEMAND EOPNOTSUPP; HUGETLB and the
