@@ -31,13 +31,11 @@
 
 static const char *const setup_cmds =
 	"set -e\n"
-	"for n in " NS1 " " NS2 "; do ip netns del $n 2>/dev/null || true; ip netns add $n;"
-	" ip -n $n link set lo up; done\n"
-	"ip link add l1 netns " NS1 " type veth peer name l2 netns " NS2 "\n"
-	"ip -n " NS1 " addr add " IP1 "/24 dev l1\n"
-	"ip -n " NS2 " addr add " IP2 "/24 dev l2\n"
-	"ip -n " NS1 " link set l1 up\n"
-	"ip -n " NS2 " link set l2 up\n";
+	IP_BATCH_ANYWAY("netns del " NS1 "\n" "netns del " NS2 "\n")
+	IP_BATCH("", "netns add " NS1 "\n" "netns add " NS2 "\n"
+		 "link add l1 netns " NS1 " type veth peer name l2 netns " NS2 "\n")
+	IP_BATCH("-n " NS1, "link set lo up\n" "addr add " IP1 "/24 dev l1\n" "link set l1 up\n")
+	IP_BATCH("-n " NS2, "link set lo up\n" "addr add " IP2 "/24 dev l2\n" "link set l2 up\n");
 
 /* One line of /proc/net/softcm, split into its columns. */
 struct entry {
@@ -208,7 +206,7 @@ FIXTURE_TEARDOWN(listing)
 	 */
 	EXPECT_EQ(0, netns_wait_idle(NS1, STATS_IDLE_MS));
 	EXPECT_EQ(0, netns_wait_idle(NS2, STATS_IDLE_MS));
-	if (system("ip netns del " NS1 "; ip netns del " NS2))
+	if (system(IP_BATCH("-force", "netns del " NS1 "\n" "netns del " NS2 "\n")))
 		TH_LOG("namespaces already gone");
 }
 

@@ -25,16 +25,13 @@
 
 static const char *const setup_cmds =
 	"set -e\n"
-	"ip netns del sc-nt 2>/dev/null || true\n"
-	"ip netns del sc-np 2>/dev/null || true\n"
-	"for n in sc-nt sc-np; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add t0 netns sc-nt type veth peer name p0 netns sc-np\n"
-	"ip -n sc-nt addr add 10.88.0.1/16 dev t0\n"
-	"ip -n sc-np addr add 10.88.0.2/16 dev p0\n"
-	"ip -n sc-nt addr add fd88::1/64 dev t0 nodad\n"
-	"ip -n sc-np addr add fd88::2/64 dev p0 nodad\n"
-	"ip -n sc-nt link set t0 up\n"
-	"ip -n sc-np link set p0 up\n";
+	IP_BATCH_ANYWAY("netns del sc-nt\n" "netns del sc-np\n")
+	IP_BATCH("", "netns add sc-nt\n" "netns add sc-np\n"
+		 "link add t0 netns sc-nt type veth peer name p0 netns sc-np\n")
+	IP_BATCH("-n sc-nt", "link set lo up\n" "addr add 10.88.0.1/16 dev t0\n"
+		 "addr add fd88::1/64 dev t0 nodad\n" "link set t0 up\n")
+	IP_BATCH("-n sc-np", "link set lo up\n" "addr add 10.88.0.2/16 dev p0\n"
+		 "addr add fd88::2/64 dev p0 nodad\n" "link set p0 up\n");
 
 static int resolve_to(int fd, __u32 h, const char *dst, __u32 timeout_ms)
 {
@@ -133,7 +130,7 @@ FIXTURE_TEARDOWN(nb)
 	close(self->home);
 	close(self->nt);
 	close(self->np);
-	system("ip netns del sc-nt 2>/dev/null; ip netns del sc-np 2>/dev/null");
+	system(IP_BATCH_ANYWAY("netns del sc-nt\n" "netns del sc-np\n"));
 }
 
 /*

@@ -81,13 +81,11 @@
 
 static const char *const setup_cmds =
 	"set -e\n"
-	"for n in " NS1 " " NS2 "; do ip netns del $n 2>/dev/null || true; done\n"
-	"for n in " NS1 " " NS2 "; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add t1 netns " NS1 " type veth peer name t2 netns " NS2 "\n"
-	"ip -n " NS1 " addr add " IP1 "/24 dev t1\n"
-	"ip -n " NS2 " addr add " IP2 "/24 dev t2\n"
-	"ip -n " NS1 " link set t1 up\n"
-	"ip -n " NS2 " link set t2 up\n";
+	IP_BATCH_ANYWAY("netns del " NS1 "\n" "netns del " NS2 "\n")
+	IP_BATCH("", "netns add " NS1 "\n" "netns add " NS2 "\n"
+		 "link add t1 netns " NS1 " type veth peer name t2 netns " NS2 "\n")
+	IP_BATCH("-n " NS1, "link set lo up\n" "addr add " IP1 "/24 dev t1\n" "link set t1 up\n")
+	IP_BATCH("-n " NS2, "link set lo up\n" "addr add " IP2 "/24 dev t2\n" "link set t2 up\n");
 
 FIXTURE(proto) {
 	int home, ns1, ns2;
@@ -302,7 +300,7 @@ FIXTURE_TEARDOWN(proto)
 	close(self->ns1);
 	close(self->ns2);
 	close(self->home);
-	EXPECT_EQ(0, system("ip netns del " NS1 "; ip netns del " NS2));
+	EXPECT_EQ(0, system(IP_BATCH("-force", "netns del " NS1 "\n" "netns del " NS2 "\n")));
 }
 
 /* ---- ids ---- */

@@ -30,14 +30,11 @@
 
 static const char *const setup_cmds =
 	"set -e\n"
-	"ip netns del sc-ut 2>/dev/null || true\n"
-	"ip netns del sc-up 2>/dev/null || true\n"
-	"for n in sc-ut sc-up; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add u0 netns sc-ut type veth peer name q0 netns sc-up\n"
-	"ip -n sc-ut addr add 10.89.0.1/16 dev u0\n"
-	"ip -n sc-up addr add 10.89.0.2/16 dev q0\n"
-	"ip -n sc-ut link set u0 up\n"
-	"ip -n sc-up link set q0 up\n";
+	IP_BATCH_ANYWAY("netns del sc-ut\n" "netns del sc-up\n")
+	IP_BATCH("", "netns add sc-ut\n" "netns add sc-up\n"
+		 "link add u0 netns sc-ut type veth peer name q0 netns sc-up\n")
+	IP_BATCH("-n sc-ut", "link set lo up\n" "addr add 10.89.0.1/16 dev u0\n" "link set u0 up\n")
+	IP_BATCH("-n sc-up", "link set lo up\n" "addr add 10.89.0.2/16 dev q0\n" "link set q0 up\n");
 
 static int resolve4(int fd, __u32 h, const char *dst)
 {
@@ -105,7 +102,7 @@ FIXTURE_TEARDOWN(ul)
 	close(self->ut);
 	close(self->up);
 	close(self->home);
-	system("ip netns del sc-ut 2>/dev/null; ip netns del sc-up 2>/dev/null");
+	system(IP_BATCH_ANYWAY("netns del sc-ut\n" "netns del sc-up\n"));
 	softcm_ensure_loaded();
 }
 
