@@ -11,6 +11,7 @@
 #include "addr.h"
 #include "chardev.h"
 #include "core.h"
+#include "icrc.h"
 #include "id.h"
 #include "netns.h"
 #include "notify.h"
@@ -28,9 +29,13 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		goto err_uninit_id;
 
-	ret = softcm_addr_init();
+	/* Before the namespaces' sockets, which receive with it. */
+	ret = softcm_icrc_init();
 	if (ret)
 		goto err_uninit_core;
+	ret = softcm_addr_init();
+	if (ret)
+		goto err_uninit_icrc;
 
 	ret = softcm_netns_init();
 	if (ret)
@@ -54,6 +59,8 @@ err_uninit_netns:
 	softcm_netns_uninit();
 err_uninit_addr:
 	softcm_addr_uninit();
+err_uninit_icrc:
+	softcm_icrc_uninit();
 err_uninit_core:
 	softcm_core_uninit();
 err_uninit_id:
@@ -75,6 +82,7 @@ static void __exit softcm_mod_exit(void)
 	softcm_notify_uninit();		/* flushes the workqueue */
 	softcm_netns_uninit();
 	softcm_addr_uninit();
+	softcm_icrc_uninit();
 	softcm_core_uninit();
 	softcm_id_uninit();
 	pr_debug("softcm unloaded\n");

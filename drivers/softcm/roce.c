@@ -1,25 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RoCEv2 framing of CM MADs: the BTH and DETH in front of the MAD and the
- * invariant CRC after it, exactly as rxe builds and checks them, so that a
- * stock RoCEv2 peer accepts what we send.
+ * RoCEv2 framing of CM MADs: the BTH and DETH in front of the MAD, exactly
+ * as rxe builds and checks them, so that a stock RoCEv2 peer accepts what
+ * we send.  The invariant CRC after the MAD is icrc.c's.
  */
 
-#include <linux/crc32.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <linux/string.h>
-#include <linux/udp.h>
 #include <kunit/visibility.h>
 #include <softcm/wire.h>
 
 #include "compat.h"
-
-/*
- * The CRC register after eight 0xff bytes from the standard initial value:
- * the masked LRH that RoCEv2's ICRC still covers, as rxe seeds it.
- */
-#define ICRC_SEED	0xdebb20e3
 
 /*
  * BTH and DETH for a CM MAD; @bth has room for both.  rxe asks for an ACK
@@ -71,44 +61,3 @@ int softcm_roce_check_headers(const u8 *bth, size_t len)
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_roce_check_headers);
-
-/*
- * The invariant CRC over the IP and UDP headers with their variant fields
- * masked to ones, the BTH with byte 4 masked, and everything after it up
- * to the ICRC (@bth_len bytes).  Returned as the value rxe stores in host
- * order: write it with put_unaligned_le32().
- */
-u32 softcm_roce_icrc(const u8 *iph, bool ipv6, const u8 *udph,
-		     const u8 *bth, size_t bth_len)
-{
-	union {
-		struct iphdr v4;
-		struct ipv6hdr v6;
-	} ip;
-	struct udphdr udp;
-	u8 b[SOFTCM_BTH_SIZE];
-	u32 crc = ICRC_SEED;
-
-	if (ipv6) {
-		memcpy(&ip.v6, iph, sizeof(ip.v6));
-		ip.v6.priority = 0xf;
-		memset(ip.v6.flow_lbl, 0xff, sizeof(ip.v6.flow_lbl));
-		ip.v6.hop_limit = 0xff;
-		crc = crc32_le(crc, (u8 *)&ip.v6, sizeof(ip.v6));
-	} else {
-		memcpy(&ip.v4, iph, sizeof(ip.v4));
-		ip.v4.tos = 0xff;
-		ip.v4.ttl = 0xff;
-		ip.v4.check = (__force __sum16)0xffff;
-		crc = crc32_le(crc, (u8 *)&ip.v4, sizeof(ip.v4));
-	}
-	memcpy(&udp, udph, sizeof(udp));
-	udp.check = (__force __sum16)0xffff;
-	crc = crc32_le(crc, (u8 *)&udp, sizeof(udp));
-	memcpy(b, bth, sizeof(b));
-	b[4] = 0xff;
-	crc = crc32_le(crc, b, sizeof(b));
-	crc = crc32_le(crc, bth + sizeof(b), bth_len - sizeof(b));
-	return ~crc;
-}
-EXPORT_SYMBOL_IF_KUNIT(softcm_roce_icrc);

@@ -39,6 +39,7 @@
 #include "compat.h"
 #include "core.h"
 #include "cm.h"
+#include "icrc.h"
 #include "netns.h"
 #include "params.h"
 #include "stats.h"
@@ -183,8 +184,8 @@ static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len
 	if (!ipv6 && ip_hdr(skb)->ihl != 5)
 		goto drop;
 	why = SOFTCM_STAT_DROP_ICRC;
-	if (softcm_roce_icrc(iph, ipv6, (u8 *)udph, bth,
-			     SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE) !=
+	if (softcm_icrc(iph, ipv6, (u8 *)udph, bth,
+			SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE) !=
 	    get_unaligned_le32(bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE))
 		goto drop;
 
@@ -490,8 +491,8 @@ static int xmit4(struct softcm_net *sn, const struct sockaddr_in *src,
 	iph->daddr = fl4.daddr;
 	__ip_select_ident(sn->net, iph, 1);
 	/* Every field the ICRC covers is final now; the checksum is masked. */
-	put_unaligned_le32(softcm_roce_icrc((u8 *)iph, false, (u8 *)udph, bth,
-					    SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
+	put_unaligned_le32(softcm_icrc((u8 *)iph, false, (u8 *)udph, bth,
+				       SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
 			   bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE);
 
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
@@ -541,8 +542,8 @@ static int xmit6(struct softcm_net *sn, const struct sockaddr_in6 *src,
 	ip6h->hop_limit = ip6_dst_hoplimit(ndst);
 	ip6h->saddr = fl6.saddr;
 	ip6h->daddr = fl6.daddr;
-	put_unaligned_le32(softcm_roce_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
-					    SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
+	put_unaligned_le32(softcm_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
+				       SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
 			   bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE);
 
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));

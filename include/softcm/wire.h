@@ -161,8 +161,6 @@ void softcm_wire_set(u8 *mad, const struct softcm_field *f, u64 val);
 
 void softcm_roce_put_headers(u8 *bth, u32 psn);
 int softcm_roce_check_headers(const u8 *bth, size_t len);
-u32 softcm_roce_icrc(const u8 *iph, bool ipv6, const u8 *udph, const u8 *bth,
-		     size_t bth_len);
 
 int softcm_wire_encode(const struct softcm_cm_msg *msg, u8 mad[SOFTCM_MAD_SIZE]);
 int softcm_wire_decode(const u8 *mad, size_t len, struct softcm_cm_msg *msg);

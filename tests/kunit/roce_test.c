@@ -10,6 +10,8 @@
 #include <linux/string.h>
 #include <softcm/wire.h>
 
+#include "icrc.h"
+
 static const u8 want_headers[20] = {
 	0x64, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01, 0x80, 0x00, 0x00, 0x2a,
 	0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
@@ -87,7 +89,7 @@ static void icrc_ipv4_vector(struct kunit *test)
 	u8 ip[20];
 
 	KUNIT_EXPECT_EQ(test, 0xd770b550u,
-			softcm_roce_icrc(ip4, false, udp, t, 20 + SOFTCM_MAD_SIZE));
+			softcm_icrc(ip4, false, udp, t, 20 + SOFTCM_MAD_SIZE));
 
 	/* The variant fields do not count: TOS, TTL, checksums, BTH byte 4. */
 	memcpy(ip, ip4, sizeof(ip));
@@ -97,11 +99,11 @@ static void icrc_ipv4_vector(struct kunit *test)
 	ip[11] = 0x34;
 	t[4] = 0xc0;
 	KUNIT_EXPECT_EQ(test, 0xd770b550u,
-			softcm_roce_icrc(ip, false, udp, t, 20 + SOFTCM_MAD_SIZE));
+			softcm_icrc(ip, false, udp, t, 20 + SOFTCM_MAD_SIZE));
 	/* Everything else does. */
 	t[20 + 100] ^= 1;
 	KUNIT_EXPECT_NE(test, 0xd770b550u,
-			softcm_roce_icrc(ip, false, udp, t, 20 + SOFTCM_MAD_SIZE));
+			softcm_icrc(ip, false, udp, t, 20 + SOFTCM_MAD_SIZE));
 }
 
 static void icrc_ipv6_vector(struct kunit *test)
@@ -115,7 +117,7 @@ static void icrc_ipv6_vector(struct kunit *test)
 	u8 ip[40];
 
 	KUNIT_EXPECT_EQ(test, 0xc5ebde61u,
-			softcm_roce_icrc(ip6, true, udp, t, 20 + SOFTCM_MAD_SIZE));
+			softcm_icrc(ip6, true, udp, t, 20 + SOFTCM_MAD_SIZE));
 	/* Traffic class, flow label and hop limit are masked. */
 	memcpy(ip, ip6, sizeof(ip));
 	ip[0] = 0x6f;
@@ -123,7 +125,7 @@ static void icrc_ipv6_vector(struct kunit *test)
 	ip[3] = 0x00;
 	ip[7] = 1;
 	KUNIT_EXPECT_EQ(test, 0xc5ebde61u,
-			softcm_roce_icrc(ip, true, udp, t, 20 + SOFTCM_MAD_SIZE));
+			softcm_icrc(ip, true, udp, t, 20 + SOFTCM_MAD_SIZE));
 }
 
 static struct kunit_case roce_cases[] = {

@@ -21,6 +21,7 @@
 
 #include "compat.h"
 #include "core.h"
+#include "icrc.h"
 #include "netns.h"
 #include "stats.h"
 #include "transport.h"
@@ -81,8 +82,8 @@ static struct sk_buff *packet(struct kunit *test, u32 qpn, unsigned int paylen)
 	bth[6] = qpn >> 8;
 	bth[7] = qpn;
 	if (paylen == SOFTCM_ROCE_PAYLOAD)
-		put_unaligned_le32(softcm_roce_icrc((u8 *)iph, false, (u8 *)udph, bth,
-						    paylen - SOFTCM_ICRC_SIZE),
+		put_unaligned_le32(softcm_icrc((u8 *)iph, false, (u8 *)udph, bth,
+					       paylen - SOFTCM_ICRC_SIZE),
 				   bth + paylen - SOFTCM_ICRC_SIZE);
 	return skb;
 }

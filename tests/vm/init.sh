@@ -40,9 +40,10 @@ export SOFTCM_BUGS_KO=/softcm/softcm_bugs.ko
 export SOFTCM_ARTIFACTS=/tmp/artifacts
 mkdir -p "$SOFTCM_ARTIFACTS"
 
-# softcm.ko needs the UDP tunnel helpers; tests load it with finit_module(),
-# which does not resolve dependencies, so they are loaded here.
-modprobe -a udp_tunnel ip6_udp_tunnel
+# softcm.ko needs the UDP tunnel helpers and the crypto API's hashes (a
+# module on the debug kernel); tests load it with finit_module(), which
+# does not resolve dependencies, so they are loaded here.
+modprobe -a udp_tunnel ip6_udp_tunnel crypto_hash
 
 send_artifacts() {
 	local f
