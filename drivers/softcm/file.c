@@ -50,7 +50,7 @@ struct softcm_file *softcm_file_create(struct net *net)
 	xa_init_flags(&sf->ids, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&sf->nr_ids, 0);
 	softcm_evq_init(&sf->evq);
-	softcm_uobjs_init(&sf->uobjs);
+	softcm_uobjs_init(&sf->uobjs, softcm_net(net));
 	xa_init_flags(&sf->rings, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	pr_debug("file %p created in netns %u\n", sf, net->ns.inum);
 	return sf;

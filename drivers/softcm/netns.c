@@ -28,12 +28,27 @@ static int backlog_max = SOFTCM_MAX_BACKLOG_LIMIT;
 static int ids_max = SOFTCM_MAX_IDS_LIMIT;
 static int ib_time_max = 31;
 static int retries_max = 15;
+/*
+ * QP numbers are 24 bits, 2 to 2^24 - 1, one per QP of the namespace
+ * from its creation to the end of its destroy.  A creating QP reserves
+ * its number before it is charged against max_qps, and a destroyed one
+ * is uncharged only after its number is free, so at most one number per
+ * task (PID_MAX_LIMIT, 2^22) is in use beyond the charged QPs: capping
+ * max_qps at 2^23 keeps the space out of reach of every setting.
+ */
+static int qps_max = 1 << 23;
+/*
+ * MRs take two random 32-bit keys each (mr.c), tried a few times: at
+ * most 2^25 keys in use keeps a try's collision below 1/128.
+ */
+static int objs_max = 1 << 24;
 
 enum {
 	SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS, SYSCTL_CM_RESPONSE_TIMEOUT,
 	SYSCTL_CM_RETRIES, SYSCTL_PACKET_LIFE_TIME, SYSCTL_MRA_TIMEOUT,
 	SYSCTL_MAX_PEER_TIMEOUT, SYSCTL_MAX_TIMEWAIT, SYSCTL_MAX_HELD_REQUESTS,
-	SYSCTL_MAX_RING_BYTES,
+	SYSCTL_MAX_RING_BYTES, SYSCTL_MAX_AHS, SYSCTL_MAX_QPS, SYSCTL_MAX_MRS,
+	SYSCTL_MAX_CQS, SYSCTL_MAX_PDS,
 	SYSCTL_COUNT	/* the entries, not counting the sentinel */
 };
 
@@ -66,6 +81,12 @@ enum {
  * charged to its creator's memory cgroup as well.
  */
 #define MAX_RING_BYTES_DEFAULT		SZ_1G
+/*
+ * Verbs objects of the namespace, whatever their files: eight files at
+ * their own limits (limits.h), sixteen for MRs.
+ */
+#define MAX_OBJS_DEFAULT		BIT(17)
+#define MAX_MRS_DEFAULT			BIT(20)
 
 #define IB_TIME(name) {							\
 	.procname	= name,						\
@@ -74,6 +95,16 @@ enum {
 	.proc_handler	= proc_dointvec_minmax,				\
 	.extra1		= SYSCTL_ZERO,					\
 	.extra2		= &ib_time_max,					\
+}
+
+/* 0 refuses every object of the type: no verbs in the namespace. */
+#define MAX_OBJS(name, max) {						\
+	.procname	= name,						\
+	.maxlen		= sizeof(int),					\
+	.mode		= 0644,						\
+	.proc_handler	= proc_dointvec_minmax,				\
+	.extra1		= SYSCTL_ZERO,					\
+	.extra2		= &(max),					\
 }
 
 static const struct ctl_table sysctl_template[] = {
@@ -120,6 +151,11 @@ static const struct ctl_table sysctl_template[] = {
 		.mode		= 0644,
 		.proc_handler	= proc_doulongvec_minmax,
 	},
+	MAX_OBJS("max_ahs", objs_max),
+	MAX_OBJS("max_qps", qps_max),
+	MAX_OBJS("max_mrs", objs_max),
+	MAX_OBJS("max_cqs", objs_max),
+	MAX_OBJS("max_pds", objs_max),
 	{ }	/* the end for 6.1; 6.12 goes by SYSCTL_COUNT (compat.h) */
 };
 
@@ -142,6 +178,11 @@ static int sysctl_register(struct softcm_net *sn)
 	table[SYSCTL_MAX_TIMEWAIT].data = &sn->max_timewait;
 	table[SYSCTL_MAX_HELD_REQUESTS].data = &sn->max_held_requests;
 	table[SYSCTL_MAX_RING_BYTES].data = &sn->max_ring_bytes;
+	table[SYSCTL_MAX_AHS].data = &sn->max_objs[SOFTCM_UOBJ_AH];
+	table[SYSCTL_MAX_QPS].data = &sn->max_objs[SOFTCM_UOBJ_QP];
+	table[SYSCTL_MAX_MRS].data = &sn->max_objs[SOFTCM_UOBJ_MR];
+	table[SYSCTL_MAX_CQS].data = &sn->max_objs[SOFTCM_UOBJ_CQ];
+	table[SYSCTL_MAX_PDS].data = &sn->max_objs[SOFTCM_UOBJ_PD];
 
 	sn->sysctl = register_net_sysctl_sz(sn->net, "net/softcm", table,
 					    SYSCTL_COUNT);
@@ -160,10 +201,33 @@ static void sysctl_unregister(struct softcm_net *sn)
 	kfree(table);
 }
 
+/*
+ * The namespace's verbs device as the rdma cgroup knows it, by a name
+ * unique on the host (rdma.max names a device; the namespaces' devices
+ * all call themselves softcm0).  Its limits in rdma.max last as long as
+ * the registration: the namespace's.  Every file and object charged to
+ * it is gone before .exit: files pin the namespace.
+ */
+static void rdmacg_register(struct softcm_net *sn)
+{
+#if IS_ENABLED(CONFIG_CGROUP_RDMA)
+	snprintf(sn->cg_name, sizeof(sn->cg_name), "softcm-%u", sn->net->ns.inum);
+	sn->cg_device.name = sn->cg_name;
+	rdmacg_register_device(&sn->cg_device);
+#endif
+}
+
+static void rdmacg_unregister(struct softcm_net *sn)
+{
+#if IS_ENABLED(CONFIG_CGROUP_RDMA)
+	rdmacg_unregister_device(&sn->cg_device);
+#endif
+}
+
 static int __net_init softcm_net_init(struct net *net)
 {
 	struct softcm_net *sn = softcm_net(net);
-	int ret;
+	int i, ret;
 
 	sn->net = net;
 	sn->max_backlog = SOFTCM_MAX_BACKLOG_DEFAULT;
@@ -177,6 +241,14 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->max_held_requests = MAX_HELD_REQUESTS_DEFAULT;
 	sn->max_ring_bytes = MAX_RING_BYTES_DEFAULT;
 	atomic_long_set(&sn->ring_bytes, 0);
+	for (i = 0; i <= SOFTCM_UOBJ_TYPE_MAX; i++) {
+		sn->max_objs[i] = MAX_OBJS_DEFAULT;
+		atomic_set(&sn->nr_objs[i], 0);
+		atomic_long_set(&sn->refused_objs[i], 0);
+	}
+	sn->max_objs[SOFTCM_UOBJ_MR] = MAX_MRS_DEFAULT;
+	atomic_long_set(&sn->refused_ring_bytes, 0);
+	atomic_long_set(&sn->refused_rdmacg, 0);
 	softcm_ports_init(&sn->ports);
 	mutex_init(&sn->ids_lock);
 	INIT_LIST_HEAD(&sn->ids);
@@ -198,6 +270,7 @@ static int __net_init softcm_net_init(struct net *net)
 	if (ret)
 		goto err_uninit_listing;
 
+	rdmacg_register(sn);
 	WRITE_ONCE(sn->ready, true);
 	pr_debug("netns %u created\n", net->ns.inum);
 	return 0;
@@ -230,6 +303,7 @@ static void __net_exit softcm_net_exit(struct net *net)
 	/* Ids pin their namespace: none can exist or be resolving now. */
 	WARN_ON(!list_empty(&sn->ids));
 	softcm_mr_net_uninit(sn);	/* files pin it too: no MR is left */
+	rdmacg_unregister(sn);
 	mutex_destroy(&sn->ids_lock);
 	/* QPs pin their file, which pins the namespace */
 	WARN_ON(!xa_empty(&sn->qpns));

@@ -2,6 +2,7 @@
 #ifndef _SOFTCM_NETNS_H
 #define _SOFTCM_NETNS_H
 
+#include <linux/cgroup_rdma.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rhashtable-types.h>
@@ -17,6 +18,7 @@
 #include "port.h"
 #include "stats.h"
 #include "transport.h"
+#include "uobj.h"
 
 struct ctl_table_header;
 
@@ -44,6 +46,22 @@ struct softcm_net {
 	int max_timewait;
 	int max_held_requests;		/* per listener, beyond its backlog */
 	unsigned long max_ring_bytes;	/* the rings of all its QPs and CQs */
+	/*
+	 * max_ahs, max_qps, max_mrs, max_cqs, max_pds: the objects of all
+	 * its files, by type (uobj.c), charged in nr_objs from
+	 * softcm_uobj_add() to the end of their destroy.
+	 */
+	int max_objs[SOFTCM_UOBJ_TYPE_MAX + 1];
+	atomic_t nr_objs[SOFTCM_UOBJ_TYPE_MAX + 1];
+	/* creations refused by max_objs (by type), max_ring_bytes, rdma cgroup */
+	atomic_long_t refused_objs[SOFTCM_UOBJ_TYPE_MAX + 1];
+	atomic_long_t refused_ring_bytes;
+	atomic_long_t refused_rdmacg;
+#if IS_ENABLED(CONFIG_CGROUP_RDMA)
+	/* the namespace's verbs device for the rdma cgroup: "softcm-<inum>" */
+	struct rdmacg_device cg_device;
+	char cg_name[24];
+#endif
 
 	struct softcm_conntab conntab;
 	/* live objects, for leak accounting: created and not yet freed */

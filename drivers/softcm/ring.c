@@ -61,8 +61,10 @@ struct softcm_ring *softcm_ring_alloc(struct softcm_file *sf, size_t bytes, bool
 	if (!npages)
 		return ERR_PTR(-EINVAL);
 	if (atomic_long_add_return(charged, &sn->ring_bytes) >
-	    READ_ONCE(sn->max_ring_bytes))
+	    READ_ONCE(sn->max_ring_bytes)) {
+		atomic_long_inc(&sn->refused_ring_bytes);
 		goto err_uncharge;
+	}
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		goto err_uncharge;

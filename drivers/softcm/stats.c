@@ -11,6 +11,7 @@
 #include "netns.h"
 #include "params.h"
 #include "stats.h"
+#include "uobj.h"
 
 static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RX + 0] = "rx_req", "rx_mra", "rx_rej", "rx_rep", "rx_rtu",
@@ -41,6 +42,18 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
 };
 
+/*
+ * As the sysctls name them: net.softcm.max_qps bounds "charged_qps" and
+ * counts its refusals in "refused_qps".
+ */
+static const char *const obj_names[SOFTCM_UOBJ_TYPE_MAX + 1] = {
+	[SOFTCM_UOBJ_AH] = "ahs",
+	[SOFTCM_UOBJ_QP] = "qps",
+	[SOFTCM_UOBJ_MR] = "mrs",
+	[SOFTCM_UOBJ_CQ] = "cqs",
+	[SOFTCM_UOBJ_PD] = "pds",
+};
+
 const char *softcm_stat_name(enum softcm_stat i)
 {
 	return i < SOFTCM_STAT_COUNT ? names[i] : NULL;
@@ -69,6 +82,17 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "uobjs %d\n", atomic_read(&sn->nr_uobjs));
 	seq_printf(m, "cqs %d\n", atomic_read(&sn->nr_cqs));
 	seq_printf(m, "qps %d\n", atomic_read(&sn->nr_qps));
+	/* the namespace's verbs objects against its sysctls, and refusals */
+	for (i = 1; i <= SOFTCM_UOBJ_TYPE_MAX; i++) {
+		seq_printf(m, "charged_%s %d\n", obj_names[i],
+			   atomic_read(&sn->nr_objs[i]));
+		seq_printf(m, "refused_%s %ld\n", obj_names[i],
+			   atomic_long_read(&sn->refused_objs[i]));
+	}
+	seq_printf(m, "ring_bytes %ld\n", atomic_long_read(&sn->ring_bytes));
+	seq_printf(m, "refused_ring_bytes %ld\n",
+		   atomic_long_read(&sn->refused_ring_bytes));
+	seq_printf(m, "refused_rdmacg %ld\n", atomic_long_read(&sn->refused_rdmacg));
 	seq_printf(m, "socket_v4 %d\n", READ_ONCE(sn->transport.sock_state[0]));
 	seq_printf(m, "socket_v6 %d\n", READ_ONCE(sn->transport.sock_state[1]));
 	seq_printf(m, "udp_port %u\n", softcm_udp_port);

@@ -15,12 +15,26 @@
  * (softcm_uobj_commit()).  A reply that cannot be copied out undoes the
  * object by its handle (softcm_uobj_abort()), which therefore still names
  * that object: an undo never removes another thread's object.
+ *
+ * Bounds, checked in this order when an object takes its handle: the
+ * file's limit of the type (ENOMEM, what QUERY_DEVICE reports) and of
+ * all types (EMFILE); the namespace's sysctl of the type, max_qps and
+ * the like (ENOMEM, counted in refused_qps...); the rdma cgroup of the
+ * creating task, one HCA_HANDLE for the file from its first object to
+ * its release and one HCA_OBJECT per object (EAGAIN, as uverbs passes
+ * on rdmacg_try_charge()'s answer; counted in refused_rdmacg).  The
+ * namespace and the cgroup are uncharged when the object's destroy has
+ * run, not when it leaves the table: a QP's number is free by then,
+ * which is what keeps the 24-bit QP numbers out of reach (netns.c).
  */
+
+#include <linux/cgroup_rdma.h>
 
 #include <linux/lockdep.h>
 #include <linux/slab.h>
 
 #include "limits.h"
+#include "netns.h"
 #include "uobj.h"
 
 /* What QUERY_DEVICE reports as max_pd, max_mr, ...: per file. */
@@ -32,10 +46,12 @@ static const unsigned int uobj_max[SOFTCM_UOBJ_TYPE_MAX + 1] = {
 	[SOFTCM_UOBJ_PD] = SOFTCM_MAX_PD,
 };
 
-void softcm_uobjs_init(struct softcm_uobjs *u)
+void softcm_uobjs_init(struct softcm_uobjs *u, struct softcm_net *sn)
 {
 	int type;
 
+	u->sn = sn;
+	u->cg = NULL;
 	mutex_init(&u->lock);
 	xa_init_flags(&u->objs, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	atomic_set(&u->count, 0);
@@ -64,6 +80,88 @@ void softcm_uobj_init(struct softcm_uobj *obj, enum softcm_uobj_type type,
 	obj->committed = false;
 	atomic_set(&obj->usecnt, 0);
 	obj->ops = ops;
+	obj->cg = NULL;
+}
+
+/* One more object of @type in the namespace, if its sysctl allows. */
+static int net_charge(struct softcm_net *sn, enum softcm_uobj_type type)
+{
+	if (atomic_inc_return(&sn->nr_objs[type]) > READ_ONCE(sn->max_objs[type])) {
+		atomic_dec(&sn->nr_objs[type]);
+		atomic_long_inc(&sn->refused_objs[type]);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+#if IS_ENABLED(CONFIG_CGROUP_RDMA)
+/*
+ * The file's HCA_HANDLE with its first object, as uverbs charges one
+ * with each context, then @obj's HCA_OBJECT, to the creating task's
+ * rdma cgroup.
+ */
+static int rdmacg_charge(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+	struct rdmacg_device *dev = &u->sn->cg_device;
+	int ret;
+
+	lockdep_assert_held(&u->lock);
+	if (!u->cg) {
+		ret = rdmacg_try_charge(&u->cg, dev, RDMACG_RESOURCE_HCA_HANDLE);
+		if (ret) {
+			u->cg = NULL;
+			goto err_count;
+		}
+	}
+	ret = rdmacg_try_charge(&obj->cg, dev, RDMACG_RESOURCE_HCA_OBJECT);
+	if (ret) {
+		obj->cg = NULL;
+		goto err_count;
+	}
+	return 0;
+
+err_count:
+	atomic_long_inc(&u->sn->refused_rdmacg);
+	return ret;
+}
+
+static void rdmacg_uncharge_obj(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+	if (obj->cg)
+		rdmacg_uncharge(obj->cg, &u->sn->cg_device, RDMACG_RESOURCE_HCA_OBJECT);
+	obj->cg = NULL;
+}
+
+static void rdmacg_uncharge_file(struct softcm_uobjs *u)
+{
+	if (u->cg)
+		rdmacg_uncharge(u->cg, &u->sn->cg_device, RDMACG_RESOURCE_HCA_HANDLE);
+	u->cg = NULL;
+}
+#else
+static int rdmacg_charge(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+	return 0;
+}
+
+static void rdmacg_uncharge_obj(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+}
+
+static void rdmacg_uncharge_file(struct softcm_uobjs *u)
+{
+}
+#endif
+
+/*
+ * Tear @obj down (it has left the table) and give back what it was
+ * charged: after its destroy, which frees a QP's number.
+ */
+static void uobj_destroy(struct softcm_uobjs *u, struct softcm_uobj *obj)
+{
+	obj->ops->destroy(obj);
+	rdmacg_uncharge_obj(u, obj);
+	atomic_dec(&u->sn->nr_objs[obj->type]);
 }
 
 /*
@@ -87,13 +185,23 @@ int softcm_uobj_add(struct softcm_uobjs *u, struct softcm_uobj *obj)
 		ret = -EMFILE;
 		goto err_dec_count;
 	}
+	ret = net_charge(u->sn, obj->type);
+	if (ret)
+		goto err_dec_count;
+	ret = rdmacg_charge(u, obj);
+	if (ret)
+		goto err_net_uncharge;
 	ret = xa_alloc(&u->objs, &obj->handle, obj, xa_limit_31b, GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		ret = ret == -EBUSY ? -EMFILE : ret;
-		goto err_dec_count;
+		goto err_rdmacg_uncharge;
 	}
 	return 0;
 
+err_rdmacg_uncharge:
+	rdmacg_uncharge_obj(u, obj);
+err_net_uncharge:
+	atomic_dec(&u->sn->nr_objs[obj->type]);
 err_dec_count:
 	atomic_dec(&u->count);
 err_dec_type:
@@ -166,7 +274,7 @@ void softcm_uobj_abort(struct softcm_uobjs *u, enum softcm_uobj_type type,
 	xa_unlock(&u->objs);
 	mutex_unlock(&u->lock);
 	if (obj) {
-		obj->ops->destroy(obj);
+		uobj_destroy(u, obj);
 		softcm_uobj_put(obj);
 	}
 }
@@ -218,7 +326,7 @@ struct softcm_uobj *softcm_uobj_remove(struct softcm_uobjs *u,
 	xa_unlock(&u->objs);
 	mutex_unlock(&u->lock);
 	if (!IS_ERR(obj))
-		obj->ops->destroy(obj);
+		uobj_destroy(u, obj);
 	return obj;
 }
 
@@ -240,10 +348,11 @@ void softcm_uobjs_release(struct softcm_uobjs *u)
 			xa_lock(&u->objs);
 			uobj_take_out(u, obj);
 			xa_unlock(&u->objs);
-			obj->ops->destroy(obj);
+			uobj_destroy(u, obj);
 			softcm_uobj_put(obj);
 		}
 	}
+	rdmacg_uncharge_file(u);
 	WARN_ON_ONCE(!xa_empty(&u->objs));
 	xa_destroy(&u->objs);
 	mutex_destroy(&u->lock);

@@ -21,6 +21,8 @@ enum softcm_uobj_type {
 	SOFTCM_UOBJ_TYPE_MAX = SOFTCM_UOBJ_PD,
 };
 
+struct rdma_cgroup;
+struct softcm_net;
 struct softcm_uobj;
 
 struct softcm_uobj_ops {
@@ -48,6 +50,7 @@ struct softcm_uobj {
 	bool committed;			/* set once, with release semantics */
 	atomic_t usecnt;
 	const struct softcm_uobj_ops *ops;
+	struct rdma_cgroup *cg;		/* charged one HCA_OBJECT (uobj.c) */
 };
 
 /*
@@ -61,11 +64,14 @@ struct softcm_uobjs {
 	atomic_t count;
 	/* per type, each bounded by its SOFTCM_MAX_* of limits.h */
 	atomic_t nr[SOFTCM_UOBJ_TYPE_MAX + 1];
+	struct softcm_net *sn;		/* its caps and its rdma cgroup device */
+	/* charged one HCA_HANDLE from the first object to the release */
+	struct rdma_cgroup *cg;
 };
 
 #define SOFTCM_MAX_UOBJS_PER_FILE	BIT(20)
 
-void softcm_uobjs_init(struct softcm_uobjs *u);
+void softcm_uobjs_init(struct softcm_uobjs *u, struct softcm_net *sn);
 void softcm_uobjs_release(struct softcm_uobjs *u);
 
 void softcm_uobj_init(struct softcm_uobj *obj, enum softcm_uobj_type type,
