@@ -12,6 +12,7 @@
  * module exit therefore never meets a live context.
  */
 
+#include <kunit/visibility.h>
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -105,6 +106,7 @@ struct softcm_file *softcm_chardev_file(struct file *filp)
 {
 	return filp->f_op == &softcm_fops ? filp->private_data : NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_chardev_file);
 
 static ssize_t abi_version_show(struct device *dev,
 				struct device_attribute *attr, char *buf)

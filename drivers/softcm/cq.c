@@ -17,6 +17,7 @@
  * is not queued twice.
  */
 
+#include <kunit/visibility.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -334,3 +335,4 @@ out_unlock:
 	spin_unlock_bh(&cq->lock);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_cq_push);

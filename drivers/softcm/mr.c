@@ -20,16 +20,21 @@
  * Both live in the namespace's key table (an xarray keyed by key), the
  * lookup the data path will do for every RDMA request and SGE.
  *
- * Lifetime: DEREG_MR (or the file's close) takes the keys out of the table
- * and gives the PD its use back.  The pages stay pinned until the last
- * reference is dropped, since a lookup may have found the MR just before;
- * then a work on the module's workqueue (which a namespace's exit
- * flushes) unpins and uncharges them together, and frees the MR after a
- * grace period.  DEREG_MR waits for that work: when it returns, the pages
- * are unpinned and the user has its budget back.  A file's close does not
- * wait: its MRs are unpinned and uncharged right after.
+ * Lifetime: the packet path finds an MR by key under RCU and takes no
+ * reference (softcm_mr_find_rcu()); it never keeps one across packets.
+ * DEREG_MR (or the file's close) takes the keys out of the table and
+ * gives the PD its use back; the last reference (the table's, as nothing
+ * else takes one) queues the free after a grace period (queue_rcu_work()
+ * on the module's workqueue, which a namespace's exit flushes): by then
+ * every packet that found the MR before its keys went has finished, and
+ * the work unpins and uncharges the pages together, then frees the MR.
+ * DEREG_MR waits for that work: when it returns, no packet can read or
+ * write the region, the pages are unpinned and the user has its budget
+ * back.  A file's close does not wait (a grace period per MR would make
+ * closing a file with many MRs slow): its MRs go the same way right after.
  */
 
+#include <kunit/visibility.h>
 #include <linux/errno.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -176,23 +181,29 @@ static int pin(struct softcm_mr *mr, u64 addr)
 	return 0;
 }
 
+/*
+ * A new random key in the table for @mr, in *@key (mr->lkey or mr->rkey).
+ * The field is set before the insertion publishes it, so that a lookup
+ * that finds the MR by the key sees the key in it; it is 0 again when no
+ * key could be inserted, so that erase_keys() never erases another MR's.
+ */
 static int insert_key(struct softcm_mr *mr, u32 *key)
 {
-	int i, ret;
+	int i, ret = -EAGAIN;
 	u32 k;
 
 	for (i = 0; i < KEY_TRIES; i++) {
 		k = get_random_u32();
 		if (!k)
 			continue;	/* 0 reads as "no key" too easily */
+		WRITE_ONCE(*key, k);
 		ret = xa_insert(&mr->sn->mr_keys, k, mr, GFP_KERNEL_ACCOUNT);
-		if (ret != -EBUSY) {
-			if (!ret)
-				*key = k;
-			return ret;
-		}
+		if (ret != -EBUSY)
+			break;
 	}
-	return -EAGAIN;
+	if (ret)
+		WRITE_ONCE(*key, 0);
+	return ret;
 }
 
 static void erase_keys(struct softcm_mr *mr)
@@ -205,7 +216,8 @@ static void erase_keys(struct softcm_mr *mr)
 
 /*
  * Out of the table: no new lookup finds it, and its PD is free to go.  Its
- * pages stay pinned, and charged, until the last reference.
+ * pages stay pinned, and charged, until a grace period after the last
+ * reference (mr_free()).
  */
 static void mr_destroy(struct softcm_uobj *obj)
 {
@@ -213,18 +225,19 @@ static void mr_destroy(struct softcm_uobj *obj)
 
 	erase_keys(mr);
 	/* the use only: the reference stays for the data path's PD check */
-	atomic_dec(&mr->pd->uobj.usecnt);
+	softcm_uobj_drop_use(&mr->pd->uobj);
 	atomic_dec(&mr->sn->nr_uobjs);
 }
 
 /*
- * The last reference is gone; in process context: unpin and uncharge in
- * one step, then free after a grace period (a key lookup may still be
- * reading the MR).
+ * A grace period after the last reference, so after the keys left the
+ * table, in process context: no packet that found the MR is still
+ * copying (softcm_mr_find_rcu()).  Unpin and uncharge in one step, then
+ * free: nothing can find the MR any more.
  */
 static void mr_free_work(struct work_struct *work)
 {
-	struct softcm_mr *mr = container_of(work, struct softcm_mr, free_work);
+	struct softcm_mr *mr = container_of(to_rcu_work(work), struct softcm_mr, free_work);
 	struct completion *freed = mr->freed;
 
 	unpin_user_pages_dirty_lock(mr->pages, mr->npages, writable(mr->access));
@@ -232,17 +245,17 @@ static void mr_free_work(struct work_struct *work)
 	mmdrop(mr->mm);
 	kvfree(mr->pages);
 	softcm_uobj_put(&mr->pd->uobj);
-	kfree_rcu(mr, rcu);
+	kfree(mr);
 	if (freed)
 		complete(freed);
 }
 
-/* Any context: the last put may come from the data path. */
+/* Any context; the keys are out of the table (mr_destroy()). */
 static void mr_free(struct softcm_uobj *obj)
 {
 	struct softcm_mr *mr = container_of(obj, struct softcm_mr, uobj);
 
-	queue_work(softcm_workqueue(), &mr->free_work);
+	queue_rcu_work(softcm_workqueue(), &mr->free_work);
 }
 
 static const struct softcm_uobj_ops mr_ops = {
@@ -304,7 +317,7 @@ int softcm_mr_reg(struct softcm_file *sf, struct softcm_reg_mr *c)
 	if (!mr)
 		return -ENOMEM;
 	softcm_uobj_init(&mr->uobj, SOFTCM_UOBJ_MR, &mr_ops);
-	INIT_WORK(&mr->free_work, mr_free_work);
+	INIT_RCU_WORK(&mr->free_work, mr_free_work);
 	mr->sn = softcm_net(sf->net);
 	mr->iova = c->iova;
 	mr->length = c->length;
@@ -347,7 +360,10 @@ err_drop_mm:
 	return ret;
 }
 
-/* Returns once the pages are unpinned and uncharged (mr_free_work()). */
+/*
+ * Returns once no packet can touch the region and its pages are unpinned
+ * and uncharged (mr_free_work()).
+ */
 int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c)
 {
 	DECLARE_COMPLETION_ONSTACK(freed);
@@ -365,23 +381,26 @@ int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c)
 	return 0;
 }
 
-struct softcm_mr *softcm_mr_get_key(struct softcm_net *sn, u32 key, bool remote)
+/*
+ * The MR whose lkey (or, with @remote, rkey) is @key, or NULL: under
+ * rcu_read_lock() (softirq counts), valid until rcu_read_unlock(), which
+ * must come before the packet that asked is done, and with no sleep
+ * before it.  A deregistered MR is not found; one found just before its
+ * DEREG_MR keeps its pages until this section ends, and that DEREG_MR
+ * waits for it.  The caller checks the rest: PD (mr->pd == qp->pd, both
+ * referenced), access and bounds.
+ */
+struct softcm_mr *softcm_mr_find_rcu(struct softcm_net *sn, u32 key, bool remote)
 {
 	struct softcm_mr *mr;
 
-	rcu_read_lock();
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(), "MR key lookup outside RCU");
 	mr = xa_load(&sn->mr_keys, key);
-	if (mr && ((remote ? mr->rkey : mr->lkey) != key ||
-		   !kref_get_unless_zero(&mr->uobj.ref)))
-		mr = NULL;
-	rcu_read_unlock();
+	if (mr && (remote ? READ_ONCE(mr->rkey) : READ_ONCE(mr->lkey)) != key)
+		return NULL;
 	return mr;
 }
-
-void softcm_mr_put(struct softcm_mr *mr)
-{
-	softcm_uobj_put(&mr->uobj);
-}
+EXPORT_SYMBOL_IF_KUNIT(softcm_mr_find_rcu);
 
 void softcm_mr_net_init(struct softcm_net *sn)
 {

@@ -18,7 +18,7 @@ struct softcm_pd;
 /*
  * A memory region: user pages pinned long-term, named by two random keys
  * in its namespace's key table.  The data path finds it by key
- * (softcm_mr_get_key()) and copies through @pages: byte @off of the
+ * (softcm_mr_find_rcu()) and copies through @pages: byte @off of the
  * region, whose first byte is at @iova for peers, is at byte
  * @offset + @off of pages[0..npages).
  */
@@ -37,21 +37,15 @@ struct softcm_mr {
 	struct mm_struct *mm;		/* grabbed: its pinned_vm counts the pages */
 	/* referenced: its locked_vm is charged; NULL with CAP_IPC_LOCK */
 	struct user_struct *user;
-	struct work_struct free_work;	/* unpin and uncharge, then free */
+	struct rcu_work free_work;	/* unpin and uncharge, then free */
 	struct completion *freed;	/* a DEREG_MR waiting for that */
-	struct rcu_head rcu;
 };
 
 int softcm_mr_reg(struct softcm_file *sf, struct softcm_reg_mr *c);
 int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c);
 
-/*
- * The MR whose lkey (or, with @remote, rkey) is @key, referenced (release
- * with softcm_mr_put()), or NULL.  Any context; a deregistered MR is not
- * found, one found just before keeps its pages until the last put.
- */
-struct softcm_mr *softcm_mr_get_key(struct softcm_net *sn, u32 key, bool remote);
-void softcm_mr_put(struct softcm_mr *mr);
+/* The packet path's (Documentation/design.rst, "The packet path") */
+struct softcm_mr *softcm_mr_find_rcu(struct softcm_net *sn, u32 key, bool remote);
 
 void softcm_mr_net_init(struct softcm_net *sn);
 void softcm_mr_net_uninit(struct softcm_net *sn);

@@ -7,6 +7,7 @@
  * namespace never changes another.
  */
 
+#include <kunit/visibility.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
 #include <linux/sysctl.h>
@@ -23,6 +24,7 @@
 #include "transport.h"
 
 unsigned int softcm_net_id __read_mostly;
+EXPORT_SYMBOL_IF_KUNIT(softcm_net_id);
 
 static int backlog_max = SOFTCM_MAX_BACKLOG_LIMIT;
 static int ids_max = SOFTCM_MAX_IDS_LIMIT;

@@ -23,9 +23,15 @@
  *
  * QP numbers come from the namespace's xarray (24 bits, cyclic from 2:
  * 0 and 1 are the special QPs), where the data path will look the
- * destination QP of a packet up under RCU (softcm_qp_lookup()).
+ * destination QP of a packet up under RCU (softcm_qp_find_rcu()).
+ *
+ * Lifetime: the QP uses its PD and CQs (they are EBUSY to destroy) until
+ * it is destroyed, and references them until it is freed.  Destroy waits
+ * for whatever works on the QP outside its lock (qp_quiesce()).
  */
 
+#include <kunit/visibility.h>
+#include <linux/completion.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
 #include <linux/sched/signal.h>
@@ -75,19 +81,109 @@ static struct softcm_rq_wqe *rq_slot(struct softcm_qp *qp, u32 i)
 }
 
 /*
- * The QP @qpn of @sn, referenced (softcm_uobj_put()), or NULL: for the
- * data path, from any context.
+ * The packet path finds a QP by number under RCU and takes no reference:
+ * softcm_qp_find_rcu(), then softcm_qp_enter() before it touches anything
+ * but the QP's lock, softcm_qp_leave() when it is done; destroy takes the
+ * number out, then waits for the work that entered (qp_quiesce()), and the
+ * memory of the QP itself outlives a grace period (qp_free()).  So no
+ * packet takes or drops an atomic reference count on its QP
+ * (Documentation/design.rst, "The packet path").
  */
-struct softcm_qp *softcm_qp_lookup(struct softcm_net *sn, u32 qpn)
-{
-	struct softcm_qp *qp;
 
-	rcu_read_lock();
-	qp = xa_load(&sn->qpns, qpn);
-	if (qp && !kref_get_unless_zero(&qp->uobj.ref))
-		qp = NULL;
-	rcu_read_unlock();
-	return qp;
+/*
+ * The QP @qpn of @sn, or NULL: under rcu_read_lock() (softirq counts),
+ * valid until rcu_read_unlock(), and only its lock may be touched before
+ * softcm_qp_enter() says it is not destroyed.
+ */
+struct softcm_qp *softcm_qp_find_rcu(struct softcm_net *sn, u32 qpn)
+{
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(), "QP lookup outside RCU");
+	return xa_load(&sn->qpns, qpn);
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_qp_find_rcu);
+
+/* As softcm_qp_enter(), in a hold of the QP's lock that the caller makes anyway. */
+bool softcm_qp_enter_locked(struct softcm_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->dead)
+		return false;
+	qp->busy++;
+	return true;
+}
+
+/*
+ * Begin work on @qp outside its lock, from any context: a packet found by
+ * softcm_qp_find_rcu(), a timer, a work item, the send queue's consumer.
+ * False once @qp is destroyed: then nothing of it may be touched but its
+ * lock.  True: until softcm_qp_leave(), destroy waits, so the QP, its CQs
+ * and PD and the MRs found meanwhile stay as they were; the work may
+ * leave RCU, but must not sleep on anything destroy or a DEREG_MR waits
+ * for.  A data path that holds the lock per packet anyway uses the
+ * _locked forms in that hold, which costs no atomic operation of its own.
+ */
+bool softcm_qp_enter(struct softcm_qp *qp)
+{
+	bool ret;
+
+	spin_lock_bh(&qp->lock);
+	ret = softcm_qp_enter_locked(qp);
+	spin_unlock_bh(&qp->lock);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_qp_enter);
+
+void softcm_qp_leave_locked(struct softcm_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!--qp->busy && qp->drained)
+		complete(qp->drained);
+}
+
+void softcm_qp_leave(struct softcm_qp *qp)
+{
+	spin_lock_bh(&qp->lock);
+	softcm_qp_leave_locked(qp);
+	spin_unlock_bh(&qp->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_qp_leave);
+
+/*
+ * Make @qp dead and wait until nothing works on it outside its lock.
+ * Every context that can reach a QP, and why each one is over when this
+ * returns:
+ * - the packet path (softirq) finds the QP only by number, which destroy
+ *   erased first, and works on it only between softcm_qp_enter() and
+ *   _leave(): after this, entering fails;
+ * - the send queue's consumer (DOORBELL, POST_SEND: sq_run()) is such
+ *   work too, and sees dead at its next WR;
+ * - commands that hold the QP by handle (MODIFY_QP, POST_*, QUERY_QP,
+ *   ACCEPT with SOFTCM_ACCEPT_QP) touch its state, rings and CQs only
+ *   under its lock, after a check of dead;
+ * - its async event's entry (evfd.c) is purged by destroy, under the
+ *   queue's lock that a reader copies it under;
+ * - the CM (cm*.c, qpattr.c, notify.c: timers, works, the netevent
+ *   notifier) never holds a QP: an id knows its QP's number only; and a
+ *   QP has no timer or work of its own yet.  The data path's (retransmit
+ *   and RNR timers, a requester's work) must enter and leave as above
+ *   around each run and be shut down here (timer_shutdown_sync(),
+ *   cancel_work_sync()) after dead is set, before the references go.
+ * No lock is held: the work waited for may take the QP's and its CQs'.
+ */
+static void qp_quiesce(struct softcm_qp *qp)
+{
+	DECLARE_COMPLETION_ONSTACK(drained);
+	bool busy;
+
+	might_sleep();
+	spin_lock_bh(&qp->lock);
+	qp->dead = true;
+	busy = qp->busy;
+	if (busy)
+		qp->drained = &drained;
+	spin_unlock_bh(&qp->lock);
+	if (busy)
+		wait_for_completion(&drained);
 }
 
 /*
@@ -146,33 +242,48 @@ static void set_state(struct softcm_qp *qp, u32 next)
 	}
 }
 
+/*
+ * Out of its table: when this returns, no packet, timer, work or command
+ * can complete to its CQs or touch its rings (qp_quiesce()), so they may
+ * be destroyed, and its PD deallocated, as soon as the QP is; their
+ * memory stays referenced until the QP is freed, for whoever still holds
+ * the QP.
+ */
 static void qp_destroy(struct softcm_uobj *obj)
 {
 	struct softcm_qp *qp = qp_of(obj);
 
+	/* no new packet finds it; those that did see it dead or are waited for */
+	xa_erase(&qp->sn->qpns, qp->qpn);
 	/* what is queued goes without completions: nobody polls for them */
-	spin_lock_bh(&qp->lock);
-	qp->dead = true;
-	spin_unlock_bh(&qp->lock);
+	qp_quiesce(qp);
 	softcm_ring_unpublish(qp->sf, qp->kring);
 	softcm_ring_unpublish(qp->sf, qp->uring);
-	xa_erase(&qp->sn->qpns, qp->qpn);
 	qp->events_reported = softcm_evfd_entry_purge(&qp->async_ev);
-	softcm_uobj_unuse(&qp->rcq->uobj);
-	softcm_uobj_unuse(&qp->scq->uobj);
-	softcm_pd_unuse(qp->pd);
+	softcm_uobj_drop_use(&qp->rcq->uobj);
+	softcm_uobj_drop_use(&qp->scq->uobj);
+	softcm_uobj_drop_use(&qp->pd->uobj);
 	atomic_dec(&qp->sn->nr_qps);
 }
 
+/*
+ * The last reference: in process context, since the rings and a CQ this
+ * frees last are vunmap()ed (the packet path holds no reference, only
+ * RCU).  The memory outlives a grace period: softcm_qp_find_rcu() may
+ * still be looking at the QP's lock.
+ */
 static void qp_free(struct softcm_uobj *obj)
 {
 	struct softcm_qp *qp = qp_of(obj);
 
+	might_sleep();
 	/* mappings keep the memory they hold */
 	softcm_ring_put(qp->uring);
 	softcm_ring_put(qp->kring);
+	softcm_uobj_put(&qp->rcq->uobj);
+	softcm_uobj_put(&qp->scq->uobj);
+	softcm_uobj_put(&qp->pd->uobj);
 	mutex_destroy(&qp->sq_mutex);
-	/* softcm_qp_lookup() may still be looking at it */
 	kfree_rcu(qp, rcu);
 }
 
@@ -873,6 +984,9 @@ static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
 	u32 cons;
 
 	lockdep_assert_held(&qp->sq_mutex);
+	/* work outside the lock: destroy waits for it (qp_quiesce()) */
+	if (!softcm_qp_enter(qp))
+		return;
 	do {
 		WRITE_ONCE(qp->kpage->sq_flags, 0);
 		/* Running: posters see it before we read their index. */
@@ -887,6 +1001,7 @@ static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
 		/* Pairs with the user's barrier between sq_prod and sq_flags. */
 		smp_mb();
 	} while (!fatal_signal_pending(current) && sq_ready(qp, &cons));
+	softcm_qp_leave(qp);
 }
 
 /* Copy POST_SEND's inline data into slot @w, from the caller's SGEs. */

@@ -10,6 +10,7 @@
 #include "evfd.h"
 #include "uobj.h"
 
+struct completion;
 struct softcm_cq;
 struct softcm_file;
 struct softcm_net;
@@ -29,6 +30,9 @@ struct softcm_qp {
 	spinlock_t lock;		/* the fields below up to type; BH */
 	u32 state;			/* enum ib_qp_state */
 	bool dead;			/* destroyed: nothing more is queued */
+	/* work in progress outside the lock (softcm_qp_enter()) */
+	unsigned int busy;
+	struct completion *drained;	/* destroy, waiting for busy to be 0 */
 	struct softcm_qp_attr attr;	/* as last modified */
 	u32 sq_cons;			/* WRs taken from the send queue */
 	u32 rq_cons;			/* WRs taken from the receive queue */
@@ -52,9 +56,10 @@ struct softcm_qp {
 	u32 rq_stride;
 	struct softcm_net *sn;
 	struct softcm_file *sf;		/* its rings' offsets are there */
-	struct softcm_pd *pd;		/* used */
-	struct softcm_cq *scq;		/* used */
-	struct softcm_cq *rcq;		/* used */
+	/* used until destroy, referenced until free */
+	struct softcm_pd *pd;
+	struct softcm_cq *scq;
+	struct softcm_cq *rcq;
 	struct softcm_evfd_entry async_ev;
 	u32 events_reported;		/* set by destroy */
 	struct rcu_head rcu;
@@ -68,7 +73,12 @@ int softcm_qp_post_send(struct softcm_file *sf, struct softcm_post *c);
 int softcm_qp_post_recv(struct softcm_file *sf, struct softcm_post *c);
 int softcm_qp_doorbell(struct softcm_file *sf, struct softcm_doorbell *c);
 
-struct softcm_qp *softcm_qp_lookup(struct softcm_net *sn, u32 qpn);
+/* The packet path's (Documentation/design.rst, "The packet path") */
+struct softcm_qp *softcm_qp_find_rcu(struct softcm_net *sn, u32 qpn);
+bool softcm_qp_enter(struct softcm_qp *qp);
+bool softcm_qp_enter_locked(struct softcm_qp *qp);
+void softcm_qp_leave(struct softcm_qp *qp);
+void softcm_qp_leave_locked(struct softcm_qp *qp);
 
 struct softcm_qp *softcm_qp_get_rc(struct softcm_file *sf, u32 handle);
 void softcm_qp_put(struct softcm_qp *qp);

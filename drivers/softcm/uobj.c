@@ -303,6 +303,18 @@ void softcm_uobj_unuse(struct softcm_uobj *obj)
 }
 
 /*
+ * The user of @obj is destroyed: @obj may be destroyed too from now on,
+ * but the user keeps the reference its use took until it is freed
+ * itself (then softcm_uobj_put()), so that whatever still holds the
+ * user (a packet, a timer) may still dereference @obj: a QP its PD and
+ * CQs, an MR its PD.
+ */
+void softcm_uobj_drop_use(struct softcm_uobj *obj)
+{
+	atomic_dec(&obj->usecnt);
+}
+
+/*
  * Take the object @handle of @type out of the table and tear it down.
  * Returns it with the table's reference, which the caller drops with
  * softcm_uobj_put() once it has read what it reports; ERR_PTR(-ENOENT)

@@ -86,6 +86,7 @@ struct softcm_uobj *softcm_uobj_get(struct softcm_uobjs *u,
 struct softcm_uobj *softcm_uobj_use(struct softcm_uobjs *u,
 				    enum softcm_uobj_type type, u32 handle);
 void softcm_uobj_unuse(struct softcm_uobj *obj);
+void softcm_uobj_drop_use(struct softcm_uobj *obj);
 struct softcm_uobj *softcm_uobj_remove(struct softcm_uobjs *u,
 				       enum softcm_uobj_type type, u32 handle);
 void softcm_uobj_put(struct softcm_uobj *obj);

@@ -1418,4 +1418,60 @@ TEST_F(qpattr, accept_qp_races_destroy_and_file_replace)
 	EXPECT_EQ(0, stats_wait_eq(self->st[1], "uobjs", 0, STATS_IDLE_MS));
 }
 
+/*
+ * QPs destroyed while their ids stay connected (issue 27's lifetimes),
+ * then their CQs and PDs: the CM holds no QP (an id knows its QP's number
+ * only), so every destroy answers 0 at once, and the ids then disconnect,
+ * with the DREQ and DREP and timewait's timer, as if the QPs were there
+ * (the DREP answered at once: an earlier case leaves the active side's
+ * response timeout long, so an unanswered DREQ would take long to end);
+ * INIT_QP_ATTR still answers for the id.  A fresh file's first PD, CQ and
+ * QP (create_qp()) are handles 1, 2 and 3.  On the debug kernel KASAN must
+ * stay silent through the disconnection.
+ */
+TEST_F(qpattr, qps_destroyed_while_connected)
+{
+	struct softcm_destroy_cq dc = { .handle = 2 };
+	struct softcm_destroy_obj dp = { .handle = 1 };
+	struct softcm_destroy_qp dq;
+	struct softcm_init_qp_attr c;
+	struct softcm_event ev;
+	struct qconn k;
+	int aq, pq, i;
+
+	aq = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, aq);
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	qconnect(_metadata, self, aq, pq, 7545, true, &k);
+	ASSERT_EQ(3, k.aqp);
+	ASSERT_EQ(3, k.pqp);
+	for (i = 0; i < 2; i++) {
+		int qfd = i ? pq : aq;
+
+		EXPECT_EQ(-EBUSY, ioctl(qfd, SOFTCM_IOCTL_DESTROY_CQ, &dc) ? -errno : 0);
+		dq = (struct softcm_destroy_qp){ .handle = 3 };
+		EXPECT_EQ(0, ioctl(qfd, SOFTCM_IOCTL_DESTROY_QP, &dq));
+		EXPECT_EQ(0, ioctl(qfd, SOFTCM_IOCTL_DESTROY_CQ, &dc));
+		EXPECT_EQ(0, ioctl(qfd, SOFTCM_IOCTL_DEALLOC_PD, &dp));
+	}
+	EXPECT_EQ(0, stats_wait_eq(self->st[0], "qps", 0, STATS_IDLE_MS));
+	EXPECT_EQ(0, stats_wait_eq(self->st[1], "qps", 0, STATS_IDLE_MS));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->a, k.h));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, k.ph));
+	EXPECT_EQ(0, init_qp_attr(self->p, k.ph, IBV_QPS_RTS, &c));
+
+	/* DREQ, then the passive side's DREP, as librdmacm programs answer */
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_DISCONNECT,
+			   &(struct softcm_disconnect){ .handle = k.h }));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_DISCONNECTED, &ev));
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_DISCONNECT,
+			   &(struct softcm_disconnect){ .handle = k.ph }));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_DISCONNECTED, &ev));
+	EXPECT_EQ(0, destroy_id(self->a, k.h, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, k.ph, NULL));
+	close(aq);
+	close(pq);
+}
+
 TEST_HARNESS_MAIN
