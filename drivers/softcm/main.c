@@ -15,6 +15,7 @@
 #include "id.h"
 #include "netns.h"
 #include "notify.h"
+#include "uobj.h"
 #include "version.h"
 
 static int __init softcm_mod_init(void)
@@ -45,15 +46,18 @@ static int __init softcm_mod_init(void)
 	if (ret)
 		goto err_uninit_netns;
 
+	softcm_uobj_rdmacg_init();
+
 	/* Last: once the device exists userspace can open it. */
 	ret = softcm_chardev_init();
 	if (ret)
-		goto err_uninit_notify;
+		goto err_uninit_rdmacg;
 
 	pr_info("softcm " SOFTCM_VERSION " loaded\n");
 	return 0;
 
-err_uninit_notify:
+err_uninit_rdmacg:
+	softcm_uobj_rdmacg_uninit();
 	softcm_notify_uninit();
 err_uninit_netns:
 	softcm_netns_uninit();
@@ -79,6 +83,7 @@ err_uninit_id:
 static void __exit softcm_mod_exit(void)
 {
 	softcm_chardev_uninit();
+	softcm_uobj_rdmacg_uninit();	/* every file is closed */
 	softcm_notify_uninit();		/* flushes the workqueue */
 	softcm_netns_uninit();
 	softcm_addr_uninit();

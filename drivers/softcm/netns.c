@@ -203,29 +203,6 @@ static void sysctl_unregister(struct softcm_net *sn)
 	kfree(table);
 }
 
-/*
- * The namespace's verbs device as the rdma cgroup knows it, by a name
- * unique on the host (rdma.max names a device; the namespaces' devices
- * all call themselves softcm0).  Its limits in rdma.max last as long as
- * the registration: the namespace's.  Every file and object charged to
- * it is gone before .exit: files pin the namespace.
- */
-static void rdmacg_register(struct softcm_net *sn)
-{
-#if IS_ENABLED(CONFIG_CGROUP_RDMA)
-	snprintf(sn->cg_name, sizeof(sn->cg_name), "softcm-%u", sn->net->ns.inum);
-	sn->cg_device.name = sn->cg_name;
-	rdmacg_register_device(&sn->cg_device);
-#endif
-}
-
-static void rdmacg_unregister(struct softcm_net *sn)
-{
-#if IS_ENABLED(CONFIG_CGROUP_RDMA)
-	rdmacg_unregister_device(&sn->cg_device);
-#endif
-}
-
 static int __net_init softcm_net_init(struct net *net)
 {
 	struct softcm_net *sn = softcm_net(net);
@@ -272,7 +249,6 @@ static int __net_init softcm_net_init(struct net *net)
 	if (ret)
 		goto err_uninit_listing;
 
-	rdmacg_register(sn);
 	WRITE_ONCE(sn->ready, true);
 	pr_debug("netns %u created\n", net->ns.inum);
 	return 0;
@@ -305,7 +281,6 @@ static void __net_exit softcm_net_exit(struct net *net)
 	/* Ids pin their namespace: none can exist or be resolving now. */
 	WARN_ON(!list_empty(&sn->ids));
 	softcm_mr_net_uninit(sn);	/* files pin it too: no MR is left */
-	rdmacg_unregister(sn);
 	mutex_destroy(&sn->ids_lock);
 	/* QPs pin their file, which pins the namespace */
 	WARN_ON(!xa_empty(&sn->qpns));

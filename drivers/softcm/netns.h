@@ -2,7 +2,6 @@
 #ifndef _SOFTCM_NETNS_H
 #define _SOFTCM_NETNS_H
 
-#include <linux/cgroup_rdma.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rhashtable-types.h>
@@ -59,8 +58,6 @@ struct softcm_net {
 	atomic_long_t refused_rdmacg;
 #if IS_ENABLED(CONFIG_CGROUP_RDMA)
 	/* the namespace's verbs device for the rdma cgroup: "softcm-<inum>" */
-	struct rdmacg_device cg_device;
-	char cg_name[24];
 #endif
 
 	struct softcm_conntab conntab;

@@ -117,9 +117,10 @@ bool softcm_qp_enter_locked(struct softcm_qp *qp)
  * softcm_qp_find_rcu(), a timer, a work item, the send queue's consumer.
  * False once @qp is destroyed: then nothing of it may be touched but its
  * lock.  True: until softcm_qp_leave(), destroy waits, so the QP, its CQs
- * and PD and the MRs found meanwhile stay as they were; the work may
- * leave RCU, but must not sleep on anything destroy or a DEREG_MR waits
- * for.  A data path that holds the lock per packet anyway uses the
+ * and PD stay as they were, and the work may leave RCU.  An MR is not
+ * covered: DEREG_MR waits for a grace period, not for QPs, so an MR found
+ * by softcm_mr_find_rcu() may be used only until that RCU section ends.
+ * The work must not sleep on anything destroy waits for.  A data path that holds the lock per packet anyway uses the
  * _locked forms in that hold, which costs no atomic operation of its own.
  */
 bool softcm_qp_enter(struct softcm_qp *qp)

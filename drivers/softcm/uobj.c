@@ -96,13 +96,33 @@ static int net_charge(struct softcm_net *sn, enum softcm_uobj_type type)
 
 #if IS_ENABLED(CONFIG_CGROUP_RDMA)
 /*
+ * One device for the whole host, named "softcm" in rdma.max, not one per
+ * namespace: a limit can name only a device that exists, and starts at
+ * "max" on a new one, so a user who may make network namespaces (any
+ * user, through a user namespace) would get an unlimited device with
+ * each.  The namespaces' own caps are their sysctls.
+ */
+static struct rdmacg_device uobj_cg_device = { .name = "softcm" };
+
+void softcm_uobj_rdmacg_init(void)
+{
+	rdmacg_register_device(&uobj_cg_device);
+}
+
+/* After the last file: nothing is charged to the device any more. */
+void softcm_uobj_rdmacg_uninit(void)
+{
+	rdmacg_unregister_device(&uobj_cg_device);
+}
+
+/*
  * The file's HCA_HANDLE with its first object, as uverbs charges one
  * with each context, then @obj's HCA_OBJECT, to the creating task's
  * rdma cgroup.
  */
 static int rdmacg_charge(struct softcm_uobjs *u, struct softcm_uobj *obj)
 {
-	struct rdmacg_device *dev = &u->sn->cg_device;
+	struct rdmacg_device *dev = &uobj_cg_device;
 	int ret;
 
 	lockdep_assert_held(&u->lock);
@@ -128,17 +148,25 @@ err_count:
 static void rdmacg_uncharge_obj(struct softcm_uobjs *u, struct softcm_uobj *obj)
 {
 	if (obj->cg)
-		rdmacg_uncharge(obj->cg, &u->sn->cg_device, RDMACG_RESOURCE_HCA_OBJECT);
+		rdmacg_uncharge(obj->cg, &uobj_cg_device, RDMACG_RESOURCE_HCA_OBJECT);
 	obj->cg = NULL;
 }
 
 static void rdmacg_uncharge_file(struct softcm_uobjs *u)
 {
 	if (u->cg)
-		rdmacg_uncharge(u->cg, &u->sn->cg_device, RDMACG_RESOURCE_HCA_HANDLE);
+		rdmacg_uncharge(u->cg, &uobj_cg_device, RDMACG_RESOURCE_HCA_HANDLE);
 	u->cg = NULL;
 }
 #else
+void softcm_uobj_rdmacg_init(void)
+{
+}
+
+void softcm_uobj_rdmacg_uninit(void)
+{
+}
+
 static int rdmacg_charge(struct softcm_uobjs *u, struct softcm_uobj *obj)
 {
 	return 0;

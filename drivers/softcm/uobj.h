@@ -71,6 +71,8 @@ struct softcm_uobjs {
 
 #define SOFTCM_MAX_UOBJS_PER_FILE	BIT(20)
 
+void softcm_uobj_rdmacg_init(void);
+void softcm_uobj_rdmacg_uninit(void);
 void softcm_uobjs_init(struct softcm_uobjs *u, struct softcm_net *sn);
 void softcm_uobjs_release(struct softcm_uobjs *u);
 

@@ -361,8 +361,8 @@ TEST_F(acct, rings_charged_to_the_memcg)
 }
 
 /*
- * The rdma cgroup caps a cgroup's objects on the namespace's device,
- * "softcm-<inode of the namespace>": with hca_object=3, nobody in that
+ * The rdma cgroup caps a cgroup's objects on softcm's one device,
+ * "softcm", in every namespace: with hca_object=3, nobody in that
  * cgroup makes 3 objects and gets EAGAIN for the 4th (as uverbs answers),
  * one more once one is destroyed; with hca_handle=1, a second file's
  * first object is refused.  rdma.current shows the charges.
@@ -409,22 +409,43 @@ static int rdmacg_child(void *arg)
 		return 17;
 	if (alloc_pd(b, &pd[4]))
 		return 18;
+	/*
+	 * A namespace of its own (any user may make one inside a user
+	 * namespace) is no way out: the limit is on the device, which is
+	 * the same there, and b holds the one handle.
+	 */
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return 19;
+	a = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	if (a < 0)
+		return 20;
+	if (alloc_pd(a, &pd[0]) != -EAGAIN)
+		return 21;
+	close(a);
 	close(b);
 	return 0;
 }
 
 TEST_F(acct, rdma_cgroup_caps_objects)
 {
-	struct stat ns;
 	char max[128];
 
 	if (enable_controller("rdma") || (mkdir(RDMACG, 0755) && errno != EEXIST))
 		SKIP(return, "no cgroup v2 rdma controller");
-	ASSERT_EQ(0, stat("/proc/thread-self/ns/net", &ns));
-	snprintf(rdma_dev, sizeof(rdma_dev), "softcm-%lu", (unsigned long)ns.st_ino);
+	snprintf(rdma_dev, sizeof(rdma_dev), "softcm");
 	snprintf(max, sizeof(max), "%s hca_handle=1 hca_object=3", rdma_dev);
 	ASSERT_EQ(0, write_text(RDMACG "/rdma.max", max));
 	EXPECT_EQ(0, in_child(rdmacg_child, NULL));
+	/*
+	 * Lift the limits before the cgroup goes: the kernel frees a
+	 * cgroup's pool for a device only when its usage is 0 and every
+	 * limit is max, and removing the cgroup does not (rdmacg_css_offline
+	 * sets max without freeing, css_free frees the cgroup under it), so
+	 * the device's unregistration at rmmod would walk freed memory.
+	 */
+	snprintf(max, sizeof(max), "%s hca_handle=max hca_object=max", rdma_dev);
+	EXPECT_EQ(0, write_text(RDMACG "/rdma.max", max));
+	/* the refusal in the child's own namespace is counted there */
 	EXPECT_EQ(2, stats_get(self->stats, "refused_rdmacg"));
 	EXPECT_EQ(0, rdmacg_current("hca_handle="));
 	EXPECT_EQ(0, rdmacg_current("hca_object="));
