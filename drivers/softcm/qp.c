@@ -120,8 +120,9 @@ bool softcm_qp_enter_locked(struct softcm_qp *qp)
  * and PD stay as they were, and the work may leave RCU.  An MR is not
  * covered: DEREG_MR waits for a grace period, not for QPs, so an MR found
  * by softcm_mr_find_rcu() may be used only until that RCU section ends.
- * The work must not sleep on anything destroy waits for.  A data path that holds the lock per packet anyway uses the
- * _locked forms in that hold, which costs no atomic operation of its own.
+ * The work must not sleep on anything destroy waits for.  A data path
+ * that holds the lock per packet anyway uses the _locked forms in that
+ * hold, which costs no atomic operation of its own.
  */
 bool softcm_qp_enter(struct softcm_qp *qp)
 {
