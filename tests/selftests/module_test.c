@@ -83,13 +83,13 @@ static int listens_on(int port, int other)
 	return WEXITSTATUS(status);
 }
 
-TEST(load_unload_100)
+TEST(load_unload_repeated)
 {
+	int i, n = softcm_rounds(100);
 	struct stat st;
-	int i;
 
 	ASSERT_EQ(0, softcm_ensure_unloaded());
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, softcm_load(NULL)) TH_LOG("load %d", i);
 		ASSERT_EQ(0, stat("/dev/softcm", &st)) TH_LOG("load %d", i);
 		ASSERT_EQ(0, softcm_unload()) TH_LOG("unload %d", i);

@@ -62,6 +62,18 @@ static inline int softcm_quiet_ms(int ms)
 	return ms << softcm_slow_shift();
 }
 
+/*
+ * How many rounds to run of a loop whose rounds all take the same paths:
+ * @n on the stock kernel, a quarter of it on the debug kernel.  There each
+ * round costs several times more CPU, and what the rounds look for (a
+ * leak, a report from KASAN or lockdep) shows in the first of them; the
+ * stock kernel keeps the full count for what only repetition shows.
+ */
+static inline int softcm_rounds(int n)
+{
+	return softcm_slow_shift() ? (n + 3) / 4 : n;
+}
+
 static inline bool softcm_loaded(void)
 {
 	return access("/sys/module/softcm", F_OK) == 0;

@@ -192,4 +192,19 @@ two_guests() {
 two_guests 0 "^ok - debug/guest2/kmemleak"
 two_guests 1 "^not ok - debug/guest2/guest # did not finish"
 verdict empty-output-is-red 1 "^not ok - debug/guest # never reached init" </dev/null
+# shard.py: the longest first, each to the guest with the least so far,
+# order kept; a head start counts as work the later guests already have.
+shards() {
+	local name=$1 want=$2 got
+	shift 2
+	printf 'a_test - 50\nb_test - 40\nc_test - 30\nd_test - 20\n' >"$tmp/budget"
+	got=$(python3 "$here/shard.py" "$@" 2 debug "$tmp/budget" a_test b_test c_test d_test | paste -sd'|')
+	if [ "$got" = "$want" ]; then
+		tap_ok "parser/shard-$name"
+	else
+		tap_fail "parser/shard-$name (got '$got', wanted '$want')"
+	fi
+}
+shards even "a_test d_test|b_test c_test"
+shards head-start "a_test b_test d_test|c_test" --head-start 70
 tap_finish parser

@@ -30,6 +30,12 @@
 #                      (captures, benchmark results) to DIR
 #   --shards N         run the programs in N guests side by side, dealt
 #                      by their time in tests/vm/budget (default 1)
+#   --join-after FILE  boot every guest but the first once FILE exists
+#                      (make check: once the other kernel's run is over),
+#                      or after the guest limit at the latest
+#   --head-start S     how long the first guest runs alone (--join-after):
+#                      the later guests are dealt S seconds less work
+#                      (none if FILE exists already: all boot at once)
 #   --no-leak-scan     skip the closing kmemleak scan and its wait (the
 #                      runner's self-checks that do not test for leaks)
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
@@ -48,6 +54,7 @@ top=$(cd "$here/../.." && pwd)
 kernel=stock tests_dir=$top/build/tests timeout= test_timeout=
 counts= demo=0 keep=0 programs=() artifacts_out=
 inventory= skips=$here/skips leftover_wait= leak_scan=1 shards=1
+join_after= head_start=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift ;;
@@ -61,6 +68,8 @@ while [ $# -gt 0 ]; do
 	--artifacts) artifacts_out=$2; shift ;;
 	--no-leak-scan) leak_scan=0 ;;
 	--shards) shards=$2; shift ;;
+	--join-after) join_after=$2; shift ;;
+	--head-start) head_start=$2; shift ;;
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
 	--discard) keep=-1 ;;
@@ -251,16 +260,28 @@ done
 # far; 60 s for a program without one), each guest keeping their order.
 shard_lists=()
 if [ "$shards" -gt 1 ] && [ "$demo" = 0 ]; then
-	mapfile -t shard_lists < <(python3 "$here/shard.py" "$shards" "$kernel" \
-		"$here/budget" "${programs[@]}")
+	mapfile -t shard_lists < <(python3 "$here/shard.py" \
+		--head-start "$([ -n "$join_after" ] && [ ! -e "$join_after" ] && echo "$head_start" || echo 0)" \
+		"$shards" "$kernel" "$here/budget" "${programs[@]}")
 else
 	shard_lists=("${programs[*]}")
 fi
+# join_wait: until $join_after exists, or the guest limit has passed.
+join_wait() {
+	local t0
+	t0=$(date +%s)
+	while [ ! -e "$join_after" ] && [ $(($(date +%s) - t0)) -lt "$timeout" ]; do
+		sleep 2
+	done
+}
 guest_logs=()
 for g in "${!shard_lists[@]}"; do
 	mkdir -p "$run/g$g"
 	# shellcheck disable=SC2086 # a shard is a list of words
-	boot_guest "$run/g$g" ${shard_lists[$g]} &
+	{
+		[ "$g" -gt 0 ] && [ -n "$join_after" ] && join_wait
+		boot_guest "$run/g$g" ${shard_lists[$g]}
+	} &
 	guest_logs+=("$run/g$g/results.log" "$run/g$g/console.log")
 	[ "${#shard_lists[@]}" -gt 1 ] && echo "# guest $((g + 1)) of $kernel: ${shard_lists[$g]}"
 done
