@@ -190,9 +190,10 @@ static void get_ext(const u8 *p, struct softcm_ib_hdr *h)
  * -EMSGSIZE	the length does not fit the opcode: shorter than its
  *		headers and ICRC, not whole 4-byte words (IBTA 9.2: packets
  *		are padded to them), a payload on an opcode without one, an
- *		empty FIRST or MIDDLE (which carry a whole PMTU), more pad
- *		than payload, or a WRITE ONLY whose payload is not the
- *		RETH's length;
+ *		empty FIRST or MIDDLE (which carry a whole PMTU), an empty
+ *		request LAST, more pad than payload, a WRITE ONLY whose
+ *		payload is not the RETH's length, or a RETH whose DMA length
+ *		is beyond the largest message (2^31 bytes);
  * -EOPNOTSUPP	an opcode the table does not know;
  * -EPROTO	a transport version other than 0, a pad count on a FIRST or
  *		MIDDLE packet or an opcode without payload, a reserved AETH
@@ -247,12 +248,32 @@ int softcm_ib_parse(const u8 *pkt, unsigned int avail, unsigned int len,
 		return -EMSGSIZE;
 	}
 	h->payload_len = room - h->pad;
+	/*
+	 * A LAST carries 1 to PMTU bytes: an empty message is one ONLY
+	 * packet.  rxe's responder refuses an empty request LAST
+	 * (rxe_resp_check_length(), after IBA C9-92), which is what we
+	 * check.  The IBTA's rule covers an empty READ RESPONSE LAST too,
+	 * but rxe's requester takes one (do_read() copies nothing, and the
+	 * read completes once no byte remains), and we follow rxe: what an
+	 * rxe requester accepts from a responder we accept, and a read's
+	 * lengths are for the requester to check against what it asked.
+	 */
+	if (op->pos == SOFTCM_IB_LAST && (op->flags & SOFTCM_IB_REQUEST) &&
+	    !h->payload_len)
+		return -EMSGSIZE;
 	if (!h->dqpn)
 		return -ENOENT;
 
 	get_ext(pkt + SOFTCM_IB_BTH, h);
 	if ((op->flags & SOFTCM_IB_HAS_AETH) && !aeth_valid(h->aeth.syndrome))
 		return -EPROTO;
+	/*
+	 * A RETH's DMA length is a whole message's, at most 2^31 bytes, the
+	 * IBTA's largest (rxe_resp_check_length() after IBA C9-94, and
+	 * rxe's RXE_PORT_MAX_MSG_SZ): 2^31 itself is allowed.
+	 */
+	if ((op->flags & SOFTCM_IB_HAS_RETH) && h->reth.len > SOFTCM_IB_MAX_MSG)
+		return -EMSGSIZE;
 	if ((op->flags & SOFTCM_IB_HAS_RETH) && op->pos == SOFTCM_IB_ONLY &&
 	    (op->flags & SOFTCM_IB_HAS_PAYLOAD) && h->payload_len != h->reth.len)
 		return -EMSGSIZE;

@@ -9,6 +9,7 @@
 #ifndef _SOFTCM_IBHDR_H
 #define _SOFTCM_IBHDR_H
 
+#include <linux/sizes.h>
 #include <linux/types.h>
 
 /* Header sizes in bytes (IBTA 9.2-9.4, 9.8.3.2). */
@@ -25,6 +26,9 @@ enum {
 	/* BTH + AtomicETH, the longest header the table knows */
 	SOFTCM_IB_HDR_MAX	= SOFTCM_IB_BTH + SOFTCM_IB_ATOMICETH,
 };
+
+/* The IBTA's largest message, and so a RETH's largest DMA length. */
+#define SOFTCM_IB_MAX_MSG	SZ_2G
 
 /* Opcodes (IBTA Table 38): the transport in bits 7-5, the operation below. */
 enum softcm_ib_opcode {

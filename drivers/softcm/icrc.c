@@ -188,13 +188,21 @@ static void icrc_bth(struct icrc *c, const u8 *bth)
 /*
  * @bth_len bytes from the BTH on (headers, payload and pad, not the ICRC
  * itself), contiguous at @bth; the IP and UDP headers at @iph and @udph.
+ * The ICRC, 0 to U32_MAX, or -EINVAL if @bth_len does not cover a BTH
+ * (the length after it would wrap): a value no ICRC read from a packet
+ * equals, so that a receive check comparing the two (as s64, never
+ * stored in a u32 first) drops the packet.  Every caller checks its
+ * packet's length first; there is no WARN because KUnit passes short
+ * lengths on purpose, and the test guests run with panic_on_warn.
  */
-u32 softcm_icrc_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
+s64 softcm_icrc_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
 		     const u8 *udph, const u8 *bth, unsigned int bth_len)
 {
 	SHASH_DESC_ON_STACK(desc, tfm);
 	struct icrc c;
 
+	if (unlikely(bth_len < SOFTCM_IB_BTH))
+		return -EINVAL;
 	icrc_start(&c, tfm, desc);
 	icrc_ip_udp(&c, iph, ipv6, udph);
 	icrc_bth(&c, bth);
@@ -203,7 +211,7 @@ u32 softcm_icrc_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_icrc_with);
 
-u32 softcm_icrc(const u8 *iph, bool ipv6, const u8 *udph, const u8 *bth,
+s64 softcm_icrc(const u8 *iph, bool ipv6, const u8 *udph, const u8 *bth,
 		unsigned int bth_len)
 {
 	return softcm_icrc_with(icrc_tfm, iph, ipv6, udph, bth, bth_len);
@@ -216,9 +224,10 @@ EXPORT_SYMBOL_IF_KUNIT(softcm_icrc);
  * and the frag list alike, read in place (skb_seq_read maps one page at a
  * time, atomically: any context).  The IP and UDP headers are the linear
  * ones the stack pulled or pushed.  The caller has checked that @skb holds
- * @bth_len bytes from @bth_off and that @bth_len covers a BTH.
+ * @bth_len bytes from @bth_off and that @bth_len covers a BTH; -EINVAL,
+ * as above, if not.
  */
-u32 softcm_icrc_skb_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
+s64 softcm_icrc_skb_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
 			 const u8 *udph, struct sk_buff *skb,
 			 unsigned int bth_off, unsigned int bth_len)
 {
@@ -229,11 +238,13 @@ u32 softcm_icrc_skb_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
 	const u8 *bth, *data;
 	struct icrc c;
 
+	if (unlikely(bth_len < SOFTCM_IB_BTH))
+		return -EINVAL;
 	icrc_start(&c, tfm, desc);
 	icrc_ip_udp(&c, iph, ipv6, udph);
 	bth = skb_header_pointer(skb, bth_off, sizeof(bth_buf), bth_buf);
 	if (WARN_ON_ONCE(!bth))
-		return 0;
+		return -EINVAL;
 	icrc_bth(&c, bth);
 
 	rest = bth_len - SOFTCM_IB_BTH;
@@ -249,7 +260,7 @@ u32 softcm_icrc_skb_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_icrc_skb_with);
 
-u32 softcm_icrc_skb(const u8 *iph, bool ipv6, const u8 *udph,
+s64 softcm_icrc_skb(const u8 *iph, bool ipv6, const u8 *udph,
 		    struct sk_buff *skb, unsigned int bth_off,
 		    unsigned int bth_len)
 {

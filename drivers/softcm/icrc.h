@@ -10,18 +10,22 @@ struct sk_buff;
 int softcm_icrc_init(void);
 void softcm_icrc_uninit(void);
 
-u32 softcm_icrc(const u8 *iph, bool ipv6, const u8 *udph, const u8 *bth,
+/*
+ * The ICRC (0 to U32_MAX), or -EINVAL for a length short of a BTH, which
+ * no ICRC of a packet equals: compare the result as it is.
+ */
+s64 softcm_icrc(const u8 *iph, bool ipv6, const u8 *udph, const u8 *bth,
 		unsigned int bth_len);
-u32 softcm_icrc_skb(const u8 *iph, bool ipv6, const u8 *udph,
+s64 softcm_icrc_skb(const u8 *iph, bool ipv6, const u8 *udph,
 		    struct sk_buff *skb, unsigned int bth_off,
 		    unsigned int bth_len);
 
 /* For KUnit: a tfm of its own, or NULL for the library's crc32_le. */
 struct crypto_shash *softcm_icrc_alloc_tfm(void);
 const char *softcm_icrc_driver(void);
-u32 softcm_icrc_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
+s64 softcm_icrc_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
 		     const u8 *udph, const u8 *bth, unsigned int bth_len);
-u32 softcm_icrc_skb_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
+s64 softcm_icrc_skb_with(struct crypto_shash *tfm, const u8 *iph, bool ipv6,
 			 const u8 *udph, struct sk_buff *skb,
 			 unsigned int bth_off, unsigned int bth_len);
 

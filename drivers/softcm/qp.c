@@ -160,8 +160,11 @@ EXPORT_SYMBOL_IF_KUNIT(softcm_qp_leave);
  * - the send queue's consumer (DOORBELL, POST_SEND: sq_run()) is such
  *   work too, and sees dead at its next WR;
  * - commands that hold the QP by handle (MODIFY_QP, POST_*, QUERY_QP,
- *   ACCEPT with SOFTCM_ACCEPT_QP) touch its state, rings and CQs only
- *   under its lock, after a check of dead;
+ *   ACCEPT with SOFTCM_ACCEPT_QP) touch its state, receive queue and CQs
+ *   only under its lock, after a check of dead; POST_SEND writes its WR
+ *   into the send queue under sq_mutex alone (after that check): the
+ *   ring lives until the QP's last reference, which the command holds,
+ *   and the consumer that would take the WR enters first, which fails;
  * - its async event's entry (evfd.c) is purged by destroy, under the
  *   queue's lock that a reader copies it under;
  * - the CM (cm*.c, qpattr.c, notify.c: timers, works, the netevent
@@ -965,6 +968,7 @@ static void sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
 	struct softcm_sq_wqe w;
 	int err;
 
+	lockdep_assert_held(&qp->sq_mutex);
 	memcpy(&w, sq_slot(qp, cons), sizeof(w));
 	if (w.reserved0)
 		err = -EINVAL;

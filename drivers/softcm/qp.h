@@ -36,7 +36,7 @@ struct softcm_qp {
 	struct softcm_qp_attr attr;	/* as last modified */
 	u32 sq_cons;			/* WRs taken from the send queue */
 	u32 rq_cons;			/* WRs taken from the receive queue */
-	/* the send queue's consumer: one thread runs it at a time */
+	/* the send queue's consumer and POST_SEND's writes: one at a time */
 	struct mutex sq_mutex;
 	/* fixed at creation */
 	u8 type;			/* IBV_QPT_RC or IBV_QPT_UD */

@@ -201,6 +201,9 @@ static void every_opcode_round_trips(struct kunit *test)
 			if ((pos == SOFTCM_IB_FIRST || pos == SOFTCM_IB_MIDDLE) &&
 			    (pay % 4 || !pay))
 				continue;
+			/* an empty request LAST is refused: below */
+			if (pos == SOFTCM_IB_LAST && layout[i].opcode != 0x0f && !pay)
+				continue;
 			fill(&in, layout[i].opcode, pay);
 			if (layout[i].opcode == 0x11 || layout[i].opcode == 0x12)
 				in.se = false;
@@ -373,6 +376,85 @@ static void pad_and_contiguity(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, softcm_ib_parse(pkt, 64, 28 + 4 + 4, &h));
 }
 
+/*
+ * A LAST request carries at least one byte, as rxe's responder requires;
+ * an empty READ RESPONSE LAST passes, as rxe's requester takes it.
+ */
+static void empty_last_request_is_refused(struct kunit *test)
+{
+	static const struct {
+		u8 opcode;
+		unsigned int hdr_len;
+	} last[] = {
+		{ 0x02, 12 }, { 0x03, 16 }, { 0x08, 12 }, { 0x09, 16 },
+		{ 0x16, 16 }, { 0x22, 12 }, { 0x23, 16 }, { 0x28, 12 },
+		{ 0x29, 16 },
+	};
+	struct softcm_ib_hdr h;
+	unsigned int i;
+	u8 pkt[64];
+
+	for (i = 0; i < ARRAY_SIZE(last); i++) {
+		unsigned int len = last[i].hdr_len + 4;
+
+		memset(pkt, 0, sizeof(pkt));
+		memcpy(pkt, send8, sizeof(send8));
+		pkt[0] = last[i].opcode;
+		KUNIT_EXPECT_EQ_MSG(test, -EMSGSIZE,
+				    softcm_ib_parse(pkt, sizeof(pkt), len, &h),
+				    "opcode %#x", last[i].opcode);
+		/* one byte and pad 3 is a LAST */
+		pkt[1] = 0x30;
+		KUNIT_EXPECT_EQ_MSG(test, 0,
+				    softcm_ib_parse(pkt, sizeof(pkt), len + 4, &h),
+				    "opcode %#x", last[i].opcode);
+		KUNIT_EXPECT_EQ(test, 1, h.payload_len);
+	}
+	memset(pkt, 0, sizeof(pkt));
+	memcpy(pkt, send8, sizeof(send8));
+	pkt[0] = 0x0f;			/* READ RESPONSE LAST: AETH */
+	KUNIT_EXPECT_EQ(test, 0, softcm_ib_parse(pkt, sizeof(pkt), 16 + 4, &h));
+	KUNIT_EXPECT_EQ(test, 0, h.payload_len);
+}
+
+/* A RETH's DMA length is at most 2^31, the largest message. */
+static void dma_length_beyond_2g_is_refused(struct kunit *test)
+{
+	static const struct {
+		u8 opcode;
+		unsigned int len;	/* BTH + RETH + payload + ICRC */
+	} reth[] = {
+		{ 0x06, 28 + 4 + 4 },	/* RC WRITE FIRST */
+		{ 0x26, 28 + 4 + 4 },	/* UC WRITE FIRST */
+		{ 0x0c, 28 + 4 },	/* READ REQUEST */
+	};
+	static const struct {
+		u32 dma_len;
+		int err;
+	} lens[] = {
+		{ 0x80000000, 0 },
+		{ 0x80000001, -EMSGSIZE },
+		{ 0xffffffff, -EMSGSIZE },
+	};
+	struct softcm_ib_hdr h;
+	unsigned int i, l;
+	u8 pkt[64];
+
+	for (i = 0; i < ARRAY_SIZE(reth); i++) {
+		for (l = 0; l < ARRAY_SIZE(lens); l++) {
+			memset(pkt, 0, sizeof(pkt));
+			memcpy(pkt, send8, sizeof(send8));
+			pkt[0] = reth[i].opcode;
+			put_unaligned_be32(lens[l].dma_len, pkt + 12 + 12);
+			KUNIT_EXPECT_EQ_MSG(test, lens[l].err,
+					    softcm_ib_parse(pkt, sizeof(pkt),
+							    reth[i].len, &h),
+					    "opcode %#x DMA length %#x",
+					    reth[i].opcode, lens[l].dma_len);
+		}
+	}
+}
+
 static void aeth_syndromes(struct kunit *test)
 {
 	struct softcm_ib_hdr h;
@@ -456,6 +538,8 @@ static struct kunit_case ibhdr_cases[] = {
 	KUNIT_CASE(offsets_are_the_wires),
 	KUNIT_CASE(malformed_is_refused),
 	KUNIT_CASE(pad_and_contiguity),
+	KUNIT_CASE(empty_last_request_is_refused),
+	KUNIT_CASE(dma_length_beyond_2g_is_refused),
 	KUNIT_CASE(aeth_syndromes),
 	KUNIT_CASE(rnr_timer_codes),
 	KUNIT_CASE(psn_wraps),

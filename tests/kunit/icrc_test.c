@@ -4,8 +4,9 @@
  * the same packet, the same value whether the packet is one buffer or a
  * linear part and page fragments, an RC packet's value computed
  * independently (zlib's CRC-32 over eight 0xff bytes and the masked
- * headers), and a CM MAD rdma_rxe sent, captured with its ICRC.  Then a
- * throughput figure of each implementation, reported and never judged.
+ * headers), a CM MAD rdma_rxe sent, captured with its ICRC, and a length
+ * short of a BTH refused.  Then a throughput figure of each
+ * implementation, reported and never judged.
  */
 
 #include <crypto/hash.h>
@@ -156,6 +157,47 @@ static void fragments_agree_with_linear(struct kunit *test)
 }
 
 /*
+ * A length short of a BTH would make the length after it wrap: each form
+ * refuses it with -EINVAL, which no ICRC of a packet (a u32) equals.
+ */
+static void short_length_is_refused(struct kunit *test)
+{
+	struct crypto_shash *tfm = tfm_of(test);
+	u8 *p = write_packet(test);
+	struct sk_buff *skb = frag_skb(test, p, 28, 100);
+	unsigned int len;
+
+	for (len = 0; len < 12; len++) {
+		KUNIT_EXPECT_EQ_MSG(test, -EINVAL,
+				    softcm_icrc_skb_with(NULL, skb->data, false,
+							 skb->data + 20, skb, 28,
+							 len), "length %u", len);
+		KUNIT_EXPECT_EQ_MSG(test, -EINVAL,
+				    softcm_icrc_skb_with(tfm, skb->data, false,
+							 skb->data + 20, skb, 28,
+							 len), "length %u", len);
+		KUNIT_EXPECT_EQ_MSG(test, -EINVAL,
+				    softcm_icrc_with(NULL, write_ip, false,
+						     write_udp, p, len),
+				    "length %u", len);
+		KUNIT_EXPECT_EQ_MSG(test, -EINVAL,
+				    softcm_icrc_with(tfm, write_ip, false,
+						     write_udp, p, len),
+				    "length %u", len);
+		KUNIT_EXPECT_EQ_MSG(test, -EINVAL,
+				    softcm_icrc(write_ip, false, write_udp, p, len),
+				    "length %u", len);
+	}
+	/* ...and the compare a receive check makes never matches */
+	KUNIT_EXPECT_NE(test, softcm_icrc(write_ip, false, write_udp, p, 11),
+			(s64)(u32)-EINVAL);
+	/* a bare BTH is a length */
+	KUNIT_EXPECT_GE(test, softcm_icrc(write_ip, false, write_udp, p, 12), 0);
+	kfree_skb(skb);
+	crypto_free_shash(tfm);
+}
+
+/*
  * A REQ rdma_rxe (10.90.0.1, Debian's 6.1 kernel) sent to softcm
  * (10.90.0.2) in tests/interop/rxe_test.sh, from the capture that run left
  * on r0: IPv4 and UDP headers, BTH, DETH, the 256-byte MAD and rxe's ICRC.
@@ -240,6 +282,7 @@ static struct kunit_case icrc_cases[] = {
 	KUNIT_CASE(lib_and_crypto_agree),
 	KUNIT_CASE(fragments_agree_with_linear),
 	KUNIT_CASE(rxe_captured_vector),
+	KUNIT_CASE(short_length_is_refused),
 	KUNIT_CASE(throughput_report),
 	{}
 };

@@ -24,50 +24,20 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "verbs_helpers.h"
 
 #define SYSCTL		"/proc/sys/net/softcm/"
 #define CG		"/sys/fs/cgroup/"
 #define MEMCG		CG "softcm-acct-mem"
 #define RDMACG		CG "softcm-acct-rdma"
 #define NOBODY		65534
-#define ACCESS_LOCAL_WRITE	1
-
-static int vioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-static int alloc_pd(int fd, __u32 *h)
-{
-	struct softcm_alloc_pd c = { 0 };
-	int ret = vioctl(fd, SOFTCM_IOCTL_ALLOC_PD, &c);
-
-	*h = c.handle;
-	return ret;
-}
-
-static int dealloc_pd(int fd, __u32 h)
-{
-	struct softcm_destroy_obj c = { .handle = h };
-
-	return vioctl(fd, SOFTCM_IOCTL_DEALLOC_PD, &c);
-}
-
-static int create_cq(int fd, __u32 *h)
-{
-	struct softcm_create_cq c = { .cqe = 16, .channel_fd = -1 };
-	int ret = vioctl(fd, SOFTCM_IOCTL_CREATE_CQ, &c);
-
-	*h = c.handle;
-	return ret;
-}
 
 /* A QP of @wr send and receive requests; the bytes of its rings in @bytes. */
 static int create_qp(int fd, __u32 pd, __u32 cq, __u32 wr, __u32 *h, long long *bytes)
 {
 	struct softcm_create_qp c = {
 		.pd_handle = pd, .send_cq_handle = cq, .recv_cq_handle = cq,
-		.qp_type = 2 /* IBV_QPT_RC */,
+		.qp_type = QPT_RC,
 		.cap = { .max_send_wr = wr, .max_recv_wr = wr, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
@@ -77,13 +47,6 @@ static int create_qp(int fd, __u32 pd, __u32 cq, __u32 wr, __u32 *h, long long *
 	if (bytes)
 		*bytes = (long long)c.kmap.size + c.umap.size;
 	return ret;
-}
-
-static int destroy_qp(int fd, __u32 h)
-{
-	struct softcm_destroy_qp c = { .handle = h };
-
-	return vioctl(fd, SOFTCM_IOCTL_DESTROY_QP, &c);
 }
 
 static int reg_mr(int fd, __u32 pd, void *buf, __u32 *h)
@@ -214,9 +177,9 @@ static int caps_child(void *arg)
 		return 12;
 	if (alloc_pd(b, &pd[3]) != -ENOMEM)
 		return 13;
-	if (create_cq(a, &cq[0]) || create_cq(b, &cq[1]))
+	if (create_cq(a, 16, -1, 0, &cq[0]) || create_cq(b, 16, -1, 0, &cq[1]))
 		return 14;
-	if (create_cq(a, &cq[2]) != -ENOMEM)
+	if (create_cq(a, 16, -1, 0, &cq[2]) != -ENOMEM)
 		return 15;
 	if (create_qp(a, pd[0], cq[0], 16, &qp[0], NULL) ||
 	    create_qp(b, pd[2], cq[1], 16, &qp[1], NULL))
@@ -224,7 +187,7 @@ static int caps_child(void *arg)
 	if (create_qp(a, pd[1], cq[0], 16, &qp[2], NULL) != -ENOMEM)
 		return 17;
 	/* destroyed in one file, made again in the other */
-	if (destroy_qp(b, qp[1]) || create_qp(a, pd[1], cq[0], 16, &qp[2], NULL))
+	if (destroy_qp(b, qp[1], NULL) || create_qp(a, pd[1], cq[0], 16, &qp[2], NULL))
 		return 18;
 	if (create_qp(b, pd[2], cq[1], 16, &qp[1], NULL) != -ENOMEM)
 		return 19;
@@ -234,7 +197,8 @@ static int caps_child(void *arg)
 		return 21;
 	/* a closed file gives back all it had (its QP was destroyed) */
 	close(b);
-	if (alloc_pd(a, &pd[3]) || create_cq(a, &cq[2]) || reg_mr(a, pd[1], buf, &mr[1]))
+	if (alloc_pd(a, &pd[3]) || create_cq(a, 16, -1, 0, &cq[2]) ||
+	    reg_mr(a, pd[1], buf, &mr[1]))
 		return 22;
 	close(a);
 	return 0;
@@ -275,7 +239,7 @@ static int no_qp_child(void *arg)
 	if (become_nobody())
 		return 10;
 	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || alloc_pd(fd, &pd) || create_cq(fd, &cq))
+	if (fd < 0 || alloc_pd(fd, &pd) || create_cq(fd, 16, -1, 0, &cq))
 		return 11;
 	return create_qp(fd, pd, cq, 16, &qp, NULL) == -ENOMEM ? 0 : 12;
 }
@@ -316,7 +280,7 @@ static int memcg_child(void *arg)
 	if (join_cgroup(MEMCG) || become_nobody())
 		return 10;
 	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || alloc_pd(fd, &pd) || create_cq(fd, &cq))
+	if (fd < 0 || alloc_pd(fd, &pd) || create_cq(fd, 16, -1, 0, &cq))
 		return 11;
 	v[0] = read_ll(MEMCG "/memory.current");
 	for (i = 0; i < MEM_QPS; i++) {
@@ -326,7 +290,7 @@ static int memcg_child(void *arg)
 	}
 	v[1] = read_ll(MEMCG "/memory.current");
 	for (i = 0; i < MEM_QPS; i++)
-		if (destroy_qp(fd, qp[i]))
+		if (destroy_qp(fd, qp[i], NULL))
 			return 13;
 	v[2] = read_ll(MEMCG "/memory.current");
 	close(fd);

@@ -26,27 +26,10 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "verbs_helpers.h"
 
-/* libibverbs' values (<infiniband/verbs.h>), which the ABI uses. */
-enum { QPT_RC = 2 };
-enum { QPS_RESET, QPS_INIT, QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE, QPS_ERR };
-enum {
-	M_STATE = 1 << 0, M_ACCESS_FLAGS = 1 << 3, M_PKEY_INDEX = 1 << 4, M_PORT = 1 << 5,
-	M_AV = 1 << 7, M_PATH_MTU = 1 << 8, M_TIMEOUT = 1 << 9, M_RETRY_CNT = 1 << 10,
-	M_RNR_RETRY = 1 << 11, M_RQ_PSN = 1 << 12, M_MAX_QP_RD_ATOMIC = 1 << 13,
-	M_MIN_RNR_TIMER = 1 << 15, M_SQ_PSN = 1 << 16, M_MAX_DEST_RD_ATOMIC = 1 << 17,
-	M_DEST_QPN = 1 << 20,
-};
-enum { WC_WR_FLUSH_ERR = 5, WC_GENERAL_ERR = 21 };
-enum { WR_SEND = 2 };
+/* libibverbs' values the helpers lack. */
 enum { SEND_SIGNALED = 2 };
-enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4 };
-
-#define RC_INIT_MASK	(M_STATE | M_PKEY_INDEX | M_PORT | M_ACCESS_FLAGS)
-#define RC_RTR_MASK	(M_STATE | M_AV | M_PATH_MTU | M_DEST_QPN | M_RQ_PSN | \
-			 M_MAX_DEST_RD_ATOMIC | M_MIN_RNR_TIMER)
-#define RC_RTS_MASK	(M_STATE | M_TIMEOUT | M_RETRY_CNT | M_RNR_RETRY | M_SQ_PSN | \
-			 M_MAX_QP_RD_ATOMIC)
 
 #define WAIT_MS		20000
 #define WR		16	/* each queue's depth */
@@ -54,91 +37,6 @@ enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4 }
 #define THREADS		3
 #define ROUNDS		20
 #define CALLS_BEFORE	100	/* each thread's calls before a destroy comes */
-
-static int vioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-/* VmPin of this process (its mm's pinned_vm), in kB; -1 if unreadable. */
-static long vm_pin_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[128];
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static struct softcm_qp_attr rc_attr(__u32 state)
-{
-	struct softcm_qp_attr a = {
-		.qp_state = state, .path_mtu = 3, .rq_psn = 0x123456, .sq_psn = 0xabcdef,
-		.dest_qp_num = 0x4242,
-		.qp_access_flags = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ,
-		.max_rd_atomic = 4, .max_dest_rd_atomic = 8, .min_rnr_timer = 12,
-		.port_num = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 6,
-	};
-
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.hop_limit = 64;
-	a.ah_attr.dgid[10] = 0xff;
-	a.ah_attr.dgid[11] = 0xff;
-	a.ah_attr.dgid[12] = 10;
-	a.ah_attr.dgid[15] = 2;
-	return a;
-}
-
-static int to_state(int fd, __u32 h, __u32 state, __u32 mask)
-{
-	struct softcm_modify_qp c = { .handle = h, .attr_mask = mask, .attr = rc_attr(state) };
-
-	return vioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &c);
-}
-
-static int to_rts(int fd, __u32 h)
-{
-	return to_state(fd, h, QPS_INIT, RC_INIT_MASK) ?:
-	       to_state(fd, h, QPS_RTR, RC_RTR_MASK) ?:
-	       to_state(fd, h, QPS_RTS, RC_RTS_MASK);
-}
-
-static int destroy_obj(int fd, unsigned long cmd, __u32 h)
-{
-	struct softcm_destroy_obj c = { .handle = h };
-
-	return vioctl(fd, cmd, &c);
-}
-
-static int destroy_cq(int fd, __u32 h)
-{
-	struct softcm_destroy_cq c = { .handle = h };
-
-	return vioctl(fd, SOFTCM_IOCTL_DESTROY_CQ, &c);
-}
-
-static int destroy_qp(int fd, __u32 h)
-{
-	struct softcm_destroy_qp c = { .handle = h };
-
-	return vioctl(fd, SOFTCM_IOCTL_DESTROY_QP, &c);
-}
-
-/* Completions polled (at most @ne), or -errno. */
-static int poll_cq(int fd, __u32 h, struct softcm_wc *wc, __u32 ne)
-{
-	struct softcm_poll_cq c = { .wc = (__u64)(uintptr_t)wc, .handle = h, .ne = ne };
-	int ret = vioctl(fd, SOFTCM_IOCTL_POLL_CQ, &c);
-
-	return ret ? ret : (int)c.ne;
-}
 
 /* A file's PD, MR over buf, two CQs and an RC QP whose rings are mapped. */
 struct objs {
@@ -163,15 +61,6 @@ static int make_mr(struct objs *o)
 	return ret;
 }
 
-static int make_cq(int fd, __u32 *h)
-{
-	struct softcm_create_cq c = { .cqe = 4 * WR, .channel_fd = -1 };
-	int ret = vioctl(fd, SOFTCM_IOCTL_CREATE_CQ, &c);
-
-	*h = c.handle;
-	return ret;
-}
-
 static int make_qp(struct objs *o)
 {
 	int ret;
@@ -193,8 +82,6 @@ static int make_qp(struct objs *o)
 
 static int make_objs(struct objs *o)
 {
-	struct softcm_alloc_pd pd = { 0 };
-
 	memset(o, 0, sizeof(*o));
 	o->fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 	if (o->fd < 0)
@@ -204,11 +91,9 @@ static int make_objs(struct objs *o)
 	if (o->buf == MAP_FAILED)
 		return -errno;
 	memset(o->buf, 0x5a, BUF_PAGES * getpagesize());
-	if (vioctl(o->fd, SOFTCM_IOCTL_ALLOC_PD, &pd))
-		return -errno;
-	o->pd = pd.handle;
-	return make_mr(o) ?: make_cq(o->fd, &o->scq) ?: make_cq(o->fd, &o->rcq) ?:
-	       make_qp(o);
+	return alloc_pd(o->fd, &o->pd) ?: make_mr(o) ?:
+	       create_cq(o->fd, 4 * WR, -1, 0, &o->scq) ?:
+	       create_cq(o->fd, 4 * WR, -1, 0, &o->rcq) ?: make_qp(o);
 }
 
 static void free_objs(struct objs *o)
@@ -296,30 +181,30 @@ TEST_F(lifetime, destroy_qp_then_cqs_then_pd_with_work_outstanding)
 	__u32 i;
 
 	ASSERT_EQ(0, make_objs(&o));
-	ASSERT_EQ(0, to_rts(o.fd, o.q.handle));
+	ASSERT_EQ(0, rc_to_rts(o.fd, o.q.handle));
 	for (i = 0; i < 8; i++) {
 		sq_post(&o, i);
 		rq_post(&o, i);
 	}
-	EXPECT_EQ(-EBUSY, destroy_cq(o.fd, o.scq));
-	EXPECT_EQ(-EBUSY, destroy_cq(o.fd, o.rcq));
+	EXPECT_EQ(-EBUSY, destroy_cq(o.fd, o.scq, NULL, NULL));
+	EXPECT_EQ(-EBUSY, destroy_cq(o.fd, o.rcq, NULL, NULL));
 	EXPECT_EQ(-EBUSY, destroy_obj(o.fd, SOFTCM_IOCTL_DEALLOC_PD, o.pd));
 	EXPECT_EQ(0, poll_cq(o.fd, o.scq, wc, WR));
 	EXPECT_EQ(0, poll_cq(o.fd, o.rcq, wc, WR));
 
-	ASSERT_EQ(0, destroy_qp(o.fd, o.q.handle));
+	ASSERT_EQ(0, destroy_qp(o.fd, o.q.handle, NULL));
 	EXPECT_EQ(0, poll_cq(o.fd, o.scq, wc, WR));
 	EXPECT_EQ(0, poll_cq(o.fd, o.rcq, wc, WR));
 	/* the rings stay mapped, and writable, for the program to unmap */
 	sq_post(&o, 8);
 	rq_post(&o, 8);
-	EXPECT_EQ(0, destroy_cq(o.fd, o.scq));
-	EXPECT_EQ(0, destroy_cq(o.fd, o.rcq));
+	EXPECT_EQ(0, destroy_cq(o.fd, o.scq, NULL, NULL));
+	EXPECT_EQ(0, destroy_cq(o.fd, o.rcq, NULL, NULL));
 	/* the MR still uses the PD */
 	EXPECT_EQ(-EBUSY, destroy_obj(o.fd, SOFTCM_IOCTL_DEALLOC_PD, o.pd));
 	EXPECT_EQ(0, destroy_obj(o.fd, SOFTCM_IOCTL_DEREG_MR, o.mr));
 	EXPECT_EQ(0, destroy_obj(o.fd, SOFTCM_IOCTL_DEALLOC_PD, o.pd));
-	EXPECT_EQ(-ENOENT, destroy_qp(o.fd, o.q.handle));
+	EXPECT_EQ(-ENOENT, destroy_qp(o.fd, o.q.handle, NULL));
 	free_objs(&o);
 }
 
@@ -340,7 +225,7 @@ TEST_F(lifetime, dereg_while_a_posted_send_names_its_lkey)
 	ASSERT_LE(0, pin0);
 	ASSERT_EQ(0, make_objs(&o));
 	EXPECT_EQ(pin0 + BUF_PAGES * getpagesize() / 1024, vm_pin_kb());
-	ASSERT_EQ(0, to_rts(o.fd, o.q.handle));
+	ASSERT_EQ(0, rc_to_rts(o.fd, o.q.handle));
 	for (i = 0; i < 4; i++)
 		sq_post(&o, i);
 	ASSERT_EQ(0, destroy_obj(o.fd, SOFTCM_IOCTL_DEREG_MR, o.mr));
@@ -356,9 +241,9 @@ TEST_F(lifetime, dereg_while_a_posted_send_names_its_lkey)
 		EXPECT_EQ(1000 + i, wc[i].wr_id);
 		EXPECT_EQ(WC_WR_FLUSH_ERR, wc[i].status);
 	}
-	EXPECT_EQ(0, destroy_qp(o.fd, o.q.handle));
-	EXPECT_EQ(0, destroy_cq(o.fd, o.scq));
-	EXPECT_EQ(0, destroy_cq(o.fd, o.rcq));
+	EXPECT_EQ(0, destroy_qp(o.fd, o.q.handle, NULL));
+	EXPECT_EQ(0, destroy_cq(o.fd, o.scq, NULL, NULL));
+	EXPECT_EQ(0, destroy_cq(o.fd, o.rcq, NULL, NULL));
 	EXPECT_EQ(0, destroy_obj(o.fd, SOFTCM_IOCTL_DEALLOC_PD, o.pd));
 	free_objs(&o);
 }
@@ -417,7 +302,7 @@ static void *worker(void *arg)
 			break;
 		case 3:
 			check_answer(r, to_state(fd, r->qp, QPS_RESET, M_STATE));
-			check_answer(r, to_rts(fd, r->qp));
+			check_answer(r, rc_to_rts(fd, r->qp));
 			break;
 		case 4:
 			poll_cq(fd, r->scq, wc, 8);
@@ -448,7 +333,7 @@ TEST_F(lifetime, destroy_while_threads_post)
 
 	for (round = 0; round < ROUNDS; round++) {
 		ASSERT_EQ(0, make_objs(&o));
-		ASSERT_EQ(0, to_rts(o.fd, o.q.handle));
+		ASSERT_EQ(0, rc_to_rts(o.fd, o.q.handle));
 		memset(&r, 0, sizeof(r));
 		r.o = &o;
 		r.qp = o.q.handle;
@@ -458,9 +343,9 @@ TEST_F(lifetime, destroy_while_threads_post)
 			ASSERT_EQ(0, pthread_create(&t[i], NULL, worker, &r));
 		while (atomic_load(&r.calls) < THREADS * CALLS_BEFORE)
 			sched_yield();
-		ASSERT_EQ(0, destroy_qp(o.fd, o.q.handle));
-		EXPECT_EQ(0, destroy_cq(o.fd, o.scq));
-		EXPECT_EQ(0, destroy_cq(o.fd, o.rcq));
+		ASSERT_EQ(0, destroy_qp(o.fd, o.q.handle, NULL));
+		EXPECT_EQ(0, destroy_cq(o.fd, o.scq, NULL, NULL));
+		EXPECT_EQ(0, destroy_cq(o.fd, o.rcq, NULL, NULL));
 		EXPECT_EQ(0, destroy_obj(o.fd, SOFTCM_IOCTL_DEREG_MR, o.mr));
 		EXPECT_EQ(0, destroy_obj(o.fd, SOFTCM_IOCTL_DEALLOC_PD, o.pd));
 		/* and the threads go on a little against handles now stale */
@@ -539,7 +424,7 @@ TEST_F(lifetime, reg_dereg_post_in_threads)
 
 	ASSERT_LE(0, pin0);
 	ASSERT_EQ(0, make_objs(&o));
-	ASSERT_EQ(0, to_rts(o.fd, o.q.handle));
+	ASSERT_EQ(0, rc_to_rts(o.fd, o.q.handle));
 	for (i = 0; i < 4; i++) {
 		g[i] = (struct regger){ .fd = o.fd, .pd = o.pd, .qp = o.q.handle,
 					.len = 16 * getpagesize(), .rounds = 100 };
@@ -557,7 +442,7 @@ TEST_F(lifetime, reg_dereg_post_in_threads)
 	}
 	/* the fixture's MR only */
 	EXPECT_EQ(pin0 + BUF_PAGES * getpagesize() / 1024, vm_pin_kb());
-	EXPECT_EQ(0, destroy_qp(o.fd, o.q.handle));
+	EXPECT_EQ(0, destroy_qp(o.fd, o.q.handle, NULL));
 	EXPECT_EQ(0, destroy_obj(o.fd, SOFTCM_IOCTL_DEREG_MR, o.mr));
 	EXPECT_EQ(pin0, vm_pin_kb());
 	free_objs(&o);

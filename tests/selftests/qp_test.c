@@ -23,59 +23,14 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "verbs_helpers.h"
 
-/* libibverbs' values (<infiniband/verbs.h>), which the ABI uses. */
-enum { QPT_RC = 2, QPT_UC = 3, QPT_UD = 4, QPT_RAW_PACKET = 8, QPT_XRC_SEND = 9 };
-enum { QPS_RESET, QPS_INIT, QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE, QPS_ERR };
-enum {
-	M_STATE = 1 << 0, M_CUR_STATE = 1 << 1, M_EN_SQD_ASYNC_NOTIFY = 1 << 2,
-	M_ACCESS_FLAGS = 1 << 3, M_PKEY_INDEX = 1 << 4, M_PORT = 1 << 5,
-	M_QKEY = 1 << 6, M_AV = 1 << 7, M_PATH_MTU = 1 << 8, M_TIMEOUT = 1 << 9,
-	M_RETRY_CNT = 1 << 10, M_RNR_RETRY = 1 << 11, M_RQ_PSN = 1 << 12,
-	M_MAX_QP_RD_ATOMIC = 1 << 13, M_ALT_PATH = 1 << 14, M_MIN_RNR_TIMER = 1 << 15,
-	M_SQ_PSN = 1 << 16, M_MAX_DEST_RD_ATOMIC = 1 << 17, M_PATH_MIG_STATE = 1 << 18,
-	M_CAP = 1 << 19, M_DEST_QPN = 1 << 20,
-};
-enum { WC_SUCCESS = 0, WC_WR_FLUSH_ERR = 5, WC_GENERAL_ERR = 21 };
-enum { WC_SEND = 0, WC_RDMA_WRITE = 1, WC_RECV = 128 };
-enum {
-	WR_RDMA_WRITE, WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM, WR_RDMA_READ,
-	WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD,
-};
+/* libibverbs' values the helpers lack. */
 enum { EVENT_CQ_ERR = 0 };
-enum { ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4,
-       ACCESS_REMOTE_ATOMIC = 8 };
 
-#define RC_INIT_MASK	(M_STATE | M_PKEY_INDEX | M_PORT | M_ACCESS_FLAGS)
-#define RC_RTR_MASK	(M_STATE | M_AV | M_PATH_MTU | M_DEST_QPN | M_RQ_PSN | \
-			 M_MAX_DEST_RD_ATOMIC | M_MIN_RNR_TIMER)
-#define RC_RTS_MASK	(M_STATE | M_TIMEOUT | M_RETRY_CNT | M_RNR_RETRY | M_SQ_PSN | \
-			 M_MAX_QP_RD_ATOMIC)
 #define UD_INIT_MASK	(M_STATE | M_PKEY_INDEX | M_PORT | M_QKEY)
 
 #define WAIT_MS		20000	/* a bound for an event that must come */
-
-/* Not inlined: system() in a test body upsets -Wclobbered. */
-static int __attribute__((noinline)) sh(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int vioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-static int alloc_pd(int fd, __u32 *h)
-{
-	struct softcm_alloc_pd c = { 0 };
-	int ret = vioctl(fd, SOFTCM_IOCTL_ALLOC_PD, &c);
-
-	*h = c.handle;
-	return ret;
-}
 
 /* An AH from GID 0 (the loopback's first address) to 10.9.0.2. */
 static int create_ah(int fd, __u32 pd, __u32 *h)
@@ -112,41 +67,11 @@ static int async_fd(int fd)
 	return ret ? ret : c.fd;
 }
 
-static int create_cq(int fd, __u32 cqe, int channel, __u64 uid, __u32 *h)
-{
-	struct softcm_create_cq c = { .uid = uid, .cqe = cqe, .channel_fd = channel };
-	int ret = vioctl(fd, SOFTCM_IOCTL_CREATE_CQ, &c);
-
-	*h = c.handle;
-	return ret;
-}
-
-static int destroy_cq(int fd, __u32 h, __u32 *comp, __u32 *async)
-{
-	struct softcm_destroy_cq c = { .handle = h };
-	int ret = vioctl(fd, SOFTCM_IOCTL_DESTROY_CQ, &c);
-
-	if (comp)
-		*comp = c.comp_events_reported;
-	if (async)
-		*async = c.async_events_reported;
-	return ret;
-}
-
 static int req_notify(int fd, __u32 h, __u32 solicited)
 {
 	struct softcm_req_notify_cq c = { .handle = h, .solicited_only = solicited };
 
 	return vioctl(fd, SOFTCM_IOCTL_REQ_NOTIFY_CQ, &c);
-}
-
-/* Completions polled, or -errno. */
-static int poll_cq(int fd, __u32 h, struct softcm_wc *wc, __u32 ne)
-{
-	struct softcm_poll_cq c = { .wc = (__u64)(uintptr_t)wc, .handle = h, .ne = ne };
-	int ret = vioctl(fd, SOFTCM_IOCTL_POLL_CQ, &c);
-
-	return ret ? ret : (int)c.ne;
 }
 
 struct qp {
@@ -176,13 +101,6 @@ static int create_qp(int fd, __u8 type, __u32 pd, __u32 scq, __u32 rcq, struct q
 	return create_qp_caps(fd, type, pd, scq, rcq, &small_cap, qp);
 }
 
-static int modify_qp(int fd, __u32 h, __u32 mask, const struct softcm_qp_attr *a)
-{
-	struct softcm_modify_qp c = { .handle = h, .attr_mask = mask, .attr = *a };
-
-	return vioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &c);
-}
-
 static int query_qp(int fd, __u32 h, struct softcm_query_qp *q)
 {
 	memset(q, 0, sizeof(*q));
@@ -197,51 +115,6 @@ static int qp_state(int fd, __u32 h)
 	int ret = query_qp(fd, h, &q);
 
 	return ret ? ret : (int)q.attr.qp_state;
-}
-
-static int destroy_qp(int fd, __u32 h, __u32 *reported)
-{
-	struct softcm_destroy_qp c = { .handle = h };
-	int ret = vioctl(fd, SOFTCM_IOCTL_DESTROY_QP, &c);
-
-	if (reported)
-		*reported = c.events_reported;
-	return ret;
-}
-
-/* Attributes valid for every RC step: the caller's mask picks. */
-static struct softcm_qp_attr rc_attr(__u32 state)
-{
-	struct softcm_qp_attr a = {
-		.qp_state = state, .path_mtu = 3, .qkey = 0x11111111,
-		.rq_psn = 0x123456, .sq_psn = 0xabcdef, .dest_qp_num = 0x4242,
-		.qp_access_flags = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ,
-		.max_rd_atomic = 4, .max_dest_rd_atomic = 8, .min_rnr_timer = 12,
-		.port_num = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 6,
-	};
-
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.hop_limit = 64;
-	a.ah_attr.dgid[10] = 0xff;
-	a.ah_attr.dgid[11] = 0xff;
-	a.ah_attr.dgid[12] = 10;
-	a.ah_attr.dgid[15] = 2;
-	return a;
-}
-
-static int to_state(int fd, __u32 h, __u32 state, __u32 mask)
-{
-	struct softcm_qp_attr a = rc_attr(state);
-
-	return modify_qp(fd, h, mask, &a);
-}
-
-static int rc_to_rts(int fd, __u32 h)
-{
-	return to_state(fd, h, QPS_INIT, RC_INIT_MASK) ?:
-	       to_state(fd, h, QPS_RTR, RC_RTR_MASK) ?:
-	       to_state(fd, h, QPS_RTS, RC_RTS_MASK);
 }
 
 struct post_buf {

@@ -25,15 +25,11 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "verbs_helpers.h"
 #include "ioctl_count.h"
 
 #define WAIT_MS		30000
 #define NO_DATA_PATH	SOFTCM_VENDOR_ERR_NO_DATA_PATH
-
-static int vioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
 
 static unsigned int nr_doorbell(void)
 {

@@ -30,16 +30,9 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "verbs_helpers.h"
 
 /* libibverbs' values, which the ABI uses. */
-#define ACCESS_LOCAL_WRITE	(1u << 0)
-#define ACCESS_REMOTE_WRITE	(1u << 1)
-#define ACCESS_REMOTE_READ	(1u << 2)
-#define ACCESS_REMOTE_ATOMIC	(1u << 3)
-#define ACCESS_MW_BIND		(1u << 4)
-#define ACCESS_ZERO_BASED	(1u << 5)
-#define ACCESS_ON_DEMAND	(1u << 6)
-#define ACCESS_RELAXED_ORDERING	(1u << 20)
 #define PORT_DOWN		1
 #define PORT_ACTIVE		4
 #define MTU_1024		3
@@ -61,14 +54,6 @@ static const char setup_cmds[] =
 	"ip -6 addr add fd09::1/64 dev va nodad && "
 	"ip -6 addr add fe80::9/64 dev va nodad && "
 	"ip link set va up && ip link set vb up";
-
-/* Not inlined: system() in a test body upsets -Wclobbered. */
-static int __attribute__((noinline)) sh(const char *cmd)
-{
-	int st = system(cmd);
-
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static int query_device(int fd, struct softcm_device_attr *a)
 {
@@ -192,25 +177,6 @@ static int missing_addresses(int fd, int *n)
 	return missing;
 }
 
-static int alloc_pd(int fd, __u32 *handle)
-{
-	struct softcm_alloc_pd c = { 0 };
-
-	*handle = 0;
-	if (ioctl(fd, SOFTCM_IOCTL_ALLOC_PD, &c))
-		return -errno;
-	*handle = c.handle;
-	return 0;
-}
-
-static int destroy_obj(int fd, unsigned long cmd, __u32 handle)
-{
-	struct softcm_destroy_obj c = { .handle = handle };
-
-	return ioctl(fd, cmd, &c) ? -errno : 0;
-}
-
-static int dealloc_pd(int fd, __u32 h) { return destroy_obj(fd, SOFTCM_IOCTL_DEALLOC_PD, h); }
 static int dereg_mr(int fd, __u32 h) { return destroy_obj(fd, SOFTCM_IOCTL_DEREG_MR, h); }
 static int destroy_ah(int fd, __u32 h) { return destroy_obj(fd, SOFTCM_IOCTL_DESTROY_AH, h); }
 
@@ -240,22 +206,6 @@ static int create_ah(int fd, __u32 pd, __u8 sgid_index, __u32 *handle)
 		return -errno;
 	*handle = c.handle;
 	return 0;
-}
-
-/* VmPin of this process (its mm's pinned_vm), in kB; -1 if unreadable. */
-static long vm_pin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
 }
 
 static void *map_pages(size_t n, int prot)
