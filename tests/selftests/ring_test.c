@@ -352,7 +352,7 @@ TEST_F(ring, post_send_rings_only_an_idle_kernel)
 	sge = (struct ibv_sge){ .addr = (uintptr_t)data, .length = sizeof(data) };
 	for (i = 0; i < 8; i++) {
 		wr[i].wr_id = i + 1;
-		wr[i].opcode = IBV_WR_SEND;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
 		wr[i].send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
 		wr[i].sg_list = &sge;
 		wr[i].num_sge = 1;
@@ -417,7 +417,7 @@ struct poster {
 static void *post_many(void *arg)
 {
 	struct poster *p = arg;
-	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE }, *bad;
 	int i, ret;
 
 	for (i = 0; i < PER_POSTER; i++) {
