@@ -491,3 +491,42 @@ int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
 		ret = -EMSGSIZE;
 	return ret;
 }
+
+/*
+ * What a peer's RDMA request may do to the region @rkey names: copy @len
+ * bytes between @buf and it at @va, into it with @to_mr.  The MR must be
+ * in @pd, grant @access (IB_UVERBS_ACCESS_REMOTE_*) and hold the whole
+ * range; -EACCES otherwise, before a byte moves.  Looked up per call, as
+ * every packet of a request: no MR is held across packets.
+ */
+int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			  u64 va, u8 *buf, u32 len, u32 access, bool to_mr)
+{
+	struct softcm_mr *mr;
+	int ret = -EACCES;
+
+	rcu_read_lock();
+	mr = softcm_mr_find_rcu(sn, rkey, true);
+	if (mr && mr->pd == pd && (mr->access & access) == access &&
+	    mr_covers(mr, va, len)) {
+		mr_copy(mr, va, buf, len, to_mr);
+		ret = 0;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+/* As softcm_mr_remote_copy(), without the copy: whether it would be allowed. */
+int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			   u64 va, u32 len, u32 access)
+{
+	struct softcm_mr *mr;
+	int ret = -EACCES;
+
+	rcu_read_lock();
+	mr = softcm_mr_find_rcu(sn, rkey, true);
+	if (mr && mr->pd == pd && (mr->access & access) == access && mr_covers(mr, va, len))
+		ret = 0;
+	rcu_read_unlock();
+	return ret;
+}

@@ -70,8 +70,13 @@ struct softcm_rc {
 	u32 epsn;			/* the PSN expected */
 	u32 msn;			/* messages completed */
 	bool nak_sent;			/* a sequence NAK for epsn is out */
-	bool in_send;			/* a SEND's FIRST came, its LAST not */
+	u8 in_msg;			/* a message's FIRST came, its LAST not: */
+#define SOFTCM_RC_IN_SEND	1	/* a SEND's */
+#define SOFTCM_RC_IN_WRITE	2	/* an RDMA WRITE's */
 	u32 roff;			/* bytes of it placed */
+	u64 wva;			/* the WRITE's RETH: where it goes */
+	u32 wrkey;
+	u32 wlen;			/* and how long it is */
 	struct softcm_recv_wr rwr;	/* its receive WQE, copied */
 	struct softcm_sge rsge[SOFTCM_MAX_SGE];
 	/* the path, fixed by the AV at RTR */

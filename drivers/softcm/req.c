@@ -157,8 +157,15 @@ bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	u32 i;
 
 	lockdep_assert_held(&qp->lock);
-	if (w->wr.opcode != IB_UVERBS_WR_SEND && w->wr.opcode != IB_UVERBS_WR_SEND_WITH_IMM)
+	switch (w->wr.opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	default:
 		return false;
+	}
 	/* the SGEs or inline bytes read once, after the checked WR */
 	memcpy(copy + 1, (const struct softcm_sq_wqe *)slot + 1, qp->sq_stride - sizeof(*w));
 	*copy = *w;
@@ -181,6 +188,17 @@ bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	return true;
 }
 
+static u8 write_opcode(bool first, bool last, bool imm)
+{
+	if (first && last)
+		return imm ? SOFTCM_IB_WRITE_ONLY_IMM : SOFTCM_IB_WRITE_ONLY;
+	if (first)
+		return SOFTCM_IB_WRITE_FIRST;
+	if (last)
+		return imm ? SOFTCM_IB_WRITE_LAST_IMM : SOFTCM_IB_WRITE_LAST;
+	return SOFTCM_IB_WRITE_MIDDLE;
+}
+
 static u8 send_opcode(bool first, bool last, bool imm)
 {
 	if (first && last)
@@ -201,7 +219,7 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	struct softcm_rc *rc = &qp->rc;
 	const struct softcm_sq_wqe *w;
 	const struct softcm_swqe *s;
-	bool first, last;
+	bool first, last, write;
 	u32 plen;
 
 	lockdep_assert_held(&qp->lock);
@@ -214,8 +232,20 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	plen = min(rc->mtu, s->len - rc->req_off);
 	first = !rc->req_off;
 	last = rc->req_off + plen == s->len;
+	write = w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE ||
+		w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	memset(p, 0, sizeof(*p));
-	p->h.opcode = send_opcode(first, last, w->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM);
+	if (write) {
+		p->h.opcode = write_opcode(first, last,
+					   w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
+		/* the RETH on the first packet: where, and how much in all */
+		p->h.reth.va = w->wr.wr.rdma.remote_addr;
+		p->h.reth.rkey = w->wr.wr.rdma.rkey;
+		p->h.reth.len = s->len;
+	} else {
+		p->h.opcode = send_opcode(first, last,
+					  w->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM);
+	}
 	p->h.psn = rc->psn;
 	p->h.payload_len = plen;
 	p->h.imm = (__force __be32)w->wr.imm_data;
@@ -343,7 +373,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		rc->epsn = qp->attr.rq_psn;
 		rc->msn = 0;
 		rc->nak_sent = false;
-		rc->in_send = false;
+		rc->in_msg = 0;
 		/* a path the AV cannot give: no packet leaves, sends time out */
 		rc->path_ok = !softcm_rc_path_init(qp);
 		break;

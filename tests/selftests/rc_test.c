@@ -5,11 +5,15 @@
  * no CM), across two namespaces joined by a veth and within one
  * namespace, moving patterns of every size that matters to segmentation
  * at the path MTU (1024 on a veth of MTU 1500): 0, 1, MTU-1, MTU, MTU+1,
- * 64 KiB and 4 MiB, as SEND and SEND with immediate.  Every byte is
+ * 64 KiB and 4 MiB, as SEND, SEND with immediate, RDMA WRITE and WRITE
+ * with immediate.  Every byte is
  * checked, and the byte after the message left alone; every completion
  * field both sides read is checked.  Also: the PSN wrap, unsignalled
  * sends, and a receiver that posts late (RNR NAK, then the retry that
- * succeeds; and with rnr_retry 0, the RNR_RETRY_EXC_ERR that ends it).
+ * succeeds; and with rnr_retry 0, the RNR_RETRY_EXC_ERR that ends it);
+ * and each remote access violation of a WRITE (rkey, bounds, access,
+ * PD): REM_ACCESS_ERR for the requester, the responder's QP in ERR, the
+ * region untouched, the refusal counted.
  *
  *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
  */
@@ -266,6 +270,47 @@ static void send_one(struct __test_metadata *_metadata, struct ep *s, struct ep 
 	EXPECT_EQ(0xee, r->buf[len]);
 }
 
+/*
+ * An RDMA WRITE of @len bytes from @s into @r's buffer at @off, checked;
+ * with @imm, the receive it consumes too.
+ */
+static void write_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+		      uint32_t len, bool imm, unsigned int seed)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 3000 + seed, .sg_list = &sge, .num_sge = 1,
+		.opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabc00000 | len),
+		.wr.rdma = { .remote_addr = (uintptr_t)r->buf + 8, .rkey = r->mr->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	pattern(s->buf, len, seed);
+	memset(r->buf, 0xee, len + 16);
+	if (imm)
+		ASSERT_EQ(0, post_recv(r, 4000 + seed, 0, 0));
+	ASSERT_EQ(0, ibv_post_send(s->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(s->scq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(3000 + seed, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+	EXPECT_EQ(s->qp->qp_num, wc.qp_num);
+	if (imm) {
+		ASSERT_EQ(1, poll_n(r->rcq, &wc, 1));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(4000 + seed, wc.wr_id);
+		EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+		EXPECT_EQ(len, wc.byte_len);
+		EXPECT_EQ(IBV_WC_WITH_IMM, wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_EQ(htonl(0xabc00000 | len), wc.imm_data);
+		EXPECT_EQ(s->qp->qp_num, wc.src_qp);
+	}
+	EXPECT_EQ(0xee, r->buf[7]);
+	EXPECT_EQ(0, memcmp(s->buf, r->buf + 8, len));
+	EXPECT_EQ(0xee, r->buf[8 + len]);
+}
+
 static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 65536, BIG };
 
 FIXTURE(rc) {
@@ -328,6 +373,108 @@ TEST_F(rc, send_sizes_within_one_namespace)
 
 	pair(_metadata, self, true, &pa, &pb);
 	all_sizes(_metadata, self);
+}
+
+TEST_F(rc, write_sizes_across_namespaces)
+{
+	const struct path pa = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 3, .min_rnr_timer = 1, .rnr_retry = 7 };
+	unsigned int seed = 0;
+
+	pair(_metadata, self, false, &pa, &pb);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		write_one(_metadata, &self->a, &self->b, sizes[i], false, seed++);
+		write_one(_metadata, &self->a, &self->b, sizes[i], true, seed++);
+		write_one(_metadata, &self->b, &self->a, sizes[i], i & 1, seed++);
+	}
+}
+
+/*
+ * Each way a WRITE may not touch the region: an rkey that names nothing,
+ * a range past the region's end, a region without remote write access,
+ * a region of another PD.  The requester's WR completes with
+ * REM_ACCESS_ERR, both QPs end in ERR, no byte of the responder's memory
+ * changes, and the responder's namespace counts the refusal.
+ */
+TEST_F(rc, write_access_violations)
+{
+	const struct path p = { .sq_psn = 77, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int nsb = netns_open("rc-b"), st;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	for (int v = 0; v < 4; v++) {
+		struct ibv_qp_init_attr init;
+		struct ibv_qp_attr attr;
+		struct ibv_pd *pd2 = NULL;
+		struct ibv_mr *mr = NULL;
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { 0 }, *bad;
+		struct ibv_wc wc;
+		long long before;
+
+		pair(_metadata, self, false, &p, &p);
+		memset(self->b.buf, 0x5a, 4096);
+		wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+		wr.wr.rdma.rkey = self->b.mr->rkey;
+		switch (v) {
+		case 0:		/* no such rkey */
+			wr.wr.rdma.rkey = self->b.mr->rkey ^ 0x5500;
+			break;
+		case 1:		/* past the end */
+			wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + BUF - 100;
+			break;
+		case 2:		/* no remote write */
+			mr = ibv_reg_mr(self->b.pd, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+			ASSERT_NE(NULL, mr);
+			wr.wr.rdma.rkey = mr->rkey;
+			break;
+		case 3:		/* another PD's region */
+			pd2 = ibv_alloc_pd(self->b.ctx);
+			ASSERT_NE(NULL, pd2);
+			mr = ibv_reg_mr(pd2, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+			ASSERT_NE(NULL, mr);
+			wr.wr.rdma.rkey = mr->rkey;
+			break;
+		}
+		before = stats_get(st, "drop_access");
+		pattern(self->a.buf, 200, v);
+		sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 200,
+					.lkey = self->a.mr->lkey };
+		wr.wr_id = 50 + v;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		ASSERT_EQ(1, poll_n(self->a.scq, &wc, 1));
+		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status) TH_LOG("case %d: %s", v,
+								  ibv_wc_status_str(wc.status));
+		EXPECT_EQ(50 + v, wc.wr_id);
+		ASSERT_EQ(0, ibv_query_qp(self->a.qp, &attr, IBV_QP_STATE, &init));
+		EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+		ASSERT_EQ(0, ibv_query_qp(self->b.qp, &attr, IBV_QP_STATE, &init));
+		EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+		for (int i = 0; i < 4096; i++)
+			if (self->b.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->b.buf[i]) TH_LOG("case %d byte %d", v, i);
+				break;
+			}
+		EXPECT_EQ(before + 1, stats_get(st, "drop_access")) TH_LOG("case %d", v);
+		if (mr)
+			ibv_dereg_mr(mr);
+		if (pd2)
+			ibv_dealloc_pd(pd2);
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(st);
+	close(nsb);
 }
 
 /* 64 KiB messages from 2^24 - 20: their PSNs wrap to 0 mid-message. */
