@@ -7,6 +7,7 @@
  * responder (requests) or completer (responses) under the QP's lock.
  */
 
+#include <kunit/visibility.h>
 #include <linux/ip.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
@@ -94,8 +95,10 @@ int softcm_rc_rcv_init(void)
 {
 	return softcm_transport_register_qp_rcv(&rc_receiver);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_rc_rcv_init);
 
 void softcm_rc_rcv_uninit(void)
 {
 	softcm_transport_unregister_qp_rcv(&rc_receiver);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_rc_rcv_uninit);
