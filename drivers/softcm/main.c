@@ -15,6 +15,7 @@
 #include "id.h"
 #include "netns.h"
 #include "notify.h"
+#include "rc.h"
 #include "uobj.h"
 #include "version.h"
 
@@ -34,9 +35,12 @@ static int __init softcm_mod_init(void)
 	ret = softcm_icrc_init();
 	if (ret)
 		goto err_uninit_core;
-	ret = softcm_addr_init();
+	ret = softcm_rc_rcv_init();
 	if (ret)
 		goto err_uninit_icrc;
+	ret = softcm_addr_init();
+	if (ret)
+		goto err_uninit_rc;
 
 	ret = softcm_netns_init();
 	if (ret)
@@ -63,6 +67,8 @@ err_uninit_netns:
 	softcm_netns_uninit();
 err_uninit_addr:
 	softcm_addr_uninit();
+err_uninit_rc:
+	softcm_rc_rcv_uninit();
 err_uninit_icrc:
 	softcm_icrc_uninit();
 err_uninit_core:
@@ -87,6 +93,7 @@ static void __exit softcm_mod_exit(void)
 	softcm_notify_uninit();		/* flushes the workqueue */
 	softcm_netns_uninit();
 	softcm_addr_uninit();
+	softcm_rc_rcv_uninit();
 	softcm_icrc_uninit();
 	softcm_core_uninit();
 	softcm_id_uninit();

@@ -36,6 +36,7 @@
 
 #include <kunit/visibility.h>
 #include <linux/errno.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/capability.h>
@@ -419,4 +420,113 @@ void softcm_mr_net_uninit(struct softcm_net *sn)
 	flush_workqueue(softcm_workqueue());
 	WARN_ON(!xa_empty(&sn->mr_keys));
 	xa_destroy(&sn->mr_keys);
+}
+
+/* Whether [@iova, @iova + @len) lies in @mr. */
+static bool mr_covers(const struct softcm_mr *mr, u64 iova, u64 len)
+{
+	return iova >= mr->iova && len <= mr->length && iova - mr->iova <= mr->length - len;
+}
+
+/* Copy between @buf and @mr's pages at @iova, checked by mr_covers(). */
+static void mr_copy(struct softcm_mr *mr, u64 iova, u8 *buf, u32 len, bool to_mr)
+{
+	u64 off = iova - mr->iova + mr->offset;
+
+	while (len) {
+		unsigned int po = offset_in_page(off);
+		unsigned int n = min_t(u32, len, PAGE_SIZE - po);
+		struct page *page = mr->pages[off >> PAGE_SHIFT];
+		u8 *va = kmap_local_page(page);
+
+		if (to_mr) {
+			memcpy(va + po, buf, n);
+			flush_dcache_page(page);
+		} else {
+			memcpy(buf, va + po, n);
+		}
+		kunmap_local(va);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Copy @len bytes between @buf and the local buffers @sge (@n of them,
+ * their lkeys in @pd), from byte @off of them on: into them with
+ * @to_mr, which then need local write access.  The pages are the
+ * pinned ones of each MR, looked up per call: the data path never
+ * touches a user address.  -EMSGSIZE if the SGEs are too short,
+ * -EACCES for a key, PD, bound or access that does not hold.
+ */
+int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
+		       const struct softcm_sge *sge, u32 n, u64 off, u8 *buf,
+		       u32 len, bool to_mr)
+{
+	struct softcm_mr *mr;
+	int ret = 0;
+	u32 i, m;
+
+	rcu_read_lock();
+	for (i = 0; len && i < n; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		m = min_t(u64, len, sge[i].length - off);
+		mr = softcm_mr_find_rcu(sn, sge[i].lkey, false);
+		if (!mr || mr->pd != pd || !mr_covers(mr, sge[i].addr + off, m) ||
+		    (to_mr && !(mr->access & IB_UVERBS_ACCESS_LOCAL_WRITE))) {
+			ret = -EACCES;
+			break;
+		}
+		mr_copy(mr, sge[i].addr + off, buf, m, to_mr);
+		buf += m;
+		len -= m;
+		off = 0;
+	}
+	rcu_read_unlock();
+	if (!ret && len)
+		ret = -EMSGSIZE;
+	return ret;
+}
+
+/*
+ * What a peer's RDMA request may do to the region @rkey names: copy @len
+ * bytes between @buf and it at @va, into it with @to_mr.  The MR must be
+ * in @pd, grant @access (IB_UVERBS_ACCESS_REMOTE_*) and hold the whole
+ * range; -EACCES otherwise, before a byte moves.  Looked up per call, as
+ * every packet of a request: no MR is held across packets.
+ */
+int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			  u64 va, u8 *buf, u32 len, u32 access, bool to_mr)
+{
+	struct softcm_mr *mr;
+	int ret = -EACCES;
+
+	rcu_read_lock();
+	mr = softcm_mr_find_rcu(sn, rkey, true);
+	if (mr && mr->pd == pd && (mr->access & access) == access &&
+	    mr_covers(mr, va, len)) {
+		mr_copy(mr, va, buf, len, to_mr);
+		ret = 0;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+/* As softcm_mr_remote_copy(), without the copy: whether it would be allowed. */
+int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			   u64 va, u32 len, u32 access)
+{
+	struct softcm_mr *mr;
+	int ret = -EACCES;
+
+	rcu_read_lock();
+	mr = softcm_mr_find_rcu(sn, rkey, true);
+	if (mr && mr->pd == pd && (mr->access & access) == access && mr_covers(mr, va, len))
+		ret = 0;
+	rcu_read_unlock();
+	return ret;
 }

@@ -46,6 +46,13 @@ int softcm_mr_dereg(struct softcm_file *sf, struct softcm_destroy_obj *c);
 
 /* The packet path's (Documentation/design.rst, "The packet path") */
 struct softcm_mr *softcm_mr_find_rcu(struct softcm_net *sn, u32 key, bool remote);
+int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
+		       const struct softcm_sge *sge, u32 n, u64 off, u8 *buf,
+		       u32 len, bool to_mr);
+int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			  u64 va, u8 *buf, u32 len, u32 access, bool to_mr);
+int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			   u64 va, u32 len, u32 access);
 
 void softcm_mr_net_init(struct softcm_net *sn);
 void softcm_mr_net_uninit(struct softcm_net *sn);

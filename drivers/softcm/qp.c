@@ -11,15 +11,18 @@
  * the QP's state and the send queue's NEED_DOORBELL flag.  The send
  * queue's consumer runs under sq_mutex, in DOORBELL and POST_SEND.
  *
- * There is no data path yet (a later issue moves data over RoCEv2).  Until
- * then a receive WR waits in its ring; a send WR is taken, checked and
- * completes at once with IBV_WC_GENERAL_ERR and vendor_err
- * SOFTCM_VENDOR_ERR_NO_DATA_PATH, signalled or not, and the QP enters
- * ERR as after any completion error: its receives are flushed, and the
- * WRs posted after it complete with IBV_WC_WR_FLUSH_ERR.  Like rdma_rxe
- * after a local completion error, no async event is reported: the
- * completion says it all.  SGEs' lkeys are the data path's to check
- * against the MRs (mr.c); they are only counted here.
+ * An RC QP's SENDs go to its transport (rc.h): a send WR is taken,
+ * checked and handed to the requester, which completes it when the peer
+ * acknowledges it; a receive WR waits in its ring for the responder.
+ * What the transport does not carry yet (RDMA WRITE, READ) and every
+ * send of a UD QP completes at once with IBV_WC_GENERAL_ERR and
+ * vendor_err SOFTCM_VENDOR_ERR_NO_DATA_PATH, signalled or not, and the
+ * QP enters ERR as after any completion error: the WRs in flight and
+ * the receives are flushed, and the WRs posted after it complete with
+ * IBV_WC_WR_FLUSH_ERR.  Like rdma_rxe after a local completion error,
+ * no async event is reported: the completion says it all.  SGEs' lkeys
+ * are the transport's to check against the MRs (mr.c), when it copies;
+ * they are only counted here.
  *
  * QP numbers come from the namespace's xarray (24 bits, cyclic from 2:
  * 0 and 1 are the special QPs), where the data path will look the
@@ -51,6 +54,7 @@
 #include "qp.h"
 #include "qpstate.h"
 #include "ring.h"
+#include "transport.h"
 #include "uobj.h"
 
 #define QPN_MASK	0xffffff
@@ -76,8 +80,7 @@ static struct softcm_sq_wqe *sq_slot(struct softcm_qp *qp, u32 i)
 
 static struct softcm_rq_wqe *rq_slot(struct softcm_qp *qp, u32 i)
 {
-	return (struct softcm_rq_wqe *)(qp->rq + (size_t)(i & (qp->rq_entries - 1)) *
-					qp->rq_stride);
+	return softcm_qp_rq_slot(qp, i);
 }
 
 /*
@@ -168,11 +171,11 @@ EXPORT_SYMBOL_IF_KUNIT(softcm_qp_leave);
  * - its async event's entry (evfd.c) is purged by destroy, under the
  *   queue's lock that a reader copies it under;
  * - the CM (cm*.c, qpattr.c, notify.c: timers, works, the netevent
- *   notifier) never holds a QP: an id knows its QP's number only; and a
- *   QP has no timer or work of its own yet.  The data path's (retransmit
- *   and RNR timers, a requester's work) must enter and leave as above
- *   around each run and be shut down here (timer_shutdown_sync(),
- *   cancel_work_sync()) after dead is set, before the references go.
+ *   notifier) never holds a QP: an id knows its QP's number only;
+ * - an RC QP's requester work enters and leaves as above around each
+ *   run, and its timer (retransmission, RNR wait) acts only under the
+ *   lock after a check of dead; both are shut down by qp_destroy() after
+ *   this (softcm_rc_shutdown()), before the references go.
  * No lock is held: the work waited for may take the QP's and its CQs'.
  */
 static void qp_quiesce(struct softcm_qp *qp)
@@ -239,12 +242,22 @@ static void set_state(struct softcm_qp *qp, u32 next)
 	if (next == IB_QPS_RESET) {
 		/* the work queues are emptied, nothing completes (IBTA 10.3.1) */
 		qp->sq_cons = READ_ONCE(qp->upage->sq_prod);
+		qp->rc.sq_next = qp->sq_cons;
 		qp->rq_cons = READ_ONCE(qp->upage->rq_prod);
 		/* Pair with the user's acquire of the consumer indices. */
 		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
 		/* (the same for the receive queue) */
 		smp_store_release(&qp->kpage->rq_cons, qp->rq_cons);
 	}
+	softcm_rc_state_changed(qp, prev, next);
+}
+
+/* As softcm_qp_set_err(), for the data path, which holds the lock. */
+void softcm_qp_set_err_locked(struct softcm_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!qp->dead)
+		set_state(qp, IB_QPS_ERR);
 }
 
 /*
@@ -262,6 +275,8 @@ static void qp_destroy(struct softcm_uobj *obj)
 	xa_erase(&qp->sn->qpns, qp->qpn);
 	/* what is queued goes without completions: nobody polls for them */
 	qp_quiesce(qp);
+	if (qp->type == IB_QPT_RC)
+		softcm_rc_shutdown(qp);
 	softcm_ring_unpublish(qp->sf, qp->kring);
 	softcm_ring_unpublish(qp->sf, qp->uring);
 	qp->events_reported = softcm_evfd_entry_purge(&qp->async_ev);
@@ -288,6 +303,8 @@ static void qp_free(struct softcm_uobj *obj)
 	softcm_uobj_put(&qp->rcq->uobj);
 	softcm_uobj_put(&qp->scq->uobj);
 	softcm_uobj_put(&qp->pd->uobj);
+	if (qp->type == IB_QPT_RC)
+		softcm_rc_uninit(qp);
 	mutex_destroy(&qp->sq_mutex);
 	kfree_rcu(qp, rcu);
 }
@@ -447,9 +464,21 @@ int softcm_qp_create(struct softcm_file *sf, struct softcm_create_qp *c)
 	if (ret)
 		goto err_free_qp;
 	qp->cap = c->cap;
+	if (qp->type == IB_QPT_RC) {
+		ret = softcm_rc_init(qp);
+		if (ret)
+			goto err_put_rings;
+		/*
+		 * The peer's packets come to the namespace's sockets, which
+		 * the CM opens on first use, and a QP connected by hand has
+		 * no CM.  Without them (the port taken), the QP still works
+		 * as verbs say, its sends time out: as a cable unplugged.
+		 */
+		softcm_transport_get(sn);
+	}
 	ret = qp_publish(qp, c);
 	if (ret)
-		goto err_put_rings;
+		goto err_uninit_rc;
 
 	mutex_lock(&sf->uobjs.lock);
 	ret = use_objects(sf, qp, c);
@@ -481,6 +510,9 @@ err_unuse:
 err_unlock:
 	mutex_unlock(&sf->uobjs.lock);
 	qp_unpublish(qp);
+err_uninit_rc:
+	if (qp->type == IB_QPT_RC)
+		softcm_rc_uninit(qp);
 err_put_rings:
 	softcm_ring_put(qp->uring);
 	softcm_ring_put(qp->kring);
@@ -838,7 +870,7 @@ static int check_opcode(u8 type, u32 opcode)
 	}
 }
 
-static u32 wc_opcode(u32 wr_opcode)
+u32 softcm_wc_opcode(u32 wr_opcode)
 {
 	switch (wr_opcode) {
 	case IB_UVERBS_WR_RDMA_WRITE:
@@ -866,7 +898,7 @@ static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 		return -EINVAL;
 	if ((wr->send_flags & IB_SEND_INLINE) && inline_len > qp->cap.max_inline_data)
 		return -EINVAL;
-	if (qp->type != IB_QPT_UD && wc_opcode(wr->opcode) != IB_WC_SEND &&
+	if (qp->type != IB_QPT_UD && softcm_wc_opcode(wr->opcode) != IB_WC_SEND &&
 	    wr->wr.rdma.reserved0)
 		return -EINVAL;
 	if (qp->type == IB_QPT_UD) {
@@ -895,25 +927,34 @@ static u64 inline_len(const struct softcm_send_wr *wr, const struct softcm_sge *
 }
 
 /*
- * Complete the send WR the consumer took at @cons, checked with @err:
- * with no data path a valid one fails and takes the QP to ERR; one
- * taken in ERR is flushed.  Nothing if the QP was reset or destroyed
- * since the WR was copied: it went with its queue.
+ * Complete the send WR the consumer took at @cons (@w, copied from
+ * @slot), checked with @err: a valid SEND of an RC QP in RTS goes to the
+ * requester (req.c) and completes when it is acknowledged; any other
+ * valid one fails for want of a data path and takes the QP to ERR, as a
+ * WR that failed its checks does; one taken in ERR is flushed.  Nothing
+ * if the QP was reset or destroyed since the WR was copied: it went with
+ * its queue.
  */
-static void complete_send(struct softcm_qp *qp, u32 cons,
-			  const struct softcm_send_wr *wr, int err)
+static void complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq_wqe *w,
+			  const void *slot, int err)
 {
+	const struct softcm_send_wr *wr = &w->wr;
 	struct softcm_wc wc = {
 		.wr_id = wr->wr_id,
-		.opcode = wc_opcode(wr->opcode),
+		.opcode = softcm_wc_opcode(wr->opcode),
 		.qp_num = qp->qpn,
 		.port_num = SOFTCM_PORT_NUM,
 	};
 
 	spin_lock_bh(&qp->lock);
-	if (qp->dead || qp->sq_cons != cons ||
+	if (qp->dead || qp->rc.sq_next != cons ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
 		goto out_unlock;
+	if (qp->state == IB_QPS_RTS && !err && qp->type == IB_QPT_RC &&
+	    softcm_rc_take(qp, w, slot)) {
+		softcm_rc_queued(qp);
+		goto out_unlock;
+	}
 	if (qp->state == IB_QPS_ERR) {
 		wc.status = IB_WC_WR_FLUSH_ERR;
 	} else if (err) {
@@ -922,10 +963,13 @@ static void complete_send(struct softcm_qp *qp, u32 cons,
 		wc.status = IB_WC_GENERAL_ERR;
 		wc.vendor_err = SOFTCM_VENDOR_ERR_NO_DATA_PATH;
 	}
+	/* the WRs taken before it complete first */
+	softcm_rc_flush_sq(qp);
 	/* signalled or not: an error always completes */
 	softcm_cq_push(qp->scq, &wc, true);
 	set_state(qp, IB_QPS_ERR);
 	qp->sq_cons = cons + 1;
+	qp->rc.sq_next = qp->sq_cons;
 	/* Pairs with the user's acquire of sq_cons: the slot is free. */
 	smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
 out_unlock:
@@ -943,13 +987,13 @@ static bool sq_ready(struct softcm_qp *qp, u32 *cons)
 	u32 prod;
 
 	spin_lock_bh(&qp->lock);
-	*cons = qp->sq_cons;
+	*cons = qp->rc.sq_next;
 	ready = !qp->dead && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_ERR);
 	if (ready) {
 		/* Pairs with the user's release of sq_prod: its slots first. */
 		prod = smp_load_acquire(&qp->upage->sq_prod);
 		ready = prod != *cons;
-		if (prod - *cons > qp->sq_entries) {
+		if (prod - qp->sq_cons > qp->sq_entries) {
 			set_state(qp, IB_QPS_ERR);
 			ready = false;
 		}
@@ -965,18 +1009,19 @@ static bool sq_ready(struct softcm_qp *qp, u32 *cons)
  */
 static void sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
 {
+	const struct softcm_sq_wqe *slot = sq_slot(qp, cons);
 	struct softcm_sq_wqe w;
 	int err;
 
 	lockdep_assert_held(&qp->sq_mutex);
-	memcpy(&w, sq_slot(qp, cons), sizeof(w));
+	memcpy(&w, slot, sizeof(w));
 	if (w.reserved0)
 		err = -EINVAL;
 	else if (!(w.wr.send_flags & IB_SEND_INLINE) && w.wr.num_sge > qp->cap.max_send_sge)
 		err = -EINVAL;
 	else
 		err = check_send(sf, qp, &w.wr, w.inline_len);
-	complete_send(qp, cons, &w.wr, err);
+	complete_send(qp, cons, &w, slot, err);
 }
 
 /*
@@ -1037,13 +1082,16 @@ static int post_one_send(struct softcm_file *sf, struct softcm_qp *qp,
 	u32 prod;
 
 	mutex_lock(&qp->sq_mutex);
+	prod = READ_ONCE(qp->upage->sq_prod);
 	spin_lock_bh(&qp->lock);
 	if (qp->dead || (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
 		ret = -EINVAL;
+	/* the WRs in flight hold their slots until they complete */
+	else if (prod - qp->sq_cons >= qp->cap.max_send_wr)
+		ret = -ENOMEM;
 	spin_unlock_bh(&qp->lock);
 	if (ret)
 		goto out_unlock;
-	prod = READ_ONCE(qp->upage->sq_prod);
 	w = sq_slot(qp, prod);
 	w->wr = *wr;
 	w->inline_len = inl ? inline_len(wr, sge) : 0;

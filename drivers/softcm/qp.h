@@ -8,6 +8,7 @@
 #include <uapi/linux/softcm.h>
 
 #include "evfd.h"
+#include "rc.h"
 #include "uobj.h"
 
 struct completion;
@@ -62,8 +63,15 @@ struct softcm_qp {
 	struct softcm_cq *rcq;
 	struct softcm_evfd_entry async_ev;
 	u32 events_reported;		/* set by destroy */
+	struct softcm_rc rc;		/* RC: the transport (rc.h) */
 	struct rcu_head rcu;
 };
+
+static inline struct softcm_rq_wqe *softcm_qp_rq_slot(struct softcm_qp *qp, u32 i)
+{
+	return (struct softcm_rq_wqe *)(qp->rq + (size_t)(i & (qp->rq_entries - 1)) *
+					qp->rq_stride);
+}
 
 int softcm_qp_create(struct softcm_file *sf, struct softcm_create_qp *c);
 int softcm_qp_modify(struct softcm_file *sf, struct softcm_modify_qp *c);
@@ -85,5 +93,7 @@ void softcm_qp_put(struct softcm_qp *qp);
 int softcm_qp_move(struct softcm_qp *qp, const struct softcm_init_qp_attr *steps,
 		   unsigned int n);
 void softcm_qp_set_err(struct softcm_qp *qp);
+void softcm_qp_set_err_locked(struct softcm_qp *qp);
+u32 softcm_wc_opcode(u32 wr_opcode);
 
 #endif /* _SOFTCM_QP_H */

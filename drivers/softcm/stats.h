@@ -42,6 +42,10 @@ enum softcm_stat {
 	SOFTCM_STAT_REQ_HELD,
 	SOFTCM_STAT_REQ_PROMOTED,
 	SOFTCM_STAT_GID_TABLE_FULL,	/* addresses left out of the GID table */
+	/* the RC data path's responder: requests answered with an RNR NAK */
+	SOFTCM_STAT_RNR_NAKS_SENT,
+	/* and RDMA requests refused by their rkey, bounds, PD or access */
+	SOFTCM_STAT_DROP_ACCESS,
 	SOFTCM_STAT_COUNT
 };
 

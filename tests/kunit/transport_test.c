@@ -23,6 +23,7 @@
 #include "core.h"
 #include "icrc.h"
 #include "netns.h"
+#include "rc.h"
 #include "stats.h"
 #include "transport.h"
 
@@ -113,12 +114,15 @@ static int transport_init(struct kunit *test)
 	softcm_transport_net_init(sn);
 	memset(&seen, 0, sizeof(seen));
 	test->priv = sn;
+	/* the module's own receiver, the RC data path's, steps aside */
+	softcm_rc_rcv_uninit();
 	return 0;
 }
 
 static void transport_exit(struct kunit *test)
 {
 	softcm_transport_net_uninit(test->priv);
+	KUNIT_EXPECT_EQ(test, 0, softcm_rc_rcv_init());
 }
 
 static void qp1_packet_reaches_the_cm(struct kunit *test)

@@ -210,9 +210,10 @@ TEST_F(lifetime, destroy_qp_then_cqs_then_pd_with_work_outstanding)
 
 /*
  * DEREG_MR while a posted send names the region's lkey: it succeeds, and
- * when it returns the pages are unpinned (VmPin back); the send then
- * completes as every send does without a data path (GENERAL_ERR,
- * SOFTCM_VENDOR_ERR_NO_DATA_PATH), the later ones flushed.
+ * when it returns the pages are unpinned (VmPin back); the requester
+ * then finds no MR for the lkey when it builds the packet: the send
+ * completes with LOC_PROT_ERR, nothing of the region is read, the QP
+ * goes to ERR and the later sends are flushed.
  */
 TEST_F(lifetime, dereg_while_a_posted_send_names_its_lkey)
 {
@@ -235,8 +236,8 @@ TEST_F(lifetime, dereg_while_a_posted_send_names_its_lkey)
 	ASSERT_EQ(0, vioctl(o.fd, SOFTCM_IOCTL_DOORBELL, &db));
 	ASSERT_EQ(4, poll_cq(o.fd, o.scq, wc, WR));
 	EXPECT_EQ(1000, wc[0].wr_id);
-	EXPECT_EQ(WC_GENERAL_ERR, wc[0].status);
-	EXPECT_EQ(SOFTCM_VENDOR_ERR_NO_DATA_PATH, wc[0].vendor_err);
+	EXPECT_EQ(WC_LOC_PROT_ERR, wc[0].status);
+	EXPECT_EQ(0, wc[0].vendor_err);
 	for (i = 1; i < 4; i++) {
 		EXPECT_EQ(1000 + i, wc[i].wr_id);
 		EXPECT_EQ(WC_WR_FLUSH_ERR, wc[i].status);

@@ -866,20 +866,23 @@ TEST_F(qp, post_send_fails_without_data_path)
 	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_FETCH_AND_ADD, 1,
 					   &bad));
 	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, 99, 1, &bad));
-	/* more than the send queue holds */
-	EXPECT_EQ(-ENOMEM, post_send_n(self->fd, qp.h, 5, WR_SEND, 1, &bad));
+	/*
+	 * more than the send queue holds; RDMA READ, which has no data
+	 * path yet: it fails at once and takes the QP to ERR
+	 */
+	EXPECT_EQ(-ENOMEM, post_send_n(self->fd, qp.h, 5, WR_RDMA_READ, 1, &bad));
 	EXPECT_EQ(QPS_ERR, qp_state(self->fd, qp.h));
 	EXPECT_EQ(4, bad);
 
 	/*
-	 * The first send (unsignalled) failed with GENERAL_ERR and took the
+	 * The first READ (unsignalled) failed with GENERAL_ERR and took the
 	 * QP to ERR; the three after it were flushed, and so were the receives.
 	 */
 	ASSERT_EQ(4, poll_cq(self->fd, self->cq, wc, 8));
 	EXPECT_EQ(1, wc[0].wr_id);
 	EXPECT_EQ(WC_GENERAL_ERR, wc[0].status);
 	EXPECT_EQ(SOFTCM_VENDOR_ERR_NO_DATA_PATH, wc[0].vendor_err);
-	EXPECT_EQ(WC_SEND, wc[0].opcode);
+	EXPECT_EQ(WC_RDMA_READ, wc[0].opcode);
 	EXPECT_EQ(qp.qpn, wc[0].qp_num);
 	for (i = 1; i < 4; i++) {
 		EXPECT_EQ(1 + i, wc[i].wr_id);
@@ -890,12 +893,34 @@ TEST_F(qp, post_send_fails_without_data_path)
 	EXPECT_EQ(101, wc[1].wr_id);
 	EXPECT_EQ(WC_WR_FLUSH_ERR, wc[1].status);
 
-	/* an RDMA write completes as one */
+	/*
+	 * A SEND goes to the RC data path: with no peer at the AV's address
+	 * it waits for an ACK (retry_cnt 7: for ever), holding its slot,
+	 * and MODIFY_QP to ERR flushes it.
+	 */
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_RESET, M_STATE));
+	ASSERT_EQ(0, rc_to_rts(self->fd, qp.h));
+	EXPECT_EQ(0, post_send_n(self->fd, qp.h, 2, WR_SEND, 7, NULL));
+	usleep(100 * 1000);
+	EXPECT_EQ(0, poll_cq(self->fd, self->cq, wc, 8));
+	EXPECT_EQ(QPS_RTS, qp_state(self->fd, qp.h));
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_ERR, M_STATE));
+	ASSERT_EQ(2, poll_cq(self->fd, self->cq, wc, 8));
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(7 + i, wc[i].wr_id);
+		EXPECT_EQ(WC_WR_FLUSH_ERR, wc[i].status);
+		EXPECT_EQ(WC_SEND, wc[i].opcode);
+	}
+
+	/* an RDMA WRITE goes to the data path as a SEND does: ERR flushes it */
 	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_RESET, M_STATE));
 	ASSERT_EQ(0, rc_to_rts(self->fd, qp.h));
 	EXPECT_EQ(0, post_send_n(self->fd, qp.h, 1, WR_RDMA_WRITE, 7, NULL));
+	usleep(50 * 1000);
+	EXPECT_EQ(0, poll_cq(self->fd, self->cq, wc, 8));
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_ERR, M_STATE));
 	ASSERT_EQ(1, poll_cq(self->fd, self->cq, wc, 8));
-	EXPECT_EQ(WC_GENERAL_ERR, wc[0].status);
+	EXPECT_EQ(WC_WR_FLUSH_ERR, wc[0].status);
 	EXPECT_EQ(WC_RDMA_WRITE, wc[0].opcode);
 
 	/* UD: sends only, to an address handle */

@@ -348,8 +348,9 @@ TEST_F(ring, post_send_rings_only_an_idle_kernel)
 	sge = (struct ibv_sge){ .addr = (uintptr_t)data, .length = sizeof(data) };
 	for (i = 0; i < 8; i++) {
 		wr[i].wr_id = i + 1;
-		wr[i].opcode = IBV_WR_SEND;
-		wr[i].send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+		/* RDMA READ: no data path yet, so each completes at once */
+		wr[i].opcode = IBV_WR_RDMA_READ;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
 		wr[i].sg_list = &sge;
 		wr[i].num_sge = 1;
 		wr[i].next = i < 7 ? &wr[i + 1] : NULL;
@@ -386,6 +387,8 @@ TEST_F(ring, post_send_rings_only_an_idle_kernel)
 	/* inline beyond what was granted: EINVAL, nothing posted */
 	sge.length = l.cap.max_inline_data + 1;
 	wr[0].next = NULL;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].send_flags |= IBV_SEND_INLINE;
 	zero_counts();
 	EXPECT_EQ(EINVAL, ibv_post_send(l.qp, &wr[0], &bad));
 	EXPECT_EQ(0, nr_all());
@@ -413,7 +416,7 @@ struct poster {
 static void *post_many(void *arg)
 {
 	struct poster *p = arg;
-	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_READ }, *bad;
 	int i, ret;
 
 	for (i = 0; i < PER_POSTER; i++) {

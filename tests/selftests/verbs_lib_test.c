@@ -14,8 +14,8 @@
  *
  * Covered: the device list, port and GID table; PD, MR, CQ, channel and
  * QP lifetimes and the EBUSY of objects in use; the RLIMIT_MEMLOCK limit;
- * foreign and stale handles; a posted send's completion while there is
- * no data path, through a completion channel; a bad WR in a list;
+ * foreign and stale handles; a posted RDMA READ's completion while it
+ * has no data path, through a completion channel; a bad WR in a list;
  * rdma_create_qp() on a resolved id; a connection whose two QPs reach RTS
  * with each other's QP number and PSN and go to ERR on disconnect, each
  * moved by the ACCEPT that sends its REP or RTU (the library's ioctls
@@ -439,7 +439,7 @@ static int some_gid(struct ibv_context *ctx)
 	return -1;
 }
 
-TEST_F(verbs, posted_send_completes_with_no_data_path)
+TEST_F(verbs, posted_read_completes_with_no_data_path)
 {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { 0 }, *bad = NULL;
@@ -469,7 +469,8 @@ TEST_F(verbs, posted_send_completes_with_no_data_path)
 	wr.wr_id = 0xfeed;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
+	/* an RDMA READ: the RC data path does not carry READs yet */
+	wr.opcode = IBV_WR_RDMA_READ;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	ASSERT_EQ(0, ibv_post_send(o.qp, &wr, &bad));
 
@@ -1136,10 +1137,15 @@ TEST_F(verbs, wr_builder_posts_through_the_send_ring)
 		{ .addr = (void *)in2, .length = sizeof(in2) },
 	};
 	static const struct xwc want[] = {
-		/* the first fails for want of a data path and the QP enters ERR */
-		{ 10, IBV_WC_GENERAL_ERR, IBV_WC_SEND },
+		/*
+		 * the SEND and the WRITE go to the RC data path and wait
+		 * for ACKs that no peer sends; the READ fails for want of
+		 * a data path (not carried yet) and the QP enters ERR,
+		 * which flushes the two before it
+		 */
+		{ 10, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND },
 		{ 11, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE },
-		{ 12, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_READ },
+		{ 12, IBV_WC_GENERAL_ERR, IBV_WC_RDMA_READ },
 		{ 13, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE },
 		{ 14, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND },
 	};

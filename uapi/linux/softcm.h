@@ -626,10 +626,13 @@ struct softcm_batch {
  *                  DESTROY_QP returns how many async events were reported.
  *   POST_SEND / POST_RECV  validate and queue work requests.  On an error
  *                  the first bad one's index is in bad_wr, those before it
- *                  are queued.  Until the data path exists, every posted
- *                  send completes with IBV_WC_GENERAL_ERR and vendor_err
+ *                  are queued.  An RC QP's SENDs and RDMA WRITEs go to
+ *                  the data path and complete when acknowledged; any
+ *                  other send (RDMA READ, UD) completes with
+ *                  IBV_WC_GENERAL_ERR and vendor_err
  *                  SOFTCM_VENDOR_ERR_NO_DATA_PATH, and the QP enters ERR
- *                  (flushing its receives), as after any completion error.
+ *                  (flushing its WRs in flight and its receives), as
+ *                  after any completion error.
  *   CREATE_AH / DESTROY_AH   address handles for UD sends.
  *   DOORBELL       run the QP's send queue and/or flush its receive
  *                  queue (see Rings below); flags 0 or unknown EINVAL.
@@ -1044,9 +1047,10 @@ struct softcm_post {
  * DOORBELL (SOFTCM_DOORBELL_SQ).  Either the kernel sees the new WR or
  * the library sees the flag, so no doorbell is lost and WRs posted while
  * the kernel runs need none.  WRs wait while the QP is not in RTS or ERR.
- * Until the data path exists, each send completes at once with
- * IBV_WC_GENERAL_ERR (vendor_err SOFTCM_VENDOR_ERR_NO_DATA_PATH) and
- * takes the QP to ERR; in ERR sends complete with IBV_WC_WR_FLUSH_ERR;
+ * An RC QP's SENDs and RDMA WRITEs complete when the peer acknowledges
+ * them, holding their slots until then; any other send completes at
+ * once with IBV_WC_GENERAL_ERR (vendor_err SOFTCM_VENDOR_ERR_NO_DATA_PATH)
+ * and takes the QP to ERR; in ERR sends complete with IBV_WC_WR_FLUSH_ERR;
  * a WR that fails the kernel's checks completes with
  * IBV_WC_LOC_QP_OP_ERR and takes the QP to ERR.
  *

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RC completer: the responses to a QP's requests, in softirq under
+ * the QP's lock.  An ACK acknowledges every PSN up to its own, coalesced
+ * or not (rxe's completer does the same), and completes the WRs whose
+ * last packet it covers, in order; a sequence NAK acknowledges what
+ * came before it and sends again from its PSN (go-back-N); an RNR NAK
+ * does the same after the wait its AETH names, up to rnr_retry times
+ * (7: for ever); any other NAK fails the oldest WR with the remote
+ * error it names, and the QP goes to ERR.  Responses outside the window
+ * of outstanding PSNs are stale duplicates and are ignored.
+ */
+
+#include <linux/jiffies.h>
+#include <rdma/ib_verbs.h>
+
+#include "cq.h"
+#include "ibhdr.h"
+#include "netns.h"
+#include "psn.h"
+#include "qp.h"
+#include "rc.h"
+#include "stats.h"
+
+static struct softcm_sq_wqe *shadow(struct softcm_qp *qp, u32 i)
+{
+	return (struct softcm_sq_wqe *)(qp->rc.shadow +
+					(size_t)(i & (qp->sq_entries - 1)) * qp->sq_stride);
+}
+
+/* Whether @psn is one of the PSNs sent and not acknowledged. */
+static bool outstanding(const struct softcm_rc *rc, u32 psn)
+{
+	return softcm_psn_cmp(psn, rc->una) >= 0 && softcm_psn_cmp(psn, rc->max_psn) < 0;
+}
+
+/* Every PSN before @psn is acknowledged: complete the WRs they end. */
+static void ack_before(struct softcm_qp *qp, u32 psn)
+{
+	struct softcm_rc *rc = &qp->rc;
+	const struct softcm_sq_wqe *w;
+	const struct softcm_swqe *s;
+	struct softcm_wc wc = {
+		.status = IB_WC_SUCCESS,
+		.qp_num = qp->qpn,
+		.port_num = SOFTCM_PORT_NUM,
+	};
+	u32 done = qp->sq_cons;
+
+	lockdep_assert_held(&qp->lock);
+	while (qp->sq_cons != rc->sq_next) {
+		s = &rc->swqe[qp->sq_cons & (qp->sq_entries - 1)];
+		if (softcm_psn_cmp(softcm_psn_add(s->first_psn, s->npkts), psn) > 0)
+			break;
+		w = shadow(qp, qp->sq_cons);
+		if (qp->sq_sig_all || (w->wr.send_flags & IB_SEND_SIGNALED)) {
+			wc.wr_id = w->wr.wr_id;
+			wc.opcode = softcm_wc_opcode(w->wr.opcode);
+			wc.byte_len = s->len;
+			softcm_cq_push(qp->scq, &wc, false);
+		}
+		qp->sq_cons++;
+	}
+	if (done != qp->sq_cons)
+		/* Pairs with the user's acquire of sq_cons: the slots are free. */
+		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
+	if (softcm_psn_cmp(psn, rc->una) > 0) {
+		rc->una = psn;
+		/* progress: the retry budgets start again (IBTA 9.7.5.2.8) */
+		rc->retry_left = qp->attr.retry_cnt;
+		rc->rnr_left = qp->attr.rnr_retry;
+	}
+	/* an ACK for packets sent before a go-back: resume after them */
+	if (softcm_psn_cmp(rc->psn, rc->una) < 0)
+		softcm_rc_go_back(qp, rc->una);
+	if (rc->una == rc->max_psn)
+		del_timer(&rc->timer);
+	else
+		softcm_rc_arm(qp);
+}
+
+static u32 nak_status(u8 code)
+{
+	switch (code) {
+	case SOFTCM_NAK_INVALID_REQUEST:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SOFTCM_NAK_REMOTE_ACCESS_ERR:
+		return IB_WC_REM_ACCESS_ERR;
+	case SOFTCM_NAK_INVALID_RD_REQUEST:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+static void rnr_nak(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
+{
+	struct softcm_rc *rc = &qp->rc;
+	u8 code = softcm_aeth_value(h->aeth.syndrome);
+
+	if (qp->attr.rnr_retry != 7) {
+		if (!rc->rnr_left) {
+			softcm_rc_complete_err(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		rc->rnr_left--;
+	}
+	softcm_rc_go_back(qp, h->psn);
+	rc->rnr_wait = true;
+	mod_timer(&rc->timer, jiffies + usecs_to_jiffies(softcm_rnr_timer_us(code)) + 1);
+}
+
+void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		     const u8 *payload)
+{
+	struct softcm_rc *rc = &qp->rc;
+	u8 syn = h->aeth.syndrome;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->state != IB_QPS_RTS || h->opcode != SOFTCM_IB_ACKNOWLEDGE)
+		return;
+	switch (softcm_aeth_type(syn)) {
+	case SOFTCM_AETH_ACK:
+		if (!outstanding(rc, h->psn))
+			return;
+		ack_before(qp, softcm_psn_add(h->psn, 1));
+		break;
+	case SOFTCM_AETH_RNR_NAK:
+		if (!outstanding(rc, h->psn))
+			return;
+		ack_before(qp, h->psn);
+		rnr_nak(qp, h);
+		break;
+	default:
+		if (!outstanding(rc, h->psn))
+			return;
+		ack_before(qp, h->psn);
+		if (softcm_aeth_value(syn) != SOFTCM_NAK_PSN_SEQ_ERR) {
+			softcm_rc_complete_err(qp, nak_status(softcm_aeth_value(syn)));
+			return;
+		}
+		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_RETRANSMITS);
+		softcm_rc_go_back(qp, h->psn);
+		break;
+	}
+	if (rc->req_wqe != rc->sq_next)
+		softcm_rc_queued(qp);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The Reliable Connected transport (IBTA chapter 9) between a QP and its
+ * peer, as rdma_rxe puts it on the wire: the requester (req.c) turns the
+ * send queue's WRs into packets, the responder (resp.c) executes the
+ * requests it receives against the receive queue, the completer (comp.c)
+ * retires WRs as ACKs arrive, and rcxmit.c builds and routes the packets
+ * of all three.
+ */
+#ifndef _SOFTCM_RC_H
+#define _SOFTCM_RC_H
+
+#include <linux/gfp_types.h>
+#include <linux/in6.h>
+#include <linux/timer.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <net/dst_cache.h>
+#include <uapi/linux/softcm.h>
+
+#include "limits.h"
+
+struct sk_buff;
+struct softcm_ib_hdr;
+struct softcm_net;
+struct softcm_qp;
+
+/*
+ * What the kernel keeps of a send WR it took from the ring: the slot's
+ * copy (its SGEs or inline bytes after it) and the PSNs it was given.
+ */
+struct softcm_swqe {
+	u32 len;		/* bytes of the message */
+	u32 first_psn;
+	u32 npkts;		/* PSNs it takes: at least one */
+};
+
+/* The packets a requester run sends before it lets others have the CPU. */
+#define SOFTCM_RC_BATCH		64
+/* PSNs outstanding at most, as rxe's window */
+#define SOFTCM_RC_WINDOW	128
+/* AckReq at least every this many packets, as rxe */
+#define SOFTCM_RC_ACKREQ_EVERY	64
+
+/*
+ * A QP's RC state.  Everything but @work, @timer and @dst under the QP's
+ * lock; the requester alone (one run of @work at a time) reads the
+ * copies of WRs in [sq_cons, sq_next) outside it.
+ */
+struct softcm_rc {
+	/* the send queue: WRs taken (sq_cons <= done <= sq_next) */
+	u32 sq_next;
+	u8 *shadow;			/* sq_entries slots of sq_stride bytes */
+	struct softcm_swqe *swqe;	/* sq_entries */
+	/* requester */
+	u32 req_wqe;			/* the WR being sent */
+	u32 req_off;			/* its next byte */
+	u32 psn;			/* the next PSN to send */
+	u32 una;			/* the oldest PSN not acknowledged */
+	u32 tail_psn;			/* the first PSN of the next WR taken */
+	u32 max_psn;			/* one past the highest PSN sent */
+	u32 max_wqe;			/* one past the highest WR begun */
+	u32 noack;			/* packets since the last AckReq */
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;			/* the timer waits out an RNR NAK */
+	struct timer_list timer;	/* retransmission, or RNR wait */
+	struct work_struct work;	/* the requester */
+	/* responder */
+	u32 epsn;			/* the PSN expected */
+	u32 msn;			/* messages completed */
+	bool nak_sent;			/* a sequence NAK for epsn is out */
+	u8 in_msg;			/* a message's FIRST came, its LAST not: */
+#define SOFTCM_RC_IN_SEND	1	/* a SEND's */
+#define SOFTCM_RC_IN_WRITE	2	/* an RDMA WRITE's */
+	u32 roff;			/* bytes of it placed */
+	u64 wva;			/* the WRITE's RETH: where it goes */
+	u32 wrkey;
+	u32 wlen;			/* and how long it is */
+	struct softcm_recv_wr rwr;	/* its receive WQE, copied */
+	struct softcm_sge rsge[SOFTCM_MAX_SGE];
+	/* the path, fixed by the AV at RTR */
+	bool path_ok;
+	bool v6;
+	struct in6_addr saddr;
+	struct in6_addr daddr;
+	int ifindex;
+	u16 sport;
+	u8 tos;
+	u8 hop_limit;
+	u32 mtu;			/* bytes */
+	struct dst_cache dst;
+};
+
+int softcm_rc_init(struct softcm_qp *qp);
+void softcm_rc_uninit(struct softcm_qp *qp);
+void softcm_rc_shutdown(struct softcm_qp *qp);
+void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next);
+void softcm_rc_flush_sq(struct softcm_qp *qp);
+void softcm_rc_queued(struct softcm_qp *qp);
+void softcm_rc_complete_err(struct softcm_qp *qp, u32 status);
+bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
+		    const void *slot);
+void softcm_rc_arm(struct softcm_qp *qp);
+void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
+
+/* comp.c and resp.c: a packet for @qp, entered and locked */
+void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		     const u8 *payload);
+bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		     const u8 *payload, struct softcm_ib_hdr *ack);
+
+/* rcxmit.c */
+int softcm_rc_path_init(struct softcm_qp *qp);
+struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
+				u8 **payload, gfp_t gfp);
+int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb);
+void softcm_rc_send_ack(struct softcm_qp *qp, struct softcm_ib_hdr *h);
+int softcm_rc_rcv_init(void);
+void softcm_rc_rcv_uninit(void);
+
+#endif /* _SOFTCM_RC_H */

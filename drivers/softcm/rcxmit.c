@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RC transport's packets: built in one linear skb (headers, payload,
+ * pad and ICRC), routed through the QP's cached route and handed to
+ * ip_local_out() or ip6_local_out() with no lock held.
+ *
+ * As rxe (Documentation/protocol.rst, "Data path"): UDP checksum 0, the
+ * source port rdma_get_udp_sport() of the AV's flow label and the two
+ * QPNs, IPv4 DF with the AV's traffic class and hop limit, IPv6 with flow
+ * label 0, P_Key 0xffff.
+ */
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <rdma/ib_verbs.h>
+
+#include "compat.h"
+#include "gid.h"
+#include "ibhdr.h"
+#include "icrc.h"
+#include "netns.h"
+#include "params.h"
+#include "psn.h"
+#include "qp.h"
+#include "rc.h"
+#include "stats.h"
+#include "transport.h"
+
+#define RC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+
+/*
+ * The path of @qp's AV, when it enters RTR: addresses, source port, MTU.
+ * Under the QP's lock; the GID table's lock is a leaf under it.
+ */
+int softcm_rc_path_init(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+	const struct softcm_ah_attr *av = &qp->attr.ah_attr;
+	u8 sgid[16];
+	u32 fl;
+
+	lockdep_assert_held(&qp->lock);
+	if (!softcm_gid_get(qp->sn, av->sgid_index, sgid, &rc->ifindex))
+		return -EADDRNOTAVAIL;
+	memcpy(&rc->saddr, sgid, sizeof(rc->saddr));
+	memcpy(&rc->daddr, av->dgid, sizeof(rc->daddr));
+	rc->v6 = !ipv6_addr_v4mapped(&rc->daddr);
+	if (rc->v6 == ipv6_addr_v4mapped(&rc->saddr))
+		return -EAFNOSUPPORT;
+	fl = av->flow_label;
+	rc->sport = rdma_get_udp_sport(fl, qp->qpn, qp->attr.dest_qp_num);
+	rc->tos = av->traffic_class;
+	rc->hop_limit = av->hop_limit ?: 64;
+	rc->mtu = 256u << (qp->attr.path_mtu - 1);
+	dst_cache_reset(&rc->dst);
+	return 0;
+}
+
+/*
+ * An skb for @h's headers and @h->payload_len bytes, with the payload's
+ * place in *@payload: the headers written, the pad zeroed, the ICRC left
+ * for softcm_rc_xmit().
+ */
+struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
+				u8 **payload, gfp_t gfp)
+{
+	unsigned int pad = -h->payload_len & 3;
+	const struct softcm_ib_op *op = softcm_ib_op(h->opcode);
+	struct sk_buff *skb;
+	unsigned int len;
+	u8 *bth;
+
+	len = op->hdr_len + h->payload_len + pad + SOFTCM_IB_ICRC;
+	skb = alloc_skb(RC_HEADROOM + len, gfp);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, RC_HEADROOM);
+	bth = skb_put(skb, len);
+	h->pkey = 0xffff;
+	h->dqpn = qp->attr.dest_qp_num;
+	softcm_ib_build(bth, op->hdr_len, h);
+	*payload = bth + op->hdr_len;
+	memset(*payload + h->payload_len, 0, pad);
+	return skb;
+}
+
+static struct dst_entry *route4(struct softcm_qp *qp, __be32 *saddr)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct rtable *rt;
+	struct flowi4 fl4 = {
+		.flowi4_tos = rc->tos & ~INET_ECN_MASK,
+		.flowi4_proto = IPPROTO_UDP,
+		.daddr = rc->daddr.s6_addr32[3],
+		.saddr = rc->saddr.s6_addr32[3],
+	};
+
+	*saddr = fl4.saddr;
+	rt = dst_cache_get_ip4(&rc->dst, saddr);
+	if (rt)
+		return &rt->dst;
+	rt = ip_route_output_key(qp->sn->net, &fl4);
+	if (IS_ERR(rt))
+		return ERR_CAST(rt);
+	*saddr = fl4.saddr;
+	dst_cache_set_ip4(&rc->dst, &rt->dst, fl4.saddr);
+	return &rt->dst;
+}
+
+static int xmit4(struct softcm_qp *qp, struct sk_buff *skb)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct dst_entry *dst;
+	struct udphdr *udph;
+	struct iphdr *iph;
+	__be32 saddr;
+	u8 *bth = skb->data;
+	unsigned int len = skb->len;
+
+	dst = route4(qp, &saddr);
+	if (IS_ERR(dst)) {
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+	udph = skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph->source = htons(rc->sport);
+	udph->dest = htons(softcm_udp_port);
+	udph->len = htons(sizeof(*udph) + len);
+	udph->check = 0;
+
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = IPVERSION;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = rc->tos;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = rc->hop_limit;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = rc->daddr.s6_addr32[3];
+	__ip_select_ident(qp->sn->net, iph, 1);
+	put_unaligned_le32(softcm_icrc((u8 *)iph, false, (u8 *)udph, bth,
+				       len - SOFTCM_IB_ICRC),
+			   bth + len - SOFTCM_IB_ICRC);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, dst);
+	return ip_local_out(qp->sn->net, NULL, skb);
+}
+
+static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct softcm_rc *rc = &qp->rc;
+	struct flowi6 fl6 = {
+		.flowi6_proto = IPPROTO_UDP,
+		.daddr = rc->daddr,
+		.saddr = rc->saddr,
+	};
+	struct dst_entry *dst;
+	struct ipv6hdr *ip6h;
+	struct udphdr *udph;
+	u8 *bth = skb->data;
+	unsigned int len = skb->len;
+
+	dst = dst_cache_get_ip6(&rc->dst, &fl6.saddr);
+	if (!dst) {
+		dst = ipv6_stub->ipv6_dst_lookup_flow(qp->sn->net, NULL, &fl6, NULL);
+		if (IS_ERR(dst)) {
+			kfree_skb(skb);
+			return PTR_ERR(dst);
+		}
+		dst_cache_set_ip6(&rc->dst, dst, &fl6.saddr);
+	}
+	udph = skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph->source = htons(rc->sport);
+	udph->dest = htons(softcm_udp_port);
+	udph->len = htons(sizeof(*udph) + len);
+	udph->check = 0;
+
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	/* flow label 0 on the wire, as rxe */
+	ip6_flow_hdr(ip6h, rc->tos, 0);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = rc->hop_limit;
+	ip6h->saddr = fl6.saddr;
+	ip6h->daddr = rc->daddr;
+	put_unaligned_le32(softcm_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
+				       len - SOFTCM_IB_ICRC),
+			   bth + len - SOFTCM_IB_ICRC);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb->protocol = htons(ETH_P_IPV6);
+	skb_dst_set(skb, dst);
+	return ip6_local_out(qp->sn->net, NULL, skb);
+#else
+	kfree_skb(skb);
+	return -EAFNOSUPPORT;
+#endif
+}
+
+/*
+ * Send @skb (from softcm_rc_alloc()) to @qp's peer.  With BH disabled
+ * (the route cache is per CPU) and no lock held: the stack may loop the
+ * packet back into our own receive on this CPU.
+ */
+int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
+{
+	int ret;
+
+	lockdep_assert_in_softirq();
+	ret = qp->rc.v6 ? xmit6(qp, skb) : xmit4(qp, skb);
+	/* a macro that reads its argument twice */
+	ret = net_xmit_eval(ret);
+	if (ret)
+		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
+	return ret;
+}
+
+/* An ACK or NAK the responder decided, @h's opcode, PSN and AETH set. */
+void softcm_rc_send_ack(struct softcm_qp *qp, struct softcm_ib_hdr *h)
+{
+	struct sk_buff *skb;
+	u8 *payload;
+
+	h->payload_len = 0;
+	skb = softcm_rc_alloc(qp, h, &payload, GFP_ATOMIC);
+	if (!skb) {
+		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM);
+		return;
+	}
+	softcm_rc_xmit(qp, skb);
+}

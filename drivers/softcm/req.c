@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RC requester: the send WRs the send queue's consumer took (qp.c,
+ * sq_take()) become packets of at most the path MTU, FIRST/MIDDLE/LAST
+ * or ONLY, with consecutive PSNs given at take time, so that a WR's
+ * PSNs never change when it is sent again.  One work item per QP sends
+ * them, SOFTCM_RC_BATCH packets per run and no more than
+ * SOFTCM_RC_WINDOW PSNs ahead of the oldest unacknowledged one; each
+ * packet is decided under the QP's lock and built and sent outside it.
+ * The completer (comp.c) and the timer here move the send position back
+ * (go-back-N) and queue the work again.
+ *
+ * The timer is the retransmission timer (4.096 us * 2^timeout, rxe's
+ * and the IBTA's), or, after an RNR NAK, the wait the NAK asked for.
+ * Both run under the QP's lock and only queue the work.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "core.h"
+#include "cq.h"
+#include "ibhdr.h"
+#include "netns.h"
+#include "mr.h"
+#include "psn.h"
+#include "qp.h"
+#include "rc.h"
+#include "stats.h"
+
+struct req_pkt {
+	struct softcm_ib_hdr h;
+	u32 wqe;
+	u32 off;
+};
+
+static struct softcm_sq_wqe *shadow(struct softcm_qp *qp, u32 i)
+{
+	return (struct softcm_sq_wqe *)(qp->rc.shadow +
+					(size_t)(i & (qp->sq_entries - 1)) * qp->sq_stride);
+}
+
+static struct softcm_swqe *swqe(struct softcm_qp *qp, u32 i)
+{
+	return &qp->rc.swqe[i & (qp->sq_entries - 1)];
+}
+
+static unsigned long rc_timeout(const struct softcm_qp *qp)
+{
+	return nsecs_to_jiffies(4096ULL << qp->attr.timeout) + 1;
+}
+
+/* Start, or restart, the retransmission timer; timeout 0 means none. */
+void softcm_rc_arm(struct softcm_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->attr.timeout && !qp->rc.rnr_wait)
+		mod_timer(&qp->rc.timer, jiffies + rc_timeout(qp));
+}
+
+void softcm_rc_queued(struct softcm_qp *qp)
+{
+	queue_work(softcm_workqueue(), &qp->rc.work);
+}
+
+/*
+ * Send again from @psn, one of the PSNs outstanding: the WR it belongs
+ * to and the byte of it that packet began with.
+ */
+void softcm_rc_go_back(struct softcm_qp *qp, u32 psn)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_swqe *s;
+	u32 i, d;
+
+	lockdep_assert_held(&qp->lock);
+	for (i = qp->sq_cons; i != rc->sq_next; i++) {
+		s = swqe(qp, i);
+		d = softcm_psn_diff(psn, s->first_psn);
+		if (d < s->npkts) {
+			rc->req_wqe = i;
+			rc->req_off = d * rc->mtu;
+			rc->psn = psn;
+			rc->noack = 0;
+			return;
+		}
+	}
+}
+
+/* The WR at sq_cons fails with @status; the QP goes to ERR. */
+void softcm_rc_complete_err(struct softcm_qp *qp, u32 status)
+{
+	struct softcm_sq_wqe *w;
+	struct softcm_wc wc = {
+		.status = status,
+		.qp_num = qp->qpn,
+		.port_num = SOFTCM_PORT_NUM,
+	};
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->sq_cons != qp->rc.sq_next) {
+		w = shadow(qp, qp->sq_cons);
+		wc.wr_id = w->wr.wr_id;
+		wc.opcode = softcm_wc_opcode(w->wr.opcode);
+		/* an error completes, signalled or not */
+		softcm_cq_push(qp->scq, &wc, true);
+		qp->sq_cons++;
+		/* Pairs with the user's acquire of sq_cons: the slot is free. */
+		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
+	}
+	softcm_qp_set_err_locked(qp);
+}
+
+/* ERR: the WRs taken and not completed are flushed, oldest first. */
+void softcm_rc_flush_sq(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_sq_wqe *w;
+	struct softcm_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->qpn,
+		.port_num = SOFTCM_PORT_NUM,
+	};
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->type != IB_QPT_RC)
+		return;
+	del_timer(&rc->timer);
+	rc->rnr_wait = false;
+	while (qp->sq_cons != rc->sq_next) {
+		w = shadow(qp, qp->sq_cons);
+		wc.wr_id = w->wr.wr_id;
+		wc.opcode = softcm_wc_opcode(w->wr.opcode);
+		softcm_cq_push(qp->scq, &wc, true);
+		qp->sq_cons++;
+	}
+	/* Pairs with the user's acquire of sq_cons: the slots are free. */
+	smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
+	rc->req_wqe = rc->sq_next;
+	rc->req_off = 0;
+}
+
+/*
+ * Take the checked send WR copied at @w, at sq_next, for the requester:
+ * its copy and its PSNs.  false if the requester does not carry its
+ * opcode yet.
+ */
+bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
+		    const void *slot)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_sq_wqe *copy = shadow(qp, rc->sq_next);
+	const struct softcm_sge *sge;
+	struct softcm_swqe *s;
+	u64 len = 0;
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	switch (w->wr.opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	default:
+		return false;
+	}
+	/* the SGEs or inline bytes read once, after the checked WR */
+	memcpy(copy + 1, (const struct softcm_sq_wqe *)slot + 1, qp->sq_stride - sizeof(*w));
+	*copy = *w;
+	if (w->wr.send_flags & IB_SEND_INLINE) {
+		len = w->inline_len;
+	} else {
+		sge = (const struct softcm_sge *)(copy + 1);
+		for (i = 0; i < w->wr.num_sge; i++)
+			len += sge[i].length;
+	}
+	/* a message is at most 2^31 bytes (IBTA 9.7.2) */
+	if (len > (1U << 31))
+		return false;
+	s = swqe(qp, rc->sq_next);
+	s->len = len;
+	s->npkts = max_t(u32, 1, DIV_ROUND_UP(s->len, rc->mtu));
+	s->first_psn = rc->tail_psn;
+	rc->tail_psn = softcm_psn_add(rc->tail_psn, s->npkts);
+	rc->sq_next++;
+	return true;
+}
+
+static u8 write_opcode(bool first, bool last, bool imm)
+{
+	if (first && last)
+		return imm ? SOFTCM_IB_WRITE_ONLY_IMM : SOFTCM_IB_WRITE_ONLY;
+	if (first)
+		return SOFTCM_IB_WRITE_FIRST;
+	if (last)
+		return imm ? SOFTCM_IB_WRITE_LAST_IMM : SOFTCM_IB_WRITE_LAST;
+	return SOFTCM_IB_WRITE_MIDDLE;
+}
+
+static u8 send_opcode(bool first, bool last, bool imm)
+{
+	if (first && last)
+		return imm ? SOFTCM_IB_SEND_ONLY_IMM : SOFTCM_IB_SEND_ONLY;
+	if (first)
+		return SOFTCM_IB_SEND_FIRST;
+	if (last)
+		return imm ? SOFTCM_IB_SEND_LAST_IMM : SOFTCM_IB_SEND_LAST;
+	return SOFTCM_IB_SEND_MIDDLE;
+}
+
+/*
+ * The next packet to send, in @p, and the send position past it; false
+ * if there is none now (nothing to send, the window full, an RNR wait).
+ */
+static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
+{
+	struct softcm_rc *rc = &qp->rc;
+	const struct softcm_sq_wqe *w;
+	const struct softcm_swqe *s;
+	bool first, last, write;
+	u32 plen;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->dead || qp->state != IB_QPS_RTS || rc->rnr_wait || rc->req_wqe == rc->sq_next)
+		return false;
+	if (softcm_psn_diff(rc->psn, rc->una) >= SOFTCM_RC_WINDOW)
+		return false;
+	w = shadow(qp, rc->req_wqe);
+	s = swqe(qp, rc->req_wqe);
+	plen = min(rc->mtu, s->len - rc->req_off);
+	first = !rc->req_off;
+	last = rc->req_off + plen == s->len;
+	write = w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE ||
+		w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	memset(p, 0, sizeof(*p));
+	if (write) {
+		p->h.opcode = write_opcode(first, last,
+					   w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
+		/* the RETH on the first packet: where, and how much in all */
+		p->h.reth.va = w->wr.wr.rdma.remote_addr;
+		p->h.reth.rkey = w->wr.wr.rdma.rkey;
+		p->h.reth.len = s->len;
+	} else {
+		p->h.opcode = send_opcode(first, last,
+					  w->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM);
+	}
+	p->h.psn = rc->psn;
+	p->h.payload_len = plen;
+	p->h.imm = (__force __be32)w->wr.imm_data;
+	p->h.se = last && (w->wr.send_flags & IB_SEND_SOLICITED);
+	/* as rxe: on every message's last packet, and every 64 packets */
+	p->h.ackreq = last || ++rc->noack >= SOFTCM_RC_ACKREQ_EVERY;
+	if (p->h.ackreq)
+		rc->noack = 0;
+	p->wqe = rc->req_wqe;
+	p->off = rc->req_off;
+
+	rc->req_off += plen;
+	if (last) {
+		rc->req_wqe++;
+		rc->req_off = 0;
+	}
+	rc->psn = softcm_psn_add(rc->psn, 1);
+	if (softcm_psn_cmp(rc->psn, rc->max_psn) > 0)
+		rc->max_psn = rc->psn;
+	if (!timer_pending(&rc->timer))
+		softcm_rc_arm(qp);
+	return true;
+}
+
+/* Build and send @p, outside the lock; its payload from the WR's copy. */
+static void req_send(struct softcm_qp *qp, struct req_pkt *p)
+{
+	const struct softcm_sq_wqe *w = shadow(qp, p->wqe);
+	struct sk_buff *skb;
+	u8 *payload;
+	int ret = 0;
+
+	skb = softcm_rc_alloc(qp, &p->h, &payload, GFP_KERNEL);
+	if (!skb)
+		return;		/* as a loss: the timer sends it again */
+	if (w->wr.send_flags & IB_SEND_INLINE)
+		memcpy(payload, (const u8 *)(w + 1) + p->off, p->h.payload_len);
+	else if (p->h.payload_len)
+		ret = softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
+					 w->wr.num_sge, p->off, payload, p->h.payload_len,
+					 false);
+	if (ret) {
+		kfree_skb(skb);
+		spin_lock_bh(&qp->lock);
+		if (!qp->dead && qp->state == IB_QPS_RTS)
+			softcm_rc_complete_err(qp, IB_WC_LOC_PROT_ERR);
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	local_bh_disable();
+	softcm_rc_xmit(qp, skb);
+	local_bh_enable();
+}
+
+static void req_work(struct work_struct *work)
+{
+	struct softcm_qp *qp = container_of(work, struct softcm_qp, rc.work);
+	struct req_pkt p;
+	unsigned int n;
+	bool more;
+
+	if (!softcm_qp_enter(qp))
+		return;
+	for (n = 0; n < SOFTCM_RC_BATCH; n++) {
+		spin_lock_bh(&qp->lock);
+		more = req_next(qp, &p);
+		spin_unlock_bh(&qp->lock);
+		if (!more)
+			break;
+		req_send(qp, &p);
+	}
+	/* a long message: let the others of this CPU run between batches */
+	if (n == SOFTCM_RC_BATCH)
+		softcm_rc_queued(qp);
+	softcm_qp_leave(qp);
+}
+
+static void rc_timer(struct timer_list *t)
+{
+	struct softcm_qp *qp = container_of(t, struct softcm_qp, rc.timer);
+	struct softcm_rc *rc = &qp->rc;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->dead || qp->state != IB_QPS_RTS)
+		goto out_unlock;
+	if (rc->rnr_wait) {
+		rc->rnr_wait = false;
+		softcm_rc_arm(qp);
+		softcm_rc_queued(qp);
+		goto out_unlock;
+	}
+	if (rc->una == rc->max_psn)
+		goto out_unlock;
+	softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TIMEOUTS);
+	/* 7 is infinite, as rxe reads it (Documentation/protocol.rst) */
+	if (qp->attr.retry_cnt != 7) {
+		if (!rc->retry_left) {
+			softcm_rc_complete_err(qp, IB_WC_RETRY_EXC_ERR);
+			goto out_unlock;
+		}
+		rc->retry_left--;
+	}
+	softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_RETRANSMITS);
+	softcm_rc_go_back(qp, rc->una);
+	softcm_rc_arm(qp);
+	softcm_rc_queued(qp);
+out_unlock:
+	spin_unlock_bh(&qp->lock);
+}
+
+/*
+ * The state an RC QP enters: RTR fixes the responder's PSN and the
+ * path, RTS the requester's PSN.  Under the QP's lock, from qp.c's
+ * set_state(), after the receive queue's flush.
+ */
+void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->type != IB_QPT_RC || prev == next)
+		return;
+	switch (next) {
+	case IB_QPS_RTR:
+		rc->epsn = qp->attr.rq_psn;
+		rc->msn = 0;
+		rc->nak_sent = false;
+		rc->in_msg = 0;
+		/* a path the AV cannot give: no packet leaves, sends time out */
+		rc->path_ok = !softcm_rc_path_init(qp);
+		break;
+	case IB_QPS_RTS:
+		if (prev != IB_QPS_RTR)
+			break;
+		rc->psn = qp->attr.sq_psn;
+		rc->una = rc->psn;
+		rc->max_psn = rc->psn;
+		rc->tail_psn = rc->psn;
+		rc->sq_next = qp->sq_cons;
+		rc->req_wqe = qp->sq_cons;
+		rc->req_off = 0;
+		rc->noack = 0;
+		rc->retry_left = qp->attr.retry_cnt;
+		rc->rnr_left = qp->attr.rnr_retry;
+		rc->rnr_wait = false;
+		break;
+	case IB_QPS_ERR:
+		softcm_rc_flush_sq(qp);
+		break;
+	case IB_QPS_RESET:
+		del_timer(&rc->timer);
+		rc->sq_next = qp->sq_cons;
+		rc->req_wqe = qp->sq_cons;
+		break;
+	}
+}
+
+int softcm_rc_init(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+	int ret;
+
+	rc->shadow = kvzalloc(array_size(qp->sq_entries, qp->sq_stride), GFP_KERNEL_ACCOUNT);
+	rc->swqe = kvcalloc(qp->sq_entries, sizeof(*rc->swqe), GFP_KERNEL_ACCOUNT);
+	if (!rc->shadow || !rc->swqe) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = dst_cache_init(&rc->dst, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto err_free;
+	timer_setup(&rc->timer, rc_timer, 0);
+	INIT_WORK(&rc->work, req_work);
+	return 0;
+
+err_free:
+	kvfree(rc->swqe);
+	kvfree(rc->shadow);
+	return ret;
+}
+
+/* After qp_quiesce(): the QP is dead, nothing queues the work or arms the timer. */
+void softcm_rc_shutdown(struct softcm_qp *qp)
+{
+	timer_shutdown_sync(&qp->rc.timer);
+	cancel_work_sync(&qp->rc.work);
+}
+
+void softcm_rc_uninit(struct softcm_qp *qp)
+{
+	dst_cache_destroy(&qp->rc.dst);
+	kvfree(qp->rc.swqe);
+	kvfree(qp->rc.shadow);
+}

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The RC data path between two softcm QPs, through the library's verbs:
+ * QPs connected by hand (MODIFY_QP with each other's QPN, GID and PSNs,
+ * no CM), across two namespaces joined by a veth and within one
+ * namespace, moving patterns of every size that matters to segmentation
+ * at the path MTU (1024 on a veth of MTU 1500): 0, 1, MTU-1, MTU, MTU+1,
+ * 64 KiB and 4 MiB, as SEND, SEND with immediate, RDMA WRITE and WRITE
+ * with immediate.  Every byte is
+ * checked, and the byte after the message left alone; every completion
+ * field both sides read is checked.  Also: the PSN wrap, unsignalled
+ * sends, and a receiver that posts late (RNR NAK, then the retry that
+ * succeeds; and with rnr_retry 0, the RNR_RETRY_EXC_ERR that ends it);
+ * and each remote access violation of a WRITE (rkey, bounds, access,
+ * PD): REM_ACCESS_ERR for the requester, the responder's QP in ERR, the
+ * region untouched, the refusal counted.
+ *
+ *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
+ */
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <linux/softcm.h>
+
+#include "kselftest_harness.h"
+#include "vm_helpers.h"
+#include "topo_helpers.h"
+
+TOPO_NAMESPACES("rc-a rc-b")
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in rc-a rc-b; do ip netns add $n; ip -n $n link set lo up; done\n"
+	"ip link add ra netns rc-a type veth peer name rb netns rc-b\n"
+	"ip -n rc-a addr add 10.29.0.1/24 dev ra\n"
+	"ip -n rc-b addr add 10.29.0.2/24 dev rb\n"
+	"ip -n rc-a link set ra up\n"
+	"ip -n rc-b link set rb up\n";
+
+#define WAIT_MS		30000
+#define MTU		1024
+#define BIG		(4 << 20)
+#define BUF		(BIG + 4096)
+#define QP_WR		64
+
+struct ep {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	unsigned char *buf;	/* BUF bytes: the first half sends, all of it receives */
+	int gid_index;
+};
+
+/* The device of namespace @name, through the library: its file is opened there. */
+static struct ibv_context *open_dev_in(const char *name, int home)
+{
+	struct ibv_context *ctx = NULL;
+	struct ibv_device **list;
+	int ns = netns_open(name), n;
+
+	if (ns < 0 || netns_enter(ns))
+		return NULL;
+	list = ibv_get_device_list(&n);
+	if (list && n == 1)
+		ctx = ibv_open_device(list[0]);
+	if (list)
+		ibv_free_device_list(list);
+	netns_enter(home);
+	close(ns);
+	return ctx;
+}
+
+/* The GID table's index of IPv4 address @ip (v4-mapped); -1 if none. */
+static int gid_index_of(struct ibv_context *ctx, const char *ip)
+{
+	union ibv_gid gid, want = { 0 };
+
+	want.raw[10] = 0xff;
+	want.raw[11] = 0xff;
+	inet_pton(AF_INET, ip, &want.raw[12]);
+	for (int i = 0; i < 32; i++) {
+		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
+			return i;
+	}
+	return -1;
+}
+
+static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
+{
+	struct ibv_qp_init_attr a = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = QP_WR, .max_recv_wr = QP_WR, .max_send_sge = 2,
+			 .max_recv_sge = 2 },
+	};
+
+	memset(e, 0, sizeof(*e));
+	e->ctx = open_dev_in(ns, home);
+	if (!e->ctx)
+		return -1;
+	e->gid_index = gid_index_of(e->ctx, ip);
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->scq = ibv_create_cq(e->ctx, 2 * QP_WR, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(e->ctx, 2 * QP_WR, NULL, NULL, 0);
+	if (e->gid_index < 0 || !e->pd || !e->scq || !e->rcq)
+		return -1;
+	a.send_cq = e->scq;
+	a.recv_cq = e->rcq;
+	e->qp = ibv_create_qp(e->pd, &a);
+	e->buf = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!e->qp || e->buf == MAP_FAILED)
+		return -1;
+	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	return e->mr ? 0 : -1;
+}
+
+static void ep_free(struct ep *e)
+{
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->scq)
+		ibv_destroy_cq(e->scq);
+	if (e->rcq)
+		ibv_destroy_cq(e->rcq);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+	if (e->buf && e->buf != MAP_FAILED)
+		munmap(e->buf, BUF);
+}
+
+struct path {
+	uint32_t sq_psn;	/* of this side; the peer's rq_psn */
+	uint8_t min_rnr_timer;	/* this side's, as responder */
+	uint8_t rnr_retry;	/* this side's, as requester */
+};
+
+/* @e to RTS, connected to @peer. */
+static int ep_connect(struct ep *e, const struct ep *peer, const struct path *mine,
+		      const struct path *theirs)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = theirs->sq_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = mine->min_rnr_timer;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = e->gid_index;
+	if (ibv_query_gid(peer->ctx, 1, peer->gid_index, &a.ah_attr.grh.dgid))
+		return -1;
+	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = mine->sq_psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = mine->rnr_retry;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Poll @cq until @n completions are in @wc, or WAIT_MS pass; how many came. */
+static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	long end = topo_now_ms() + WAIT_MS;
+	int got = 0, r;
+
+	while (got < n && topo_now_ms() < end) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (!r)
+			usleep(200);
+	}
+	return got;
+}
+
+static int post_recv(struct ep *e, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)e->buf + off, .length = len, .lkey = e->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(e->qp, &wr, &bad);
+}
+
+static int post_send(struct ep *e, uint64_t wr_id, uint32_t len, bool imm, bool signaled)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)e->buf, .length = len, .lkey = e->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
+		.imm_data = htonl(0x12345600 | (len & 0xff)),
+	}, *bad;
+
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static void pattern(unsigned char *p, uint32_t len, unsigned int seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * 7 + seed + (i >> 10));
+}
+
+/*
+ * A SEND of @len bytes from @s to @r, checked: the send's completion,
+ * the receive's, every byte and the byte after them.
+ */
+static void send_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+		     uint32_t len, bool imm, unsigned int seed)
+{
+	struct ibv_wc wc;
+
+	pattern(s->buf, len, seed);
+	memset(r->buf, 0xee, len + 1);
+	ASSERT_EQ(0, post_recv(r, 1000 + seed, 0, BUF));
+	ASSERT_EQ(0, post_send(s, 2000 + seed, len, imm, true));
+
+	ASSERT_EQ(1, poll_n(s->scq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(2000 + seed, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+	EXPECT_EQ(s->qp->qp_num, wc.qp_num);
+
+	ASSERT_EQ(1, poll_n(r->rcq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1000 + seed, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+	EXPECT_EQ(len, wc.byte_len);
+	EXPECT_EQ(r->qp->qp_num, wc.qp_num);
+	EXPECT_EQ(s->qp->qp_num, wc.src_qp);
+	if (imm) {
+		EXPECT_EQ(IBV_WC_WITH_IMM, wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_EQ(htonl(0x12345600 | (len & 0xff)), wc.imm_data);
+	} else {
+		EXPECT_EQ(0, wc.wc_flags & IBV_WC_WITH_IMM);
+	}
+	EXPECT_EQ(0, memcmp(s->buf, r->buf, len));
+	EXPECT_EQ(0xee, r->buf[len]);
+}
+
+/*
+ * An RDMA WRITE of @len bytes from @s into @r's buffer at @off, checked;
+ * with @imm, the receive it consumes too.
+ */
+static void write_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+		      uint32_t len, bool imm, unsigned int seed)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 3000 + seed, .sg_list = &sge, .num_sge = 1,
+		.opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabc00000 | len),
+		.wr.rdma = { .remote_addr = (uintptr_t)r->buf + 8, .rkey = r->mr->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	pattern(s->buf, len, seed);
+	memset(r->buf, 0xee, len + 16);
+	if (imm)
+		ASSERT_EQ(0, post_recv(r, 4000 + seed, 0, 0));
+	ASSERT_EQ(0, ibv_post_send(s->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(s->scq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(3000 + seed, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+	EXPECT_EQ(s->qp->qp_num, wc.qp_num);
+	if (imm) {
+		ASSERT_EQ(1, poll_n(r->rcq, &wc, 1));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(4000 + seed, wc.wr_id);
+		EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+		EXPECT_EQ(len, wc.byte_len);
+		EXPECT_EQ(IBV_WC_WITH_IMM, wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_EQ(htonl(0xabc00000 | len), wc.imm_data);
+		EXPECT_EQ(s->qp->qp_num, wc.src_qp);
+	}
+	EXPECT_EQ(0xee, r->buf[7]);
+	EXPECT_EQ(0, memcmp(s->buf, r->buf + 8, len));
+	EXPECT_EQ(0xee, r->buf[8 + len]);
+}
+
+static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 65536, BIG };
+
+FIXTURE(rc) {
+	int home;
+	struct ep a, b;
+};
+
+FIXTURE_SETUP(rc)
+{
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	if (access("/run/netns/rc-a", F_OK))
+		ASSERT_EQ(0, system(setup_cmds));
+	self->home = netns_self();
+	ASSERT_LE(0, self->home);
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	ep_free(&self->a);
+	ep_free(&self->b);
+	close(self->home);
+}
+
+/* Two QPs, @a in rc-a and @b in rc-b (or rc-a too, with @one_ns), connected. */
+static void pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self, bool one_ns,
+		 const struct path *pa, const struct path *pb)
+{
+	ASSERT_EQ(0, ep_make(&self->a, "rc-a", "10.29.0.1", self->home));
+	ASSERT_EQ(0, ep_make(&self->b, one_ns ? "rc-a" : "rc-b",
+			     one_ns ? "10.29.0.1" : "10.29.0.2", self->home));
+	ASSERT_EQ(0, ep_connect(&self->a, &self->b, pa, pb));
+	ASSERT_EQ(0, ep_connect(&self->b, &self->a, pb, pa));
+}
+
+static void all_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
+{
+	unsigned int seed = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		send_one(_metadata, &self->a, &self->b, sizes[i], false, seed++);
+		send_one(_metadata, &self->a, &self->b, sizes[i], true, seed++);
+		/* and back */
+		send_one(_metadata, &self->b, &self->a, sizes[i], i & 1, seed++);
+	}
+}
+
+TEST_F(rc, send_sizes_across_namespaces)
+{
+	const struct path pa = { .sq_psn = 0x100, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 0x777777, .min_rnr_timer = 1, .rnr_retry = 7 };
+
+	pair(_metadata, self, false, &pa, &pb);
+	all_sizes(_metadata, self);
+}
+
+TEST_F(rc, send_sizes_within_one_namespace)
+{
+	const struct path pa = { .sq_psn = 1, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 2, .min_rnr_timer = 1, .rnr_retry = 7 };
+
+	pair(_metadata, self, true, &pa, &pb);
+	all_sizes(_metadata, self);
+}
+
+TEST_F(rc, write_sizes_across_namespaces)
+{
+	const struct path pa = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 3, .min_rnr_timer = 1, .rnr_retry = 7 };
+	unsigned int seed = 0;
+
+	pair(_metadata, self, false, &pa, &pb);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		write_one(_metadata, &self->a, &self->b, sizes[i], false, seed++);
+		write_one(_metadata, &self->a, &self->b, sizes[i], true, seed++);
+		write_one(_metadata, &self->b, &self->a, sizes[i], i & 1, seed++);
+	}
+}
+
+/*
+ * Each way a WRITE may not touch the region: an rkey that names nothing,
+ * a range past the region's end, a region without remote write access,
+ * a region of another PD.  The requester's WR completes with
+ * REM_ACCESS_ERR, both QPs end in ERR, no byte of the responder's memory
+ * changes, and the responder's namespace counts the refusal.
+ */
+TEST_F(rc, write_access_violations)
+{
+	const struct path p = { .sq_psn = 77, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int nsb = netns_open("rc-b"), st;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	for (int v = 0; v < 4; v++) {
+		struct ibv_qp_init_attr init;
+		struct ibv_qp_attr attr;
+		struct ibv_pd *pd2 = NULL;
+		struct ibv_mr *mr = NULL;
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { 0 }, *bad;
+		struct ibv_wc wc;
+		long long before;
+
+		pair(_metadata, self, false, &p, &p);
+		memset(self->b.buf, 0x5a, 4096);
+		wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+		wr.wr.rdma.rkey = self->b.mr->rkey;
+		switch (v) {
+		case 0:		/* no such rkey */
+			wr.wr.rdma.rkey = self->b.mr->rkey ^ 0x5500;
+			break;
+		case 1:		/* past the end */
+			wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + BUF - 100;
+			break;
+		case 2:		/* no remote write */
+			mr = ibv_reg_mr(self->b.pd, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+			ASSERT_NE(NULL, mr);
+			wr.wr.rdma.rkey = mr->rkey;
+			break;
+		case 3:		/* another PD's region */
+			pd2 = ibv_alloc_pd(self->b.ctx);
+			ASSERT_NE(NULL, pd2);
+			mr = ibv_reg_mr(pd2, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+			ASSERT_NE(NULL, mr);
+			wr.wr.rdma.rkey = mr->rkey;
+			break;
+		}
+		before = stats_get(st, "drop_access");
+		pattern(self->a.buf, 200, v);
+		sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 200,
+					.lkey = self->a.mr->lkey };
+		wr.wr_id = 50 + v;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		ASSERT_EQ(1, poll_n(self->a.scq, &wc, 1));
+		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status) TH_LOG("case %d: %s", v,
+								  ibv_wc_status_str(wc.status));
+		EXPECT_EQ(50 + v, wc.wr_id);
+		ASSERT_EQ(0, ibv_query_qp(self->a.qp, &attr, IBV_QP_STATE, &init));
+		EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+		ASSERT_EQ(0, ibv_query_qp(self->b.qp, &attr, IBV_QP_STATE, &init));
+		EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+		for (int i = 0; i < 4096; i++)
+			if (self->b.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->b.buf[i]) TH_LOG("case %d byte %d", v, i);
+				break;
+			}
+		EXPECT_EQ(before + 1, stats_get(st, "drop_access")) TH_LOG("case %d", v);
+		if (mr)
+			ibv_dereg_mr(mr);
+		if (pd2)
+			ibv_dealloc_pd(pd2);
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(st);
+	close(nsb);
+}
+
+/* 64 KiB messages from 2^24 - 20: their PSNs wrap to 0 mid-message. */
+TEST_F(rc, psn_wraps_mid_message)
+{
+	const struct path pa = { .sq_psn = 0xffffec, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 0xfffffe, .min_rnr_timer = 1, .rnr_retry = 7 };
+
+	pair(_metadata, self, false, &pa, &pb);
+	for (unsigned int i = 0; i < 3; i++) {
+		send_one(_metadata, &self->a, &self->b, 65536, i & 1, i);
+		send_one(_metadata, &self->b, &self->a, MTU + 1, true, 10 + i);
+	}
+}
+
+/* Only signalled sends complete; every receive does, in order. */
+TEST_F(rc, unsignaled_sends)
+{
+	const struct path p = { .sq_psn = 5, .min_rnr_timer = 1, .rnr_retry = 7 };
+	struct ibv_wc wc[4];
+
+	pair(_metadata, self, false, &p, &p);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_recv(&self->b, 100 + i, i * 4096, 4096));
+	pattern(self->a.buf, 3 * 4096, 3);
+	for (int i = 0; i < 3; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)self->a.buf + i * 4096, .length = 4096,
+			.lkey = self->a.mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = 200 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = i == 2 ? IBV_SEND_SIGNALED : 0,
+		}, *bad;
+
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	}
+	ASSERT_EQ(3, poll_n(self->b.rcq, wc, 3));
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(100 + i, wc[i].wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(4096, wc[i].byte_len);
+	}
+	ASSERT_EQ(1, poll_n(self->a.scq, wc, 1));
+	EXPECT_EQ(202, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	usleep(100 * 1000);
+	EXPECT_EQ(0, ibv_poll_cq(self->a.scq, 4, wc));
+	EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, 3 * 4096));
+}
+
+/*
+ * A receive posted late: the SEND meets an RNR NAK (min_rnr_timer 1,
+ * 0.01 ms) and is retried until the receive is there.
+ */
+TEST_F(rc, rnr_then_success)
+{
+	const struct path p = { .sq_psn = 9, .min_rnr_timer = 1, .rnr_retry = 7 };
+	struct ibv_wc wc;
+
+	pair(_metadata, self, false, &p, &p);
+	pattern(self->a.buf, 3000, 1);
+	ASSERT_EQ(0, post_send(&self->a, 7, 3000, true, true));
+	usleep(50 * 1000);
+	EXPECT_EQ(0, ibv_poll_cq(self->a.scq, 1, &wc));
+	ASSERT_EQ(0, post_recv(&self->b, 8, 0, BUF));
+	ASSERT_EQ(1, poll_n(self->a.scq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(7, wc.wr_id);
+	ASSERT_EQ(1, poll_n(self->b.rcq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(8, wc.wr_id);
+	EXPECT_EQ(3000, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, 3000));
+}
+
+/*
+ * No receive and rnr_retry 0: the first RNR NAK ends the SEND with
+ * RNR_RETRY_EXC_ERR, the QP goes to ERR and a later send is flushed.
+ */
+TEST_F(rc, rnr_retry_exceeded)
+{
+	const struct path p = { .sq_psn = 9, .min_rnr_timer = 1, .rnr_retry = 0 };
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct ibv_wc wc[2];
+
+	pair(_metadata, self, false, &p, &p);
+	ASSERT_EQ(0, post_send(&self->a, 7, 100, false, true));
+	ASSERT_EQ(1, poll_n(self->a.scq, wc, 1));
+	EXPECT_EQ(IBV_WC_RNR_RETRY_EXC_ERR, wc[0].status);
+	EXPECT_EQ(7, wc[0].wr_id);
+	ASSERT_EQ(0, ibv_query_qp(self->a.qp, &attr, IBV_QP_STATE, &init));
+	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+	ASSERT_EQ(0, post_send(&self->a, 8, 100, false, false));
+	ASSERT_EQ(1, poll_n(self->a.scq, wc, 1));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
+	EXPECT_EQ(8, wc[0].wr_id);
+}
+
+TEST_HARNESS_MAIN
