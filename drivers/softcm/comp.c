@@ -73,6 +73,9 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 	/* an ACK for packets sent before a go-back: resume after them */
 	if (softcm_psn_cmp(rc->psn, rc->una) < 0)
 		softcm_rc_go_back(qp, rc->una);
+	/* an RNR wait ends by its timer alone: req_next() waits for it */
+	if (rc->rnr_wait)
+		return;
 	if (rc->una == rc->max_psn)
 		del_timer(&rc->timer);
 	else

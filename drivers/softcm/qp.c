@@ -978,8 +978,9 @@ out_unlock:
 
 /*
  * Whether the send queue has a WR to take now (in RTS or ERR), *@cons its
- * index.  A producer index more than the ring ahead is a broken ring:
- * nothing in it can be taken, and the QP goes to ERR.
+ * index.  A producer index more than the ring ahead, or behind the WRs
+ * already taken, is a broken ring: nothing in it can be taken, and the
+ * QP goes to ERR.
  */
 static bool sq_ready(struct softcm_qp *qp, u32 *cons)
 {
@@ -993,7 +994,8 @@ static bool sq_ready(struct softcm_qp *qp, u32 *cons)
 		/* Pairs with the user's release of sq_prod: its slots first. */
 		prod = smp_load_acquire(&qp->upage->sq_prod);
 		ready = prod != *cons;
-		if (prod - qp->sq_cons > qp->sq_entries) {
+		if (prod - qp->sq_cons > qp->sq_entries ||
+		    prod - qp->sq_cons < *cons - qp->sq_cons) {
 			set_state(qp, IB_QPS_ERR);
 			ready = false;
 		}

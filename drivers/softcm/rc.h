@@ -43,13 +43,15 @@ struct softcm_swqe {
 #define SOFTCM_RC_ACKREQ_EVERY	64
 
 /*
- * A QP's RC state.  Everything but @work, @timer and @dst under the QP's
- * lock; the requester alone (one run of @work at a time) reads the
- * copies of WRs in [sq_cons, sq_next) outside it.
+ * A QP's RC state, and the copies of the WRs in [sq_cons, sq_next):
+ * everything but @work, @timer and @dst under the QP's lock.  An ACK, a
+ * flush or a reset retires a WR and frees its slot for the next one, so
+ * nothing reads a copy outside the lock.
  */
 struct softcm_rc {
 	/* the send queue: WRs taken (sq_cons <= done <= sq_next) */
 	u32 sq_next;
+	u32 epoch;			/* flushes and resets of the queue */
 	u8 *shadow;			/* sq_entries slots of sq_stride bytes */
 	struct softcm_swqe *swqe;	/* sq_entries */
 	/* requester */

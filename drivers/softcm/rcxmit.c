@@ -38,25 +38,34 @@
 
 /*
  * The path of @qp's AV, when it enters RTR: addresses, source port, MTU.
- * Under the QP's lock; the GID table's lock is a leaf under it.
+ * All of it or nothing: a failure leaves the path it had (and the caller
+ * marks it unusable).  Under the QP's lock; the GID table's lock is a
+ * leaf under it.
  */
 int softcm_rc_path_init(struct softcm_qp *qp)
 {
 	struct softcm_rc *rc = &qp->rc;
 	const struct softcm_ah_attr *av = &qp->attr.ah_attr;
+	struct in6_addr saddr, daddr;
+	int ifindex;
 	u8 sgid[16];
-	u32 fl;
+	bool v6;
 
 	lockdep_assert_held(&qp->lock);
-	if (!softcm_gid_get(qp->sn, av->sgid_index, sgid, &rc->ifindex))
+	if (!softcm_gid_get(qp->sn, av->sgid_index, sgid, &ifindex))
 		return -EADDRNOTAVAIL;
-	memcpy(&rc->saddr, sgid, sizeof(rc->saddr));
-	memcpy(&rc->daddr, av->dgid, sizeof(rc->daddr));
-	rc->v6 = !ipv6_addr_v4mapped(&rc->daddr);
-	if (rc->v6 == ipv6_addr_v4mapped(&rc->saddr))
+	memcpy(&saddr, sgid, sizeof(saddr));
+	memcpy(&daddr, av->dgid, sizeof(daddr));
+	v6 = !ipv6_addr_v4mapped(&daddr);
+	if (v6 == ipv6_addr_v4mapped(&saddr))
 		return -EAFNOSUPPORT;
-	fl = av->flow_label;
-	rc->sport = rdma_get_udp_sport(fl, qp->qpn, qp->attr.dest_qp_num);
+	if (qp->attr.path_mtu < IB_MTU_256 || qp->attr.path_mtu > IB_MTU_4096)
+		return -EINVAL;
+	rc->saddr = saddr;
+	rc->daddr = daddr;
+	rc->ifindex = ifindex;
+	rc->v6 = v6;
+	rc->sport = rdma_get_udp_sport(av->flow_label, qp->qpn, qp->attr.dest_qp_num);
 	rc->tos = av->traffic_class;
 	rc->hop_limit = av->hop_limit ?: 64;
 	rc->mtu = 256u << (qp->attr.path_mtu - 1);

@@ -33,6 +33,7 @@ struct req_pkt {
 	struct softcm_ib_hdr h;
 	u32 wqe;
 	u32 off;
+	u32 epoch;	/* the send queue's, when req_next() chose it */
 };
 
 static struct softcm_sq_wqe *shadow(struct softcm_qp *qp, u32 i)
@@ -157,6 +158,14 @@ bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	u32 i;
 
 	lockdep_assert_held(&qp->lock);
+	/*
+	 * No path (the AV's sgid went, or its family is not the dgid's):
+	 * nothing can be sent.  And never more WRs than the queue holds:
+	 * sq_ready() keeps the producer there, this keeps the shadow slots
+	 * of WRs in flight from being overwritten if it ever did not.
+	 */
+	if (!rc->path_ok || rc->sq_next - qp->sq_cons >= qp->sq_entries)
+		return false;
 	switch (w->wr.opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
@@ -229,6 +238,8 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 		return false;
 	w = shadow(qp, rc->req_wqe);
 	s = swqe(qp, rc->req_wqe);
+	if (WARN_ON_ONCE(rc->req_off > s->len))
+		return false;
 	plen = min(rc->mtu, s->len - rc->req_off);
 	first = !rc->req_off;
 	last = rc->req_off + plen == s->len;
@@ -256,6 +267,7 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 		rc->noack = 0;
 	p->wqe = rc->req_wqe;
 	p->off = rc->req_off;
+	p->epoch = rc->epoch;
 
 	rc->req_off += plen;
 	if (last) {
@@ -270,10 +282,33 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	return true;
 }
 
-/* Build and send @p, outside the lock; its payload from the WR's copy. */
+/*
+ * Whether @p's WR is still the one req_next() chose it from: not yet
+ * completed, and the queue not flushed or reset since (a slot is reused
+ * only then).  Its copy is then still in the shadow slot.
+ */
+static bool req_current(struct softcm_qp *qp, const struct req_pkt *p)
+{
+	struct softcm_rc *rc = &qp->rc;
+	const struct softcm_swqe *s;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->dead || qp->state != IB_QPS_RTS || rc->epoch != p->epoch ||
+	    p->wqe - qp->sq_cons >= rc->sq_next - qp->sq_cons)
+		return false;
+	s = swqe(qp, p->wqe);
+	return p->off <= s->len && s->len - p->off >= p->h.payload_len;
+}
+
+/*
+ * Build and send @p.  The skb is allocated outside the lock; the payload
+ * is copied from the WR's copy under it, because an ACK, a flush or a
+ * reset can retire the WR meanwhile and a later WR can take its slot;
+ * the packet is sent with no lock held.
+ */
 static void req_send(struct softcm_qp *qp, struct req_pkt *p)
 {
-	const struct softcm_sq_wqe *w = shadow(qp, p->wqe);
+	const struct softcm_sq_wqe *w;
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret = 0;
@@ -281,6 +316,13 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p)
 	skb = softcm_rc_alloc(qp, &p->h, &payload, GFP_KERNEL);
 	if (!skb)
 		return;		/* as a loss: the timer sends it again */
+	spin_lock_bh(&qp->lock);
+	if (!req_current(qp, p)) {
+		spin_unlock_bh(&qp->lock);
+		kfree_skb(skb);
+		return;
+	}
+	w = shadow(qp, p->wqe);
 	if (w->wr.send_flags & IB_SEND_INLINE)
 		memcpy(payload, (const u8 *)(w + 1) + p->off, p->h.payload_len);
 	else if (p->h.payload_len)
@@ -288,13 +330,12 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p)
 					 w->wr.num_sge, p->off, payload, p->h.payload_len,
 					 false);
 	if (ret) {
-		kfree_skb(skb);
-		spin_lock_bh(&qp->lock);
-		if (!qp->dead && qp->state == IB_QPS_RTS)
-			softcm_rc_complete_err(qp, IB_WC_LOC_PROT_ERR);
+		softcm_rc_complete_err(qp, IB_WC_LOC_PROT_ERR);
 		spin_unlock_bh(&qp->lock);
+		kfree_skb(skb);
 		return;
 	}
+	spin_unlock_bh(&qp->lock);
 	local_bh_disable();
 	softcm_rc_xmit(qp, skb);
 	local_bh_enable();
@@ -393,9 +434,11 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		rc->rnr_wait = false;
 		break;
 	case IB_QPS_ERR:
+		rc->epoch++;
 		softcm_rc_flush_sq(qp);
 		break;
 	case IB_QPS_RESET:
+		rc->epoch++;
 		del_timer(&rc->timer);
 		rc->sq_next = qp->sq_cons;
 		rc->req_wqe = qp->sq_cons;

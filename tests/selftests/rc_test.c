@@ -22,6 +22,7 @@
 #include <infiniband/verbs.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <linux/softcm.h>
 
@@ -573,6 +574,119 @@ TEST_F(rc, rnr_retry_exceeded)
 	ASSERT_EQ(1, poll_n(self->a.scq, wc, 1));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
 	EXPECT_EQ(8, wc[0].wr_id);
+}
+
+/*
+ * A send queue whose producer index the program moved back behind the
+ * WRs the kernel already took (here two SENDs to a silent address,
+ * waiting for their ACKs): a broken ring, like one more than the ring
+ * ahead.  DOORBELL returns at once and the QP goes to ERR with the two
+ * WRs flushed, instead of taking slot after slot until the index wraps.
+ */
+TEST_F(rc, producer_moved_back_breaks_only_its_qp)
+{
+	struct softcm_alloc_pd pd = { 0 };
+	struct softcm_create_cq cq = { .cqe = 16, .channel_fd = -1 };
+	struct softcm_create_qp q = { .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 16 } };
+	struct softcm_modify_qp m = { 0 };
+	struct softcm_doorbell db = { .flags = SOFTCM_DOORBELL_SQ };
+	struct softcm_poll_cq pc = { 0 };
+	struct softcm_wc wc[8];
+	struct softcm_qp_kpage *kp;
+	struct softcm_qp_upage *up;
+	struct softcm_sq_wqe *w;
+	struct ibv_context *ctx;
+	int fd, ns, sgid, i;
+
+	ctx = open_dev_in("rc-a", self->home);
+	ASSERT_NE(NULL, ctx);
+	sgid = gid_index_of(ctx, "10.29.0.1");
+	ibv_close_device(ctx);
+	ASSERT_LE(0, sgid);
+	ns = netns_open("rc-a");
+	ASSERT_LE(0, ns);
+	ASSERT_EQ(0, netns_enter(ns));
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_EQ(0, netns_enter(self->home));
+	close(ns);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_ALLOC_PD, &pd));
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_CREATE_CQ, &cq));
+	q.pd_handle = pd.handle;
+	q.send_cq_handle = cq.handle;
+	q.recv_cq_handle = cq.handle;
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_CREATE_QP, &q));
+
+	m.handle = q.handle;
+	m.attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	m.attr.qp_state = IBV_QPS_INIT;
+	m.attr.port_num = 1;
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m));
+	m.attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	m.attr.qp_state = IBV_QPS_RTR;
+	m.attr.path_mtu = IBV_MTU_1024;
+	m.attr.dest_qp_num = 0x99;
+	m.attr.max_dest_rd_atomic = 1;
+	m.attr.min_rnr_timer = 12;
+	m.attr.ah_attr.is_global = 1;
+	m.attr.ah_attr.port_num = 1;
+	m.attr.ah_attr.hop_limit = 64;
+	m.attr.ah_attr.sgid_index = sgid;
+	/* nobody there: the SENDs wait for ACKs that never come */
+	m.attr.ah_attr.dgid[10] = 0xff;
+	m.attr.ah_attr.dgid[11] = 0xff;
+	inet_pton(AF_INET, "10.29.0.99", &m.attr.ah_attr.dgid[12]);
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m));
+	m.attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	m.attr.qp_state = IBV_QPS_RTS;
+	m.attr.timeout = 14;
+	m.attr.retry_cnt = 7;	/* for ever */
+	m.attr.rnr_retry = 7;
+	m.attr.max_rd_atomic = 1;
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_MODIFY_QP, &m));
+
+	kp = mmap(NULL, q.kmap.size, PROT_READ, MAP_SHARED, fd, q.kmap.offset);
+	ASSERT_NE(MAP_FAILED, kp);
+	up = mmap(NULL, q.umap.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, q.umap.offset);
+	ASSERT_NE(MAP_FAILED, up);
+	for (i = 0; i < 2; i++) {
+		w = (struct softcm_sq_wqe *)((char *)up + q.sq.offset + i * q.sq.stride);
+		memset(w, 0, sizeof(*w));
+		w->wr.wr_id = 70 + i;
+		w->wr.opcode = IBV_WR_SEND;
+		w->wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+		w->inline_len = 16;
+		memset(w + 1, 0x5a, 16);
+	}
+	__atomic_store_n(&up->sq_prod, 2, __ATOMIC_RELEASE);
+	db.handle = q.handle;
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_DOORBELL, &db));
+	/* taken, not completed: no ACK comes */
+	pc.handle = cq.handle;
+	pc.wc = (uintptr_t)wc;
+	pc.ne = 8;
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_POLL_CQ, &pc));
+	EXPECT_EQ(0, pc.ne);
+	EXPECT_EQ(IBV_QPS_RTS, kp->state);
+
+	/* back to where the kernel's completions are */
+	__atomic_store_n(&up->sq_prod, 0, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_DOORBELL, &db));
+	EXPECT_EQ(IBV_QPS_ERR, kp->state);
+	pc.ne = 8;
+	ASSERT_EQ(0, ioctl(fd, SOFTCM_IOCTL_POLL_CQ, &pc));
+	ASSERT_EQ(2, pc.ne);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(70 + i, wc[i].wr_id);
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status);
+	}
+	munmap(kp, q.kmap.size);
+	munmap(up, q.umap.size);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -1036,7 +1036,8 @@ struct softcm_post {
  * never reads the slot again; it keeps its own indices in its own memory
  * and only mirrors them into kmap, and reads a user index as a count
  * bounded by the ring (a queue whose producer is more than entries ahead
- * of its consumer is broken: the QP goes to ERR).  What a program writes
+ * of its consumer, or behind the WRs the kernel already took, is broken:
+ * the QP goes to ERR).  What a program writes
  * into its own rings can only fail its own QPs and CQs.
  *
  * Send queue: at most cap.max_send_wr WRs between sq_cons and sq_prod.
