@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <linux/softcm.h>
 
@@ -115,6 +116,29 @@ static inline int poll_cq(int fd, __u32 h, struct softcm_wc *wc, __u32 ne)
 	int ret = vioctl(fd, SOFTCM_IOCTL_POLL_CQ, &c);
 
 	return ret ? ret : (int)c.ne;
+}
+
+/*
+ * Poll until @n completions are in @wc or @ms milliseconds have passed:
+ * for completions the data path writes after the call that caused them
+ * returned.  How many came, or -errno.
+ */
+static inline int poll_cq_wait(int fd, __u32 h, struct softcm_wc *wc, __u32 n, int ms)
+{
+	int got = 0, r;
+
+	while (got < (int)n) {
+		r = poll_cq(fd, h, wc + got, n - got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (!r) {
+			if (ms-- <= 0)
+				break;
+			usleep(1000);
+		}
+	}
+	return got;
 }
 
 static inline int modify_qp(int fd, __u32 h, __u32 mask, const struct softcm_qp_attr *a)
