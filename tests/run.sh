@@ -84,7 +84,8 @@ host_lane_b() {
 # stock's) for much of its run, and it runs alone for most of it: its
 # second guest boots when the stock run is over ($stock_done), dealt the
 # work the first one will not have reached by then (--head-start: the
-# budget's time of the stock chain).
+# budget's time of the stock run, about how long the first debug guest
+# has run alone when the stock chain ends).
 stock_done=$logs/stock-done
 vm_run() {
 	local shards=$SOFTCM_STOCK_SHARDS join=()
@@ -92,9 +93,7 @@ vm_run() {
 		shards=$SOFTCM_DEBUG_SHARDS
 		case " $kernels " in *" stock "*)
 			join=(--join-after "$stock_done" --head-start "$(awk '
-				$1 == "stage/vm-stock" { vm = $2 }
-				$1 ~ /^stage\// && $1 !~ /selfcheck|vm-/ { host += $2 }
-				END { print vm + int(host / 2) }' "$top/tests/vm/budget")") ;;
+				$1 == "stage/vm-stock" { print $2 }' "$top/tests/vm/budget")") ;;
 		esac
 	fi
 	"$top/tests/vm/run.sh" --kernel "$1" --counts "$COUNTS" \

@@ -180,7 +180,12 @@ static int ep_connect(struct ep *e, const struct ep *peer, const struct path *mi
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = mine->sq_psn;
-	a.timeout = 14;
+	/*
+	 * 67 ms, 8 times that on the debug kernel: there a window of
+	 * packets can take longer than 67 ms to be acknowledged, and each
+	 * early timeout sends the window again.
+	 */
+	a.timeout = 14 + softcm_slow_shift();
 	a.retry_cnt = 7;
 	a.rnr_retry = mine->rnr_retry;
 	a.max_rd_atomic = 1;
