@@ -9,8 +9,10 @@
 
 #include <kunit/visibility.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
 
 #include "compat.h"
@@ -33,6 +35,26 @@ static bool icrc_ok(struct sk_buff *skb, const u8 *bth, unsigned int len)
 	return softcm_icrc(skb_network_header(skb), ipv6, skb_transport_header(skb),
 			   bth, len - SOFTCM_IB_ICRC) ==
 	       get_unaligned_le32(bth + len - SOFTCM_IB_ICRC);
+}
+
+/*
+ * Whether @skb came from @qp's peer to @qp's own address.  The BTH names
+ * only the destination QP, and its PSN window is 2^23 wide: without this,
+ * any host that can reach the UDP port could feed a connected QP by
+ * guessing its QPN and PSN.  rxe checks the same (its check_addr()).
+ */
+static bool addr_ok(const struct softcm_qp *qp, const struct sk_buff *skb)
+{
+	const struct softcm_rc *rc = &qp->rc;
+
+	lockdep_assert_held(&qp->lock);
+	if (!rc->path_ok)
+		return false;
+	if (ip_hdr(skb)->version == 4)
+		return !rc->v6 && ip_hdr(skb)->saddr == rc->daddr.s6_addr32[3] &&
+		       ip_hdr(skb)->daddr == rc->saddr.s6_addr32[3];
+	return rc->v6 && ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &rc->daddr) &&
+	       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &rc->saddr);
 }
 
 /*
@@ -67,7 +89,16 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	if (!qp)
 		goto drop;
 	spin_lock(&qp->lock);
-	if (qp->type != IB_QPT_RC || !softcm_qp_enter_locked(qp)) {
+	if (qp->type != IB_QPT_RC) {
+		spin_unlock(&qp->lock);
+		goto drop;
+	}
+	if (!addr_ok(qp, skb)) {
+		spin_unlock(&qp->lock);
+		why = SOFTCM_STAT_DROP_ADDRESS;
+		goto drop;
+	}
+	if (!softcm_qp_enter_locked(qp)) {
 		spin_unlock(&qp->lock);
 		goto drop;
 	}

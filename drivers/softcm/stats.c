@@ -42,6 +42,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
 	[SOFTCM_STAT_RNR_NAKS_SENT] = "rnr_naks_sent",
 	[SOFTCM_STAT_DROP_ACCESS] = "drop_access",
+	[SOFTCM_STAT_DROP_ADDRESS] = "drop_address",
 };
 
 /*

@@ -46,6 +46,8 @@ enum softcm_stat {
 	SOFTCM_STAT_RNR_NAKS_SENT,
 	/* and RDMA requests refused by their rkey, bounds, PD or access */
 	SOFTCM_STAT_DROP_ACCESS,
+	/* RC packets from or to other addresses than their QP's path */
+	SOFTCM_STAT_DROP_ADDRESS,
 	SOFTCM_STAT_COUNT
 };
 

@@ -13,7 +13,8 @@
  * succeeds; and with rnr_retry 0, the RNR_RETRY_EXC_ERR that ends it);
  * and each remote access violation of a WRITE (rkey, bounds, access,
  * PD): REM_ACCESS_ERR for the requester, the responder's QP in ERR, the
- * region untouched, the refusal counted.
+ * region untouched, the refusal counted.  And a packet from an address
+ * that is not the QP's peer's: dropped, counted.
  *
  *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
  */
@@ -29,6 +30,7 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "wire_helpers.h"
 
 TOPO_NAMESPACES("rc-a rc-b")
 
@@ -692,6 +694,79 @@ TEST_F(rc, producer_moved_back_breaks_only_its_qp)
 	munmap(kp, q.kmap.size);
 	munmap(up, q.umap.size);
 	close(fd);
+}
+
+/*
+ * An RC SEND ONLY for @qpn at @psn with 16 bytes of @fill, from @src to
+ * 10.29.0.2 (rc-b), crafted and sent from rc-a: ICRC and every field
+ * right, so that only its source address can make it wrong.
+ */
+static int spoof_send(int nsa, int home, const char *src, uint32_t qpn, uint32_t psn,
+		      uint8_t fill)
+{
+	struct wire w;
+	uint8_t *bth = w.pkt + 28;
+	int ret;
+
+	wire_init(&w, src, "10.29.0.2", 0);
+	memset(bth, 0, WIRE_MAX);
+	w.paylen = 12 + 16 + 4;
+	bth[0] = 0x04;			/* RC SEND ONLY */
+	bth[2] = bth[3] = 0xff;		/* P_Key */
+	put32(bth + 4, qpn & 0xffffff);
+	put32(bth + 8, 0x80000000 | (psn & 0xffffff));	/* AckReq */
+	memset(bth + 12, fill, 16);
+	if (netns_enter(nsa))
+		return -errno;
+	ret = wire_send(&w, false);
+	if (netns_enter(home) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/*
+ * A packet for a connected QP from an address that is not its peer's is
+ * dropped and counted, though its QPN, PSN and ICRC are right: the BTH
+ * names only the destination QP, so without the address any host could
+ * feed the QP by guessing those.  The same packet from the peer's
+ * address lands, which shows the crafted packet is one the QP accepts.
+ */
+TEST_F(rc, packets_from_other_addresses_are_dropped)
+{
+	const struct path p = { .sq_psn = 0x4242, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int nsa = netns_open("rc-a"), nsb = netns_open("rc-b"), st;
+	struct ibv_wc wc;
+	long long before;
+
+	ASSERT_LE(0, nsa);
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	ASSERT_COUNTER(st, "drop_address");
+	pair(_metadata, self, false, &p, &p);
+	memset(self->b.buf, 0xee, 64);
+	ASSERT_EQ(0, post_recv(&self->b, 61, 0, BUF));
+
+	before = stats_get(st, "drop_address");
+	ASSERT_EQ(0, spoof_send(nsa, self->home, "10.29.0.9", self->b.qp->qp_num,
+				p.sq_psn, 0x33));
+	ASSERT_EQ(0, stats_wait_above(st, "drop_address", before, WAIT_MS));
+	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc));
+	EXPECT_EQ(0xee, self->b.buf[0]);
+
+	ASSERT_EQ(0, spoof_send(nsa, self->home, "10.29.0.1", self->b.qp->qp_num,
+				p.sq_psn, 0x44));
+	ASSERT_EQ(1, poll_n(self->b.rcq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(61, wc.wr_id);
+	EXPECT_EQ(16, wc.byte_len);
+	EXPECT_EQ(0x44, self->b.buf[0]);
+	EXPECT_EQ(0x44, self->b.buf[15]);
+	EXPECT_EQ(0xee, self->b.buf[16]);
+	EXPECT_EQ(before + 1, stats_get(st, "drop_address"));
+	close(st);
+	close(nsb);
+	close(nsa);
 }
 
 TEST_HARNESS_MAIN
