@@ -712,7 +712,8 @@ static int spoof_send(int nsa, int home, const char *src, uint32_t qpn, uint32_t
 	memset(bth, 0, WIRE_MAX);
 	w.paylen = 12 + 16 + 4;
 	bth[0] = 0x04;			/* RC SEND ONLY */
-	bth[2] = bth[3] = 0xff;		/* P_Key */
+	bth[2] = 0xff;			/* P_Key */
+	bth[3] = 0xff;
 	put32(bth + 4, qpn & 0xffffff);
 	put32(bth + 8, 0x80000000 | (psn & 0xffffff));	/* AckReq */
 	memset(bth + 12, fill, 16);
