@@ -21,6 +21,7 @@
 #include "qp.h"
 #include "rc.h"
 #include "stats.h"
+#include "trace.h"
 
 static struct softcm_sq_wqe *shadow(struct softcm_qp *qp, u32 i)
 {
@@ -142,7 +143,9 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 			softcm_rc_complete_err(qp, nak_status(softcm_aeth_value(syn)));
 			return;
 		}
-		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_RETRANSMITS);
+		softcm_rc_count(qp, SOFTCM_RC_RETRANSMITS, 1);
+		trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, h->psn, rc->una,
+					   SOFTCM_TRACE_RETRANSMIT_SEQ_NAK);
 		softcm_rc_go_back(qp, h->psn);
 		break;
 	}

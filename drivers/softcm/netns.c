@@ -20,6 +20,7 @@
 #include "listing.h"
 #include "mr.h"
 #include "netns.h"
+#include "rc.h"
 #include "stats.h"
 #include "transport.h"
 
@@ -209,6 +210,9 @@ static int __net_init softcm_net_init(struct net *net)
 	int i, ret;
 
 	sn->net = net;
+	ret = softcm_stats_init(&sn->stats);
+	if (ret)
+		return ret;
 	sn->max_backlog = SOFTCM_MAX_BACKLOG_DEFAULT;
 	sn->max_ids_per_file = SOFTCM_MAX_IDS_DEFAULT;
 	sn->cm_response_timeout = CM_RESPONSE_TIMEOUT_DEFAULT;
@@ -245,14 +249,19 @@ static int __net_init softcm_net_init(struct net *net)
 	ret = softcm_listing_proc_init(net);
 	if (ret)
 		goto err_uninit_stats;
-	ret = sysctl_register(sn);
+	ret = softcm_qps_proc_init(net);
 	if (ret)
 		goto err_uninit_listing;
+	ret = sysctl_register(sn);
+	if (ret)
+		goto err_uninit_qps;
 
 	WRITE_ONCE(sn->ready, true);
 	pr_debug("netns %u created\n", net->ns.inum);
 	return 0;
 
+err_uninit_qps:
+	softcm_qps_proc_uninit(net);
 err_uninit_listing:
 	softcm_listing_proc_uninit(net);
 err_uninit_stats:
@@ -263,6 +272,7 @@ err_uninit_transport:
 	softcm_mr_net_uninit(sn);
 	softcm_transport_net_uninit(sn);
 	softcm_ports_uninit(&sn->ports);
+	softcm_stats_uninit(&sn->stats);
 	return ret;
 }
 
@@ -272,6 +282,7 @@ static void __net_exit softcm_net_exit(struct net *net)
 
 	WRITE_ONCE(sn->ready, false);
 	sysctl_unregister(sn);
+	softcm_qps_proc_uninit(net);
 	softcm_listing_proc_uninit(net);
 	softcm_stats_proc_uninit(net);
 	/* Nothing arrives after this; then the connections in timewait go. */
@@ -286,6 +297,7 @@ static void __net_exit softcm_net_exit(struct net *net)
 	WARN_ON(!xa_empty(&sn->qpns));
 	xa_destroy(&sn->qpns);
 	softcm_ports_uninit(&sn->ports);
+	softcm_stats_uninit(&sn->stats);
 	pr_debug("netns %u destroyed\n", net->ns.inum);
 }
 

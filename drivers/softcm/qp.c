@@ -54,6 +54,7 @@
 #include "qp.h"
 #include "qpstate.h"
 #include "ring.h"
+#include "trace.h"
 #include "transport.h"
 #include "uobj.h"
 
@@ -231,6 +232,9 @@ static void set_state(struct softcm_qp *qp, u32 next)
 	lockdep_assert_held(&qp->lock);
 	qp->state = next;
 	WRITE_ONCE(qp->kpage->state, next);
+	if (prev != next)
+		trace_softcm_qp_state(qp->sn->net->ns.inum, qp->qpn,
+				      softcm_qp_state_name(prev), softcm_qp_state_name(next));
 	if (next == IB_QPS_ERR && prev != IB_QPS_ERR) {
 		/*
 		 * The state before rq_prod: a receive the user posts after

@@ -174,3 +174,16 @@ bool softcm_qpstate_is_ok(enum ib_qp_state cur, enum ib_qp_state next,
 	return !(mask & ~(req | opt | IB_QP_STATE));
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_qpstate_is_ok);
+
+/* As `rdma resource show qp` and rxe name them. */
+const char *softcm_qp_state_name(u32 state)
+{
+	static const char *const names[IB_QPS_ERR + 1] = {
+		[IB_QPS_RESET] = "RESET", [IB_QPS_INIT] = "INIT",
+		[IB_QPS_RTR] = "RTR", [IB_QPS_RTS] = "RTS", [IB_QPS_SQD] = "SQD",
+		[IB_QPS_SQE] = "SQE", [IB_QPS_ERR] = "ERR",
+	};
+
+	return state <= IB_QPS_ERR ? names[state] : "?";
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_qp_state_name);

@@ -17,5 +17,6 @@ u32 softcm_qpstate_required(enum ib_qp_state cur, enum ib_qp_state next,
 			    enum ib_qp_type type);
 u32 softcm_qpstate_optional(enum ib_qp_state cur, enum ib_qp_state next,
 			    enum ib_qp_type type);
+const char *softcm_qp_state_name(u32 state);
 
 #endif /* _SOFTCM_QPSTATE_H */

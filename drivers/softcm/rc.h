@@ -19,6 +19,7 @@
 #include <uapi/linux/softcm.h>
 
 #include "limits.h"
+#include "stats.h"
 
 struct sk_buff;
 struct softcm_ib_hdr;
@@ -92,6 +93,14 @@ struct softcm_rc {
 	u8 hop_limit;
 	u32 mtu;			/* bytes */
 	struct dst_cache dst;
+	atomic_long_t cnt[SOFTCM_RC_COUNTERS];	/* softcm_rc_count() */
+};
+
+/* Why the requester goes back: the softcm_rc_retransmit tracepoint's. */
+enum {
+	SOFTCM_TRACE_RETRANSMIT_TIMEOUT,
+	SOFTCM_TRACE_RETRANSMIT_SEQ_NAK,
+	SOFTCM_TRACE_RETRANSMIT_RNR,
 };
 
 int softcm_rc_init(struct softcm_qp *qp);
@@ -120,5 +129,11 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb);
 void softcm_rc_send_ack(struct softcm_qp *qp, struct softcm_ib_hdr *h);
 int softcm_rc_rcv_init(void);
 void softcm_rc_rcv_uninit(void);
+
+/* rcstats.c */
+void softcm_rc_count(struct softcm_qp *qp, enum softcm_rc_counter c, unsigned long n);
+struct net;
+int softcm_qps_proc_init(struct net *net);
+void softcm_qps_proc_uninit(struct net *net);
 
 #endif /* _SOFTCM_RC_H */

@@ -22,6 +22,7 @@
 #include "qp.h"
 #include "rc.h"
 #include "stats.h"
+#include "trace.h"
 #include "transport.h"
 
 /* The ICRC of the packet @skb holds, @len bytes of BTH through ICRC. */
@@ -57,6 +58,27 @@ static bool addr_ok(const struct softcm_qp *qp, const struct sk_buff *skb)
 	       ipv6_addr_equal(&ipv6_hdr(skb)->daddr, &rc->saddr);
 }
 
+/* An ACK, or a NAK the completer is given: counted, and a NAK traced. */
+static void count_aeth(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
+{
+	u8 syn = h->aeth.syndrome;
+
+	switch (softcm_aeth_type(syn)) {
+	case SOFTCM_AETH_ACK:
+		if (h->opcode == (SOFTCM_IB_RC | SOFTCM_IB_ACKNOWLEDGE))
+			softcm_rc_count(qp, SOFTCM_RC_ACKS_RECEIVED, 1);
+		return;
+	case SOFTCM_AETH_RNR_NAK:
+		softcm_rc_count(qp, SOFTCM_RC_RNR_NAKS_RECEIVED, 1);
+		break;
+	default:
+		if (softcm_aeth_value(syn) == SOFTCM_NAK_PSN_SEQ_ERR)
+			softcm_rc_count(qp, SOFTCM_RC_SEQ_NAKS_RECEIVED, 1);
+		break;
+	}
+	trace_softcm_rc_nak(qp->sn->net->ns.inum, qp->qpn, false, h->psn, syn);
+}
+
 /*
  * Every packet for a QP other than QP1, in softirq under RCU, the skb
  * linear: checked, then given to the QP's responder (requests) or
@@ -84,7 +106,7 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	why = SOFTCM_STAT_DROP_ICRC;
 	if (!icrc_ok(skb, bth, len))
 		goto drop;
-	why = SOFTCM_STAT_DROP_HEADER;
+	why = SOFTCM_STAT_DROP_QPN;
 	qp = softcm_qp_find_rcu(sn, qpn);
 	if (!qp)
 		goto drop;
@@ -95,6 +117,7 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	}
 	if (!addr_ok(qp, skb)) {
 		spin_unlock(&qp->lock);
+		softcm_rc_count(qp, SOFTCM_RC_DROPS, 1);
 		why = SOFTCM_STAT_DROP_ADDRESS;
 		goto drop;
 	}
@@ -102,6 +125,10 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 		spin_unlock(&qp->lock);
 		goto drop;
 	}
+	softcm_rc_count(qp, SOFTCM_RC_RX_PACKETS, 1);
+	softcm_rc_count(qp, SOFTCM_RC_RX_BYTES, h.payload_len);
+	if (!(h.op->flags & SOFTCM_IB_REQUEST) && (h.op->flags & SOFTCM_IB_HAS_AETH))
+		count_aeth(qp, &h);
 	if (h.op->flags & SOFTCM_IB_REQUEST)
 		send_ack = softcm_resp_rcv(qp, &h, bth + h.op->hdr_len, &ack);
 	else

@@ -32,6 +32,7 @@
 #include "qp.h"
 #include "rc.h"
 #include "stats.h"
+#include "trace.h"
 #include "transport.h"
 
 #define RC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
@@ -227,15 +228,22 @@ static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
  */
 int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 {
+	/* the payload: what is not headers, pad or ICRC (softcm_rc_alloc()) */
+	unsigned int bytes = skb->len - softcm_ib_op(skb->data[0])->hdr_len -
+			     ((skb->data[1] >> 4) & 3) - SOFTCM_IB_ICRC;
 	int ret;
 
 	lockdep_assert_in_softirq();
 	ret = qp->rc.v6 ? xmit6(qp, skb) : xmit4(qp, skb);
 	/* a macro that reads its argument twice */
 	ret = net_xmit_eval(ret);
-	if (ret)
+	if (ret) {
 		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
-	return ret;
+		return ret;
+	}
+	softcm_rc_count(qp, SOFTCM_RC_TX_PACKETS, 1);
+	softcm_rc_count(qp, SOFTCM_RC_TX_BYTES, bytes);
+	return 0;
 }
 
 /* An ACK or NAK the responder decided, @h's opcode, PSN and AETH set. */
@@ -250,5 +258,19 @@ void softcm_rc_send_ack(struct softcm_qp *qp, struct softcm_ib_hdr *h)
 		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM);
 		return;
 	}
-	softcm_rc_xmit(qp, skb);
+	if (softcm_rc_xmit(qp, skb))
+		return;
+	switch (softcm_aeth_type(h->aeth.syndrome)) {
+	case SOFTCM_AETH_ACK:
+		softcm_rc_count(qp, SOFTCM_RC_ACKS_SENT, 1);
+		return;
+	case SOFTCM_AETH_RNR_NAK:
+		softcm_rc_count(qp, SOFTCM_RC_RNR_NAKS_SENT, 1);
+		break;
+	default:
+		if (softcm_aeth_value(h->aeth.syndrome) == SOFTCM_NAK_PSN_SEQ_ERR)
+			softcm_rc_count(qp, SOFTCM_RC_SEQ_NAKS_SENT, 1);
+		break;
+	}
+	trace_softcm_rc_nak(qp->sn->net->ns.inum, qp->qpn, true, h->psn, h->aeth.syndrome);
 }

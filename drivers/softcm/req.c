@@ -28,6 +28,7 @@
 #include "qp.h"
 #include "rc.h"
 #include "stats.h"
+#include "trace.h"
 
 struct req_pkt {
 	struct softcm_ib_hdr h;
@@ -374,13 +375,15 @@ static void rc_timer(struct timer_list *t)
 		goto out_unlock;
 	if (rc->rnr_wait) {
 		rc->rnr_wait = false;
+		trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, rc->psn, rc->una,
+					   SOFTCM_TRACE_RETRANSMIT_RNR);
 		softcm_rc_arm(qp);
 		softcm_rc_queued(qp);
 		goto out_unlock;
 	}
 	if (rc->una == rc->max_psn)
 		goto out_unlock;
-	softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TIMEOUTS);
+	softcm_rc_count(qp, SOFTCM_RC_TIMEOUTS, 1);
 	/* 7 is infinite, as rxe reads it (Documentation/protocol.rst) */
 	if (qp->attr.retry_cnt != 7) {
 		if (!rc->retry_left) {
@@ -389,7 +392,9 @@ static void rc_timer(struct timer_list *t)
 		}
 		rc->retry_left--;
 	}
-	softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_RETRANSMITS);
+	softcm_rc_count(qp, SOFTCM_RC_RETRANSMITS, 1);
+	trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, rc->una, rc->una,
+				   SOFTCM_TRACE_RETRANSMIT_TIMEOUT);
 	softcm_rc_go_back(qp, rc->una);
 	softcm_rc_arm(qp);
 	softcm_rc_queued(qp);

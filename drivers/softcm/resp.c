@@ -191,7 +191,7 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		return ack(qp, a, rc->epsn, softcm_aeth_nak(SOFTCM_NAK_PSN_SEQ_ERR));
 	}
 	if (d < 0) {
-		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DUPLICATES);
+		softcm_rc_count(qp, SOFTCM_RC_DUPLICATES, 1);
 		return ack(qp, a, softcm_psn_add(rc->epsn, SOFTCM_PSN_MASK),
 			   softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID));
 	}
@@ -210,7 +210,7 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		ret = write_begin(qp, h);
 		if (ret) {
 			if (ret == SOFTCM_NAK_REMOTE_ACCESS_ERR)
-				softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_ACCESS);
+				softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
 			return fail(qp, h, a, ret);
 		}
 	}
@@ -219,7 +219,6 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		if (kind == SOFTCM_RC_IN_WRITE || !cont) {
 			ret = take_recv(qp);
 			if (ret == -EAGAIN) {
-				softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_RNR_NAKS_SENT);
 				return ack(qp, a, h->psn,
 					   softcm_aeth_rnr_nak(qp->attr.min_rnr_timer));
 			}
@@ -231,7 +230,7 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	ret = place(qp, h, payload);
 	if (ret) {
 		if (ret == SOFTCM_NAK_REMOTE_ACCESS_ERR)
-			softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_ACCESS);
+			softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
 		return fail(qp, h, a, ret);
 	}
 	rc->epsn = softcm_psn_add(rc->epsn, 1);

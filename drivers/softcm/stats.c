@@ -4,6 +4,7 @@
  * "name value" per line, for tests and for people (softcm(8) reads it).
  */
 
+#include <kunit/visibility.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <net/net_namespace.h>
@@ -40,9 +41,45 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_REQ_HELD] = "req_held",
 	[SOFTCM_STAT_REQ_PROMOTED] = "req_promoted",
 	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
-	[SOFTCM_STAT_RNR_NAKS_SENT] = "rnr_naks_sent",
-	[SOFTCM_STAT_DROP_ACCESS] = "drop_access",
 	[SOFTCM_STAT_DROP_ADDRESS] = "drop_address",
+	[SOFTCM_STAT_DROP_QPN] = "drop_qpn",
+	/*
+	 * The RC block: "rc_" and the QP's name of the counter, but for the
+	 * two that kept the names they had before the block.
+	 */
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_PACKETS] = "rc_tx_packets",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_BYTES] = "rc_tx_bytes",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RX_PACKETS] = "rc_rx_packets",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RX_BYTES] = "rc_rx_bytes",
+	[SOFTCM_STAT_RC + SOFTCM_RC_ACKS_SENT] = "rc_acks_sent",
+	[SOFTCM_STAT_RC + SOFTCM_RC_ACKS_RECEIVED] = "rc_acks_received",
+	[SOFTCM_STAT_RC + SOFTCM_RC_SEQ_NAKS_SENT] = "rc_seq_naks_sent",
+	[SOFTCM_STAT_RC + SOFTCM_RC_SEQ_NAKS_RECEIVED] = "rc_seq_naks_received",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RNR_NAKS_SENT] = "rnr_naks_sent",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RNR_NAKS_RECEIVED] = "rc_rnr_naks_received",
+	[SOFTCM_STAT_RC + SOFTCM_RC_ACCESS_NAKS_SENT] = "drop_access",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RETRANSMITS] = "rc_retransmits",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TIMEOUTS] = "rc_timeouts",
+	[SOFTCM_STAT_RC + SOFTCM_RC_DUPLICATES] = "rc_duplicates",
+	[SOFTCM_STAT_RC + SOFTCM_RC_DROPS] = "rc_drops",
+};
+
+static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
+	[SOFTCM_RC_TX_PACKETS] = "tx_packets",
+	[SOFTCM_RC_TX_BYTES] = "tx_bytes",
+	[SOFTCM_RC_RX_PACKETS] = "rx_packets",
+	[SOFTCM_RC_RX_BYTES] = "rx_bytes",
+	[SOFTCM_RC_ACKS_SENT] = "acks_sent",
+	[SOFTCM_RC_ACKS_RECEIVED] = "acks_received",
+	[SOFTCM_RC_SEQ_NAKS_SENT] = "seq_naks_sent",
+	[SOFTCM_RC_SEQ_NAKS_RECEIVED] = "seq_naks_received",
+	[SOFTCM_RC_RNR_NAKS_SENT] = "rnr_naks_sent",
+	[SOFTCM_RC_RNR_NAKS_RECEIVED] = "rnr_naks_received",
+	[SOFTCM_RC_ACCESS_NAKS_SENT] = "access_naks_sent",
+	[SOFTCM_RC_RETRANSMITS] = "retransmits",
+	[SOFTCM_RC_TIMEOUTS] = "timeouts",
+	[SOFTCM_RC_DUPLICATES] = "duplicates",
+	[SOFTCM_RC_DROPS] = "drops",
 };
 
 /*
@@ -62,20 +99,60 @@ const char *softcm_stat_name(enum softcm_stat i)
 	return i < SOFTCM_STAT_COUNT ? names[i] : NULL;
 }
 
+const char *softcm_rc_counter_name(enum softcm_rc_counter c)
+{
+	return c < SOFTCM_RC_COUNTERS ? rc_names[c] : NULL;
+}
+
+unsigned long softcm_stat_read(const struct softcm_stats *s, enum softcm_stat i)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(s->cpu, cpu)->v[i];
+	return sum;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_stat_read);
+
+static unsigned long stat_rej_read(const struct softcm_stats *s, bool tx, unsigned int r)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(s->cpu, cpu)->rej[tx][r];
+	return sum;
+}
+
+int softcm_stats_init(struct softcm_stats *s)
+{
+	s->cpu = alloc_percpu(struct softcm_stats_cpu);
+	return s->cpu ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_stats_init);
+
+void softcm_stats_uninit(struct softcm_stats *s)
+{
+	free_percpu(s->cpu);
+	s->cpu = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_stats_uninit);
+
 static int stats_show(struct seq_file *m, void *v)
 {
 	struct softcm_net *sn = softcm_net(seq_file_single_net(m));
 	unsigned int i, tx;
 
 	for (i = 0; i < SOFTCM_STAT_COUNT; i++)
-		seq_printf(m, "%s %ld\n", names[i], atomic_long_read(&sn->stats.v[i]));
+		seq_printf(m, "%s %lu\n", names[i], softcm_stat_read(&sn->stats, i));
 	/* REJs by reason: only the reasons seen, there are dozens. */
 	for (tx = 0; tx < 2; tx++) {
 		for (i = 0; i < SOFTCM_REJ_SLOTS; i++) {
-			long n = atomic_long_read(&sn->stats.rej[tx][i]);
+			unsigned long n = stat_rej_read(&sn->stats, tx, i);
 
 			if (n)
-				seq_printf(m, "%s_rej_reason_%u %ld\n", tx ? "tx" : "rx", i, n);
+				seq_printf(m, "%s_rej_reason_%u %lu\n", tx ? "tx" : "rx", i, n);
 		}
 	}
 	seq_printf(m, "connections %d\n", atomic_read(&sn->conntab.nr_conns));

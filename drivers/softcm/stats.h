@@ -2,8 +2,33 @@
 #ifndef _SOFTCM_STATS_H
 #define _SOFTCM_STATS_H
 
-#include <linux/atomic.h>
+#include <linux/minmax.h>
+#include <linux/percpu.h>
 #include <softcm/wire.h>
+
+/*
+ * What each RC QP counts (softcm_rc_count(), /proc/net/softcm_qps), and
+ * its namespace with it (SOFTCM_STAT_RC + counter).
+ */
+enum softcm_rc_counter {
+	SOFTCM_RC_TX_PACKETS,
+	SOFTCM_RC_TX_BYTES,		/* payload */
+	SOFTCM_RC_RX_PACKETS,		/* that passed the ICRC and address */
+	SOFTCM_RC_RX_BYTES,
+	SOFTCM_RC_ACKS_SENT,
+	SOFTCM_RC_ACKS_RECEIVED,
+	SOFTCM_RC_SEQ_NAKS_SENT,
+	SOFTCM_RC_SEQ_NAKS_RECEIVED,
+	SOFTCM_RC_RNR_NAKS_SENT,	/* for want of a posted receive */
+	SOFTCM_RC_RNR_NAKS_RECEIVED,
+	/* requests refused by their rkey, bounds, PD or access */
+	SOFTCM_RC_ACCESS_NAKS_SENT,
+	SOFTCM_RC_RETRANSMITS,		/* packets sent again */
+	SOFTCM_RC_TIMEOUTS,		/* of the retransmission timer */
+	SOFTCM_RC_DUPLICATES,		/* requests received again */
+	SOFTCM_RC_DROPS,		/* for the QP, dropped: state, address */
+	SOFTCM_RC_COUNTERS
+};
 
 /*
  * Per-namespace counters of CM traffic, shown in /proc/net/softcm_stats
@@ -42,31 +67,45 @@ enum softcm_stat {
 	SOFTCM_STAT_REQ_HELD,
 	SOFTCM_STAT_REQ_PROMOTED,
 	SOFTCM_STAT_GID_TABLE_FULL,	/* addresses left out of the GID table */
-	/* the RC data path's responder: requests answered with an RNR NAK */
-	SOFTCM_STAT_RNR_NAKS_SENT,
-	/* and RDMA requests refused by their rkey, bounds, PD or access */
-	SOFTCM_STAT_DROP_ACCESS,
 	/* RC packets from or to other addresses than their QP's path */
 	SOFTCM_STAT_DROP_ADDRESS,
-	SOFTCM_STAT_COUNT
+	SOFTCM_STAT_DROP_QPN,		/* RC packets for no QP of ours */
+	/* the RC data path's counters, summed over the namespace's QPs */
+	SOFTCM_STAT_RC,
+	SOFTCM_STAT_COUNT = SOFTCM_STAT_RC + SOFTCM_RC_COUNTERS
 };
 
 /* REJ reasons (IBTA table 103) are below 64; any larger shares slot 63. */
 #define SOFTCM_REJ_SLOTS	64
 
-struct softcm_stats {
-	atomic_long_t v[SOFTCM_STAT_COUNT];
-	atomic_long_t rej[2][SOFTCM_REJ_SLOTS];	/* [0] received, [1] sent */
+/*
+ * Per CPU: the data path counts every packet, and one namespace-wide
+ * atomic per counter would bounce its cache line between the CPUs that
+ * packets of different QPs arrive on.  Readers sum over the CPUs.
+ */
+struct softcm_stats_cpu {
+	unsigned long v[SOFTCM_STAT_COUNT];
+	unsigned long rej[2][SOFTCM_REJ_SLOTS];	/* [0] received, [1] sent */
 };
+
+struct softcm_stats {
+	struct softcm_stats_cpu __percpu *cpu;
+};
+
+static inline void softcm_stat_add(struct softcm_stats *s, enum softcm_stat i,
+				   unsigned long n)
+{
+	this_cpu_add(s->cpu->v[i], n);
+}
 
 static inline void softcm_stat_inc(struct softcm_stats *s, enum softcm_stat i)
 {
-	atomic_long_inc(&s->v[i]);
+	softcm_stat_add(s, i, 1);
 }
 
 static inline void softcm_stat_rej(struct softcm_stats *s, bool tx, u16 reason)
 {
-	atomic_long_inc(&s->rej[tx][min_t(u16, reason, SOFTCM_REJ_SLOTS - 1)]);
+	this_cpu_inc(s->cpu->rej[tx][min_t(u16, reason, SOFTCM_REJ_SLOTS - 1)]);
 }
 
 static inline enum softcm_stat softcm_stat_msg(enum softcm_stat dir, u8 attr)
@@ -75,6 +114,10 @@ static inline enum softcm_stat softcm_stat_msg(enum softcm_stat dir, u8 attr)
 }
 
 const char *softcm_stat_name(enum softcm_stat i);
+const char *softcm_rc_counter_name(enum softcm_rc_counter c);
+unsigned long softcm_stat_read(const struct softcm_stats *s, enum softcm_stat i);
+int softcm_stats_init(struct softcm_stats *s);
+void softcm_stats_uninit(struct softcm_stats *s);
 
 struct net;
 int softcm_stats_proc_init(struct net *net);

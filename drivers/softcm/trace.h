@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Tracepoints: id state changes, CM state changes, address resolution
- * results, and every CM message sent or handed to the CM.  Ids are named
+ * results, and every CM message sent or handed to the CM; QP state
+ * changes, RC retransmissions and NAKs.  Ids are named
  * as in /proc/net/softcm: namespace inode and the owner's handle (0 for a
  * new request's id before it is published and for an orphan in timewait).
  */
@@ -163,6 +164,79 @@ TRACE_EVENT(softcm_cm_msg,
 		  __entry->netns, __entry->tx ? "tx" : "rx",
 		  __print_symbolic(__entry->attr, softcm_trace_attrs),
 		  __entry->peer, __entry->tid, __entry->w0, __entry->w1, __entry->err)
+);
+
+/* A QP's state change; QPs are named by namespace inode and QPN. */
+TRACE_EVENT(softcm_qp_state,
+	TP_PROTO(unsigned int netns, u32 qpn, const char *from, const char *to),
+	TP_ARGS(netns, qpn, from, to),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(u32, qpn)
+		__string(from, from)
+		__string(to, to)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->qpn = qpn;
+		softcm_assign_str(from, from);
+		softcm_assign_str(to, to);
+	),
+	TP_printk("netns=%u qpn=%#x %s -> %s", __entry->netns, __entry->qpn,
+		  __get_str(from), __get_str(to))
+);
+
+/*
+ * The RC requester going back to @psn: on its timer (timeout), on a
+ * sequence NAK, or after an RNR NAK's wait.
+ */
+/* rc.h's SOFTCM_TRACE_RETRANSMIT_* */
+#define softcm_trace_retransmit_why					\
+	{ 0, "timeout" }, { 1, "seq_nak" }, { 2, "rnr" }
+
+TRACE_EVENT(softcm_rc_retransmit,
+	TP_PROTO(unsigned int netns, u32 qpn, u32 psn, u32 una, int why),
+	TP_ARGS(netns, qpn, psn, una, why),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(u32, qpn)
+		__field(u32, psn)
+		__field(u32, una)
+		__field(int, why)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->qpn = qpn;
+		__entry->psn = psn;
+		__entry->una = una;
+		__entry->why = why;
+	),
+	TP_printk("netns=%u qpn=%#x from psn=%#x una=%#x %s", __entry->netns,
+		  __entry->qpn, __entry->psn, __entry->una,
+		  __print_symbolic(__entry->why, softcm_trace_retransmit_why))
+);
+
+/* A NAK an RC QP sent (responder) or received (requester): AETH syndrome. */
+TRACE_EVENT(softcm_rc_nak,
+	TP_PROTO(unsigned int netns, u32 qpn, bool tx, u32 psn, u8 syndrome),
+	TP_ARGS(netns, qpn, tx, psn, syndrome),
+	TP_STRUCT__entry(
+		__field(unsigned int, netns)
+		__field(u32, qpn)
+		__field(bool, tx)
+		__field(u32, psn)
+		__field(u8, syndrome)
+	),
+	TP_fast_assign(
+		__entry->netns = netns;
+		__entry->qpn = qpn;
+		__entry->tx = tx;
+		__entry->psn = psn;
+		__entry->syndrome = syndrome;
+	),
+	TP_printk("netns=%u qpn=%#x %s psn=%#x syndrome=%#04x", __entry->netns,
+		  __entry->qpn, __entry->tx ? "tx" : "rx", __entry->psn,
+		  __entry->syndrome)
 );
 
 /* trace.c: softcm_cm_msg from a MAD's bytes, when the event is on. */

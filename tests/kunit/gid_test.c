@@ -19,8 +19,18 @@ static struct softcm_net *fake_net(struct kunit *test)
 	struct softcm_net *sn = kunit_kzalloc(test, sizeof(*sn), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, sn);
+	KUNIT_ASSERT_EQ(test, 0, softcm_stats_init(&sn->stats));
 	spin_lock_init(&sn->gids.lock);
+	test->priv = sn;
 	return sn;
+}
+
+static void gid_exit(struct kunit *test)
+{
+	struct softcm_net *sn = test->priv;
+
+	if (sn)
+		softcm_stats_uninit(&sn->stats);
 }
 
 /* 10.0.@hi.@lo, v4-mapped */
@@ -110,7 +120,7 @@ static void full_table_drops_and_counts(struct kunit *test)
 		a = v4(i >> 8, i & 0xff);
 		softcm_gid_add(sn, &a, 2);
 	}
-	KUNIT_EXPECT_EQ(test, 2, atomic_long_read(&sn->stats.v[SOFTCM_STAT_GID_TABLE_FULL]));
+	KUNIT_EXPECT_EQ(test, 2, softcm_stat_read(&sn->stats, SOFTCM_STAT_GID_TABLE_FULL));
 	KUNIT_EXPECT_EQ(test, -ENOENT, find(sn, &a));
 	a = v4(0, SOFTCM_GID_TABLE_LEN - 1);
 	KUNIT_EXPECT_EQ(test, SOFTCM_GID_TABLE_LEN - 1, find(sn, &a));
@@ -132,6 +142,7 @@ static struct kunit_case gid_cases[] = {
 
 static struct kunit_suite gid_suite = {
 	.name = "softcm_gid",
+	.exit = gid_exit,
 	.test_cases = gid_cases,
 };
 

@@ -102,7 +102,7 @@ static void receive(struct softcm_net *sn, struct sk_buff *skb)
 
 static long counter(struct softcm_net *sn, enum softcm_stat i)
 {
-	return atomic_long_read(&sn->stats.v[i]);
+	return softcm_stat_read(&sn->stats, i);
 }
 
 static int transport_init(struct kunit *test)
@@ -110,6 +110,7 @@ static int transport_init(struct kunit *test)
 	struct softcm_net *sn = kunit_kzalloc(test, sizeof(*sn), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, sn);
+	KUNIT_ASSERT_EQ(test, 0, softcm_stats_init(&sn->stats));
 	sn->net = &init_net;
 	softcm_transport_net_init(sn);
 	memset(&seen, 0, sizeof(seen));
@@ -121,7 +122,10 @@ static int transport_init(struct kunit *test)
 
 static void transport_exit(struct kunit *test)
 {
-	softcm_transport_net_uninit(test->priv);
+	struct softcm_net *sn = test->priv;
+
+	softcm_transport_net_uninit(sn);
+	softcm_stats_uninit(&sn->stats);
 	KUNIT_EXPECT_EQ(test, 0, softcm_rc_rcv_init());
 }
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <linux/softcm.h>
 
 #include "kselftest_harness.h"
@@ -212,6 +213,96 @@ static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 	return got;
 }
 
+/* /proc/net/@file of namespace @ns, opened there; -1 on failure. */
+static int proc_open_in(const char *ns, const char *file, int home)
+{
+	char path[96];
+	int nsfd = netns_open(ns), fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/thread-self/net/%s", file);
+	if (nsfd >= 0 && !netns_enter(nsfd)) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (netns_enter(home) && fd >= 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (nsfd >= 0)
+		close(nsfd);
+	return fd;
+}
+
+/* All of @fd's text from its start, in @buf of @size; its length. */
+static size_t read_all(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+
+	while (used < size - 1 && (n = pread(fd, buf + used, size - 1 - used, used)) > 0)
+		used += n;
+	buf[used] = '\0';
+	return used;
+}
+
+/*
+ * Column @name of QP @qpn's line in @fd, a /proc/net/softcm_qps; -1 if
+ * the QP or the column is not there.
+ */
+static long long qp_counter(int fd, uint32_t qpn, const char *name)
+{
+	static char buf[1 << 16];
+	char want[16], *line, *save = NULL, *tok, *tsave;
+	int col = -1, i;
+
+	read_all(fd, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "0x%06x", qpn);
+	line = strtok_r(buf, "\n", &save);
+	for (i = 0, tok = line ? strtok_r(line, " ", &tsave) : NULL; tok;
+	     i++, tok = strtok_r(NULL, " ", &tsave))
+		if (!strcmp(tok, name))
+			col = i;
+	if (col < 0)
+		return -1;
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		tok = strtok_r(line, " ", &tsave);
+		if (!tok || strcmp(tok, want))
+			continue;
+		for (i = 1; i <= col && (tok = strtok_r(NULL, " ", &tsave)); i++)
+			;
+		return tok ? strtoll(tok, NULL, 0) : -1;
+	}
+	return -1;
+}
+
+/* Both namespaces' QPs and counters, for a completion that did not come. */
+static void dump_qps(struct __test_metadata *_metadata)
+{
+	static const char *const nss[] = { "rc-a", "rc-b" };
+	static char buf[1 << 16];
+	int home = netns_self();
+
+	for (int i = 0; i < 2; i++) {
+		int fd = proc_open_in(nss[i], "softcm_qps", home);
+		char *line, *save = NULL;
+
+		if (fd < 0)
+			continue;
+		read_all(fd, buf, sizeof(buf));
+		close(fd);
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			TH_LOG("%s: %s", nss[i], line);
+	}
+	close(home);
+}
+
+/* One completion on @cq in @wc, or the test ends showing the QPs. */
+#define POLL_ONE(cq, wc) do {						\
+		if (poll_n(cq, wc, 1) != 1) {				\
+			dump_qps(_metadata);				\
+			ASSERT_TRUE(0) TH_LOG("no completion in %d ms", WAIT_MS); \
+		}							\
+	} while (0)
+
 static int post_recv(struct ep *e, uint64_t wr_id, uint32_t off, uint32_t len)
 {
 	struct ibv_sge sge = {
@@ -255,13 +346,13 @@ static void send_one(struct __test_metadata *_metadata, struct ep *s, struct ep 
 	ASSERT_EQ(0, post_recv(r, 1000 + seed, 0, BUF));
 	ASSERT_EQ(0, post_send(s, 2000 + seed, len, imm, true));
 
-	ASSERT_EQ(1, poll_n(s->scq, &wc, 1));
+	POLL_ONE(s->scq, &wc);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(2000 + seed, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 	EXPECT_EQ(s->qp->qp_num, wc.qp_num);
 
-	ASSERT_EQ(1, poll_n(r->rcq, &wc, 1));
+	POLL_ONE(r->rcq, &wc);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(1000 + seed, wc.wr_id);
 	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
@@ -299,13 +390,13 @@ static void write_one(struct __test_metadata *_metadata, struct ep *s, struct ep
 	if (imm)
 		ASSERT_EQ(0, post_recv(r, 4000 + seed, 0, 0));
 	ASSERT_EQ(0, ibv_post_send(s->qp, &wr, &bad));
-	ASSERT_EQ(1, poll_n(s->scq, &wc, 1));
+	POLL_ONE(s->scq, &wc);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(3000 + seed, wc.wr_id);
 	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
 	EXPECT_EQ(s->qp->qp_num, wc.qp_num);
 	if (imm) {
-		ASSERT_EQ(1, poll_n(r->rcq, &wc, 1));
+		POLL_ONE(r->rcq, &wc);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 		EXPECT_EQ(4000 + seed, wc.wr_id);
 		EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
@@ -542,6 +633,8 @@ TEST_F(rc, rnr_then_success)
 {
 	const struct path p = { .sq_psn = 9, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_wc wc;
+	long long naks;
+	int qa, qb;
 
 	pair(_metadata, self, false, &p, &p);
 	pattern(self->a.buf, 3000, 1);
@@ -557,6 +650,16 @@ TEST_F(rc, rnr_then_success)
 	EXPECT_EQ(8, wc.wr_id);
 	EXPECT_EQ(3000, wc.byte_len);
 	EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, 3000));
+	/* each side counted the RNR NAKs, as many as the other */
+	qa = proc_open_in("rc-a", "softcm_qps", self->home);
+	qb = proc_open_in("rc-b", "softcm_qps", self->home);
+	ASSERT_LE(0, qa);
+	ASSERT_LE(0, qb);
+	naks = qp_counter(qb, self->b.qp->qp_num, "rnr_naks_sent");
+	EXPECT_LE(1, naks);
+	EXPECT_EQ(naks, qp_counter(qa, self->a.qp->qp_num, "rnr_naks_received"));
+	close(qa);
+	close(qb);
 }
 
 /*
@@ -768,6 +871,141 @@ TEST_F(rc, packets_from_other_addresses_are_dropped)
 	close(st);
 	close(nsb);
 	close(nsa);
+}
+
+/*
+ * Each QP's counters in /proc/net/softcm_qps, and their namespace's sums
+ * in /proc/net/softcm_stats, follow a SEND of 3 packets and a WRITE of 2:
+ * every packet one side counts as sent the other counts as received, the
+ * payload bytes too, the ACKs likewise, and the namespace moved by what
+ * its QP counted.
+ */
+TEST_F(rc, counters_follow_the_traffic)
+{
+	const struct path p = { .sq_psn = 0x1000, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int qa, qb, sa, nsa = netns_open("rc-a");
+	long long ns_tx, a_tx, a_bytes, a_rx, a_acks, b_rx, b_bytes, b_tx, b_acks, a_rt;
+	uint32_t na, nb;
+
+	ASSERT_LE(0, nsa);
+	sa = stats_open(nsa, self->home);
+	ASSERT_LE(0, sa);
+	ASSERT_COUNTER(sa, "rc_tx_packets");
+	pair(_metadata, self, false, &p, &p);
+	qa = proc_open_in("rc-a", "softcm_qps", self->home);
+	qb = proc_open_in("rc-b", "softcm_qps", self->home);
+	ASSERT_LE(0, qa);
+	ASSERT_LE(0, qb);
+	na = self->a.qp->qp_num;
+	nb = self->b.qp->qp_num;
+	EXPECT_EQ(0, qp_counter(qa, na, "tx_packets"));
+	ns_tx = stats_get(sa, "rc_tx_packets");
+
+	send_one(_metadata, &self->a, &self->b, 3000, false, 1);
+	write_one(_metadata, &self->a, &self->b, 2048, false, 2);
+
+	a_tx = qp_counter(qa, na, "tx_packets");
+	a_bytes = qp_counter(qa, na, "tx_bytes");
+	a_rx = qp_counter(qa, na, "rx_packets");
+	a_acks = qp_counter(qa, na, "acks_received");
+	a_rt = qp_counter(qa, na, "retransmits");
+	b_rx = qp_counter(qb, nb, "rx_packets");
+	b_bytes = qp_counter(qb, nb, "rx_bytes");
+	b_tx = qp_counter(qb, nb, "tx_packets");
+	b_acks = qp_counter(qb, nb, "acks_sent");
+	/* a slow kernel may time out and send again; the veth loses nothing */
+	EXPECT_LE(5, a_tx);
+	EXPECT_LE(3000 + 2048, a_bytes);
+	if (!a_rt) {
+		EXPECT_EQ(5, a_tx);
+		EXPECT_EQ(3000 + 2048, a_bytes);
+	}
+	EXPECT_EQ(a_tx, b_rx);
+	EXPECT_EQ(a_bytes, b_bytes);
+	EXPECT_LE(1, b_acks);
+	EXPECT_EQ(b_tx, b_acks);	/* B sent nothing but ACKs */
+	EXPECT_EQ(b_tx, a_rx);
+	EXPECT_EQ(b_acks, a_acks);
+	EXPECT_EQ(0, qp_counter(qa, na, "drops"));
+	EXPECT_EQ(0, qp_counter(qb, nb, "seq_naks_sent"));
+	EXPECT_EQ(ns_tx + a_tx, stats_get(sa, "rc_tx_packets"));
+	close(qa);
+	close(qb);
+	close(sa);
+	close(nsa);
+}
+
+/* Write @text to tracefs's @file; 0 or -1. */
+static int trace_write(const char *file, const char *text)
+{
+	char path[160];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The data path's tracepoints: a QP's way to RTS, and an RNR NAK seen
+ * from both ends (sent by the responder, received by the requester, the
+ * requester resending once its wait is over), in tracefs.
+ */
+TEST_F(rc, tracepoints_see_qp_states_and_naks)
+{
+	static const char *const events[] = {
+		"events/softcm/softcm_qp_state/enable",
+		"events/softcm/softcm_rc_nak/enable",
+		"events/softcm/softcm_rc_retransmit/enable",
+	};
+	const struct path p = { .sq_psn = 0x77, .min_rnr_timer = 1, .rnr_retry = 7 };
+	static char buf[1 << 20];
+	char want[6][96];
+	struct ibv_wc wc;
+	size_t i;
+	int fd;
+
+	if (access("/sys/kernel/tracing/events", F_OK))
+		ASSERT_EQ(0, mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, trace_write(events[i], "1"));
+	ASSERT_EQ(0, trace_write("trace", ""));
+
+	pair(_metadata, self, false, &p, &p);
+	pattern(self->a.buf, 100, 3);
+	ASSERT_EQ(0, post_send(&self->a, 7, 100, false, true));
+	/* the NAK's arrival is the event, not a time */
+	fd = proc_open_in("rc-a", "softcm_qps", self->home);
+	ASSERT_LE(0, fd);
+	for (long end = topo_now_ms() + WAIT_MS;
+	     qp_counter(fd, self->a.qp->qp_num, "rnr_naks_received") < 1 && topo_now_ms() < end;)
+		usleep(1000);
+	close(fd);
+	ASSERT_EQ(0, post_recv(&self->b, 8, 0, BUF));
+	POLL_ONE(self->a.scq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	POLL_ONE(self->b.rcq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, trace_write(events[i], "0"));
+	fd = open("/sys/kernel/tracing/trace", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	read_all(fd, buf, sizeof(buf));
+	close(fd);
+	snprintf(want[0], 96, "qpn=%#x RESET -> INIT", self->a.qp->qp_num);
+	snprintf(want[1], 96, "qpn=%#x INIT -> RTR", self->b.qp->qp_num);
+	snprintf(want[2], 96, "qpn=%#x RTR -> RTS", self->a.qp->qp_num);
+	/* min_rnr_timer 1: syndrome RNR NAK | 1 */
+	snprintf(want[3], 96, "qpn=%#x tx psn=0x77 syndrome=0x21", self->b.qp->qp_num);
+	snprintf(want[4], 96, "qpn=%#x rx psn=0x77 syndrome=0x21", self->a.qp->qp_num);
+	snprintf(want[5], 96, "qpn=%#x from psn=0x77 una=0x77 rnr", self->a.qp->qp_num);
+	for (i = 0; i < 6; i++)
+		EXPECT_NE(NULL, strstr(buf, want[i])) TH_LOG("no \"%s\" in the trace", want[i]);
 }
 
 TEST_HARNESS_MAIN
