@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT
 /*
- * softcm show, softcm stats: the namespace's ids and counters, from
- * /proc/net/softcm and /proc/net/softcm_stats, as a table or as JSON.
+ * softcm show, softcm qps, softcm stats: the namespace's ids, QPs and
+ * counters, from /proc/net/softcm, /proc/net/softcm_qps and
+ * /proc/net/softcm_stats, as a table or as JSON.
  *
  * The proc files are the interface (documented in softcm(8)); this only
  * filters and formats them, so that what `show` prints is what the kernel
@@ -19,7 +20,8 @@
 
 #define IDS_PATH	"/proc/net/softcm"
 #define STATS_PATH	"/proc/net/softcm_stats"
-#define MAX_COLS	16
+#define QPS_PATH	"/proc/net/softcm_qps"
+#define MAX_COLS	32
 #define MAX_LINE	1024
 
 struct row {
@@ -113,14 +115,20 @@ static int wanted(const struct row *hdr, const struct row *r, const struct show_
 	return 1;
 }
 
-/* A column JSON shows as a number: counts, pids, handles, ages. */
-static int numeric(const char *name, const char *v)
+/*
+ * A column JSON shows as a number: pids, handles and ages of the ids;
+ * every column of digits of the QPs (the MTU and the counters: their
+ * QPNs and PSNs are hexadecimal strings).
+ */
+static int numeric(const char *path, const char *name, const char *v)
 {
 	static const char *const names[] = { "pid", "handle", "age_ms" };
 	size_t i;
 
 	if (!*v || strspn(v, "0123456789") != strlen(v))
 		return 0;
+	if (!strcmp(path, QPS_PATH))
+		return 1;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
 			return 1;
@@ -139,14 +147,15 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void print_json_row(const struct row *hdr, const struct row *r, int first)
+static void print_json_row(const char *path, const struct row *hdr, const struct row *r,
+			   int first)
 {
 	int i;
 
 	printf("%s\n  {", first ? "" : ",");
 	for (i = 0; i < hdr->ncols; i++) {
 		printf("%s\"%s\": ", i ? ", " : "", hdr->col[i]);
-		if (numeric(hdr->col[i], r->col[i]))
+		if (numeric(path, hdr->col[i], r->col[i]))
 			printf("%s", r->col[i]);
 		else if (!strcmp(r->col[i], "-"))
 			printf("null");
@@ -173,6 +182,64 @@ static void print_table(const struct row *hdr, struct row *rows, int n)
 			printf("%-*s%s", width[i], rows[j].col[i], i + 1 < hdr->ncols ? "  " : "\n");
 }
 
+/*
+ * The listing @path (a header, then a row per object) printed as a
+ * table or as JSON: the rows @o wants when @o is given, else all.  0 or 1.
+ */
+static int list_table(const char *path, const struct show_opts *o, int json)
+{
+	struct row hdr, *rows = NULL, *tmp;
+	int n = 0, cap = 0, i, ret = 1;
+	FILE *f;
+
+	f = open_proc(path);
+	if (!f)
+		return 1;
+	if (!fgets(hdr.line, sizeof(hdr.line), f)) {
+		fprintf(stderr, "softcm: %s is empty\n", path);
+		goto out;
+	}
+	split(&hdr);
+	if (o && (col_index(&hdr, "state") < 0 || col_index(&hdr, "cm_state") < 0 ||
+		  col_index(&hdr, "local") < 0 || col_index(&hdr, "peer") < 0)) {
+		fprintf(stderr, "softcm: %s: unexpected header\n", path);
+		goto out;
+	}
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			tmp = realloc(rows, cap * sizeof(*rows));
+			if (!tmp) {
+				fprintf(stderr, "softcm: out of memory\n");
+				goto out;
+			}
+			rows = tmp;
+		}
+		if (!fgets(rows[n].line, sizeof(rows[n].line), f))
+			break;
+		split(&rows[n]);
+		if (rows[n].ncols == hdr.ncols && (!o || wanted(&hdr, &rows[n], o)))
+			n++;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "softcm: reading %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (json) {
+		putchar('[');
+		for (i = 0; i < n; i++)
+			print_json_row(path, &hdr, &rows[i], !i);
+		printf("%s]\n", n ? "\n" : "");
+	} else {
+		print_table(&hdr, rows, n);
+	}
+	ret = 0;
+out:
+	free(rows);
+	fclose(f);
+	return ret;
+}
+
 static void show_usage(FILE *f)
 {
 	fprintf(f, "Usage: softcm show [-s STATE] [-p PORT] [-a ADDR] [-j]\n");
@@ -189,9 +256,7 @@ int cmd_show(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct show_opts o = { 0 };
-	struct row hdr, *rows = NULL, *tmp;
-	int n = 0, cap = 0, c, i, ret = 1;
-	FILE *f;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "s:p:a:jh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -219,53 +284,31 @@ int cmd_show(int argc, char **argv)
 		show_usage(stderr);
 		return 2;
 	}
+	return list_table(IDS_PATH, &o, o.json);
+}
 
-	f = open_proc(IDS_PATH);
-	if (!f)
-		return 1;
-	if (!fgets(hdr.line, sizeof(hdr.line), f)) {
-		fprintf(stderr, "softcm: %s is empty\n", IDS_PATH);
-		goto out;
-	}
-	split(&hdr);
-	if (col_index(&hdr, "state") < 0 || col_index(&hdr, "cm_state") < 0 ||
-	    col_index(&hdr, "local") < 0 || col_index(&hdr, "peer") < 0) {
-		fprintf(stderr, "softcm: %s: unexpected header\n", IDS_PATH);
-		goto out;
-	}
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			tmp = realloc(rows, cap * sizeof(*rows));
-			if (!tmp) {
-				fprintf(stderr, "softcm: out of memory\n");
-				goto out;
-			}
-			rows = tmp;
-		}
-		if (!fgets(rows[n].line, sizeof(rows[n].line), f))
+int cmd_qps(int argc, char **argv)
+{
+	int json = 0, c;
+
+	while ((c = getopt(argc, argv, "jh")) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
 			break;
-		split(&rows[n]);
-		if (wanted(&hdr, &rows[n], &o))
-			n++;
+		case 'h':
+			printf("Usage: softcm qps [-j]\n");
+			return 0;
+		default:
+			fprintf(stderr, "Usage: softcm qps [-j]\n");
+			return 2;
+		}
 	}
-	if (ferror(f)) {
-		fprintf(stderr, "softcm: reading %s: %s\n", IDS_PATH, strerror(errno));
-		goto out;
+	if (optind != argc) {
+		fprintf(stderr, "Usage: softcm qps [-j]\n");
+		return 2;
 	}
-	if (o.json) {
-		putchar('[');
-		for (i = 0; i < n; i++)
-			print_json_row(&hdr, &rows[i], !i);
-		printf("%s]\n", n ? "\n" : "");
-	} else {
-		print_table(&hdr, rows, n);
-	}
-	ret = 0;
-out:
-	free(rows);
-	fclose(f);
-	return ret;
+	return list_table(QPS_PATH, NULL, json);
 }
 
 int cmd_stats(int argc, char **argv)

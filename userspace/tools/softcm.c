@@ -31,6 +31,9 @@ static const struct tool_cmd cmds[] = {
 	  "             owner, state, addresses, device, CM state, comm IDs,\n"
 	  "             QPNs, age; only those in STATE (id or CM state), with\n"
 	  "             PORT or ADDR at either end; -j: as JSON\n" },
+	{ "qps", cmd_qps,
+	  "  qps [-j]   list this network namespace's QPs (/proc/net/softcm_qps):\n"
+	  "             state, PSNs, path, and the RC counters; -j: as JSON\n" },
 	{ "stats", cmd_stats,
 	  "  stats [-z] [-j]\n"
 	  "             this namespace's counters (/proc/net/softcm_stats);\n"

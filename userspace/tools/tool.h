@@ -25,6 +25,7 @@ int cmd_ping(int argc, char **argv);
 
 /* show.c */
 int cmd_show(int argc, char **argv);
+int cmd_qps(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 
 /* exec.c */
