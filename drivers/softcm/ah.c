@@ -10,6 +10,7 @@
 
 #include <linux/errno.h>
 #include <linux/slab.h>
+#include <net/ipv6.h>
 
 #include "ah.h"
 #include "file.h"
@@ -39,7 +40,9 @@ static const struct softcm_uobj_ops ah_ops = {
  * An address vector, for an AH and for a QP's path alike: RoCE has no
  * LIDs, so every address is a GRH's; its fields fit the headers they go
  * into (flow label 20 bits, SL 4); its source GID is in use now (the data
- * path checks it again per packet).
+ * path checks it again per packet), and the destination GID is an
+ * address of the same family (a packet has one IP header), not ::.  The kernel's
+ * verbs refuse such a vector too, when they resolve its MAC address.
  */
 int softcm_ah_check_av(struct softcm_net *sn, const struct softcm_ah_attr *a)
 {
@@ -52,6 +55,10 @@ int softcm_ah_check_av(struct softcm_net *sn, const struct softcm_ah_attr *a)
 		return -EINVAL;
 	if (a->sgid_index >= SOFTCM_GID_TABLE_LEN ||
 	    !softcm_gid_get(sn, a->sgid_index, gid, &ifindex))
+		return -EINVAL;
+	if (ipv6_addr_any((const struct in6_addr *)a->dgid) ||
+	    ipv6_addr_v4mapped((const struct in6_addr *)gid) !=
+	    ipv6_addr_v4mapped((const struct in6_addr *)a->dgid))
 		return -EINVAL;
 	return 0;
 }

@@ -986,6 +986,15 @@ TEST_F(verbs, ah_create_destroy)
 	c.pd_handle = self->pd;
 	c.attr.sgid_index = sgid;
 	c.attr.port_num = 1;
+	c.attr.is_global = 1;
+	/* a destination of another family than the source GID's, or none */
+	inet_pton(AF_INET6, "fd00::2", c.attr.dgid);
+	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_CREATE_AH, &c));
+	EXPECT_EQ(EINVAL, errno);
+	memset(c.attr.dgid, 0, sizeof(c.attr.dgid));
+	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_CREATE_AH, &c));
+	EXPECT_EQ(EINVAL, errno);
+	mapped4("10.9.0.2", (struct in6_addr *)c.attr.dgid);
 	c.attr.is_global = 0;		/* RoCE has no LIDs */
 	EXPECT_EQ(-1, ioctl(self->fd, SOFTCM_IOCTL_CREATE_AH, &c));
 	EXPECT_EQ(EINVAL, errno);
