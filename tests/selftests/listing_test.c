@@ -92,19 +92,6 @@ static const struct entry *find(const struct entry *e, int n, const char *cm_sta
 	return NULL;
 }
 
-/* The output of a shell command, at most @size - 1 bytes; its exit status. */
-static int run(const char *cmd, char *out, size_t size)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n;
-
-	if (!p)
-		return -1;
-	n = fread(out, 1, size - 1, p);
-	out[n] = '\0';
-	return pclose(p);
-}
-
 /* The next event on @ch within EV_MS, which must be @type; acknowledged. */
 static int get_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type,
 		     struct rdma_cm_id **id)
@@ -311,7 +298,7 @@ TEST_F(listing, tool_show_and_stats)
 {
 	char out[8192], want[128];
 
-	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm show -s established -j", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS2 " softcm show -s established -j", out, sizeof(out)));
 	snprintf(want, sizeof(want), "\"pid\": %d, ", getpid());
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"peer\": \"" IP1 ":19500\"")) TH_LOG("%s", out);
@@ -320,26 +307,26 @@ TEST_F(listing, tool_show_and_stats)
 	EXPECT_EQ(NULL, strstr(out, "},")) TH_LOG("%s", out);
 
 	/* By port and by address, either end; a table with a header. */
-	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm show -p 19500", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS1 " softcm show -p 19500", out, sizeof(out)));
 	EXPECT_EQ(0, strncmp(out, "pid ", 4)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "LISTEN")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "ESTABLISHED")) TH_LOG("%s", out);
-	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm show -a " IP2, out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS1 " softcm show -a " IP2, out, sizeof(out)));
 	EXPECT_EQ(NULL, strstr(out, "LISTEN")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "ESTABLISHED")) TH_LOG("%s", out);
-	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm show -a 192.0.2.1 -j", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS1 " softcm show -a 192.0.2.1 -j", out, sizeof(out)));
 	EXPECT_STREQ("[]\n", out);
 
 	/* Counters: the client sent one REQ and got one REP. */
-	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -j", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS2 " softcm stats -j", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "\"tx_req\": 1,")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"rx_rep\": 1,")) TH_LOG("%s", out);
-	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
 	EXPECT_EQ(NULL, strstr(out, "rx_req ")) TH_LOG("%s", out);
 
 	/* Usage errors exit 2. */
-	EXPECT_EQ(2, WEXITSTATUS(run("softcm show -x 2>/dev/null", out, sizeof(out))));
-	EXPECT_EQ(2, WEXITSTATUS(run("softcm show extra 2>/dev/null", out, sizeof(out))));
+	EXPECT_EQ(2, WEXITSTATUS(run_output("softcm show -x 2>/dev/null", out, sizeof(out))));
+	EXPECT_EQ(2, WEXITSTATUS(run_output("softcm show extra 2>/dev/null", out, sizeof(out))));
 }
 
 /*
@@ -409,11 +396,11 @@ TEST_F(listing, rejects_counted_by_reason)
 	ASSERT_EQ(0, rdma_reject(req, "no", 2));
 	ASSERT_EQ(0, get_event(self->ch2, RDMA_CM_EVENT_REJECTED, NULL));
 
-	ASSERT_EQ(0, run("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS2 " softcm stats -z", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_8  1\n")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "rx_rej_reason_28 1\n")) TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "tx_rej_reason")) TH_LOG("%s", out);
-	ASSERT_EQ(0, run("ip netns exec " NS1 " softcm stats -z", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec " NS1 " softcm stats -z", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_8  1\n")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "tx_rej_reason_28 1\n")) TH_LOG("%s", out);
 	EXPECT_EQ(NULL, strstr(out, "rx_rej_reason")) TH_LOG("%s", out);

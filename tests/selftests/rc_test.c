@@ -274,19 +274,6 @@ static long long qp_counter(int fd, uint32_t qpn, const char *name)
 	return -1;
 }
 
-/* @cmd's output in @out of @size; its wait status. */
-static int run_out(const char *cmd, char *out, size_t size)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(out, 1, size - 1, f);
-	out[n] = '\0';
-	return pclose(f);
-}
-
 /* Both namespaces' QPs and counters, for a completion that did not come. */
 static void dump_qps(struct __test_metadata *_metadata)
 {
@@ -945,7 +932,7 @@ TEST_F(rc, counters_follow_the_traffic)
 	EXPECT_EQ(0, qp_counter(qb, nb, "seq_naks_sent"));
 	EXPECT_EQ(ns_tx + a_tx, stats_get(sa, "rc_tx_packets"));
 	/* softcm qps -j: the same line, as JSON with numbers */
-	ASSERT_EQ(0, run_out("ip netns exec rc-a softcm qps -j", out, sizeof(out)));
+	ASSERT_EQ(0, run_output("ip netns exec rc-a softcm qps -j", out, sizeof(out)));
 	snprintf(want, sizeof(want), "\"qpn\": \"0x%06x\"", na);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	snprintf(want, sizeof(want), "\"tx_packets\": %lld,", a_tx);

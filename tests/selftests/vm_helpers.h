@@ -134,6 +134,19 @@ static inline int read_text(const char *path, char *buf, size_t size)
 	return len;
 }
 
+/* The output of a shell command, at most @size - 1 bytes; its exit status. */
+static inline int run_output(const char *cmd, char *out, size_t size)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n;
+
+	if (!p)
+		return -1;
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	return pclose(p);
+}
+
 /* Write a string to a file (sysctl, sysfs); returns 0 or -errno. */
 static inline int write_text(const char *path, const char *text)
 {
