@@ -25,9 +25,7 @@
 #include "compat.h"
 #include "gid.h"
 #include "ibhdr.h"
-#include "icrc.h"
 #include "netns.h"
-#include "params.h"
 #include "psn.h"
 #include "qp.h"
 #include "rc.h"
@@ -129,43 +127,15 @@ static int xmit4(struct softcm_qp *qp, struct sk_buff *skb)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct dst_entry *dst;
-	struct udphdr *udph;
-	struct iphdr *iph;
 	__be32 saddr;
-	u8 *bth = skb->data;
-	unsigned int len = skb->len;
 
 	dst = route4(qp, &saddr);
 	if (IS_ERR(dst)) {
 		kfree_skb(skb);
 		return PTR_ERR(dst);
 	}
-	udph = skb_push(skb, sizeof(*udph));
-	skb_reset_transport_header(skb);
-	udph->source = htons(rc->sport);
-	udph->dest = htons(softcm_udp_port);
-	udph->len = htons(sizeof(*udph) + len);
-	udph->check = 0;
-
-	iph = skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph->version = IPVERSION;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = rc->tos;
-	iph->tot_len = htons(skb->len);
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = rc->hop_limit;
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = saddr;
-	iph->daddr = rc->daddr.s6_addr32[3];
-	__ip_select_ident(qp->sn->net, iph, 1);
-	put_unaligned_le32(softcm_icrc((u8 *)iph, false, (u8 *)udph, bth,
-				       len - SOFTCM_IB_ICRC),
-			   bth + len - SOFTCM_IB_ICRC);
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	skb->protocol = htons(ETH_P_IP);
-	skb_dst_set(skb, dst);
-	return ip_local_out(qp->sn->net, NULL, skb);
+	return softcm_udp_xmit4(qp->sn->net, skb, dst, saddr, rc->daddr.s6_addr32[3],
+				rc->sport, rc->tos, rc->hop_limit);
 }
 
 static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
@@ -178,10 +148,6 @@ static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
 		.saddr = rc->saddr,
 	};
 	struct dst_entry *dst;
-	struct ipv6hdr *ip6h;
-	struct udphdr *udph;
-	u8 *bth = skb->data;
-	unsigned int len = skb->len;
 
 	dst = dst_cache_get_ip6(&rc->dst, &fl6.saddr);
 	if (!dst) {
@@ -192,29 +158,8 @@ static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
 		}
 		dst_cache_set_ip6(&rc->dst, dst, &fl6.saddr);
 	}
-	udph = skb_push(skb, sizeof(*udph));
-	skb_reset_transport_header(skb);
-	udph->source = htons(rc->sport);
-	udph->dest = htons(softcm_udp_port);
-	udph->len = htons(sizeof(*udph) + len);
-	udph->check = 0;
-
-	ip6h = skb_push(skb, sizeof(*ip6h));
-	skb_reset_network_header(skb);
-	/* flow label 0 on the wire, as rxe */
-	ip6_flow_hdr(ip6h, rc->tos, 0);
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = rc->hop_limit;
-	ip6h->saddr = fl6.saddr;
-	ip6h->daddr = rc->daddr;
-	put_unaligned_le32(softcm_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
-				       len - SOFTCM_IB_ICRC),
-			   bth + len - SOFTCM_IB_ICRC);
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	skb->protocol = htons(ETH_P_IPV6);
-	skb_dst_set(skb, dst);
-	return ip6_local_out(qp->sn->net, NULL, skb);
+	return softcm_udp_xmit6(qp->sn->net, skb, dst, &fl6.saddr, &rc->daddr, rc->sport,
+				rc->tos, rc->hop_limit);
 #else
 	kfree_skb(skb);
 	return -EAFNOSUPPORT;

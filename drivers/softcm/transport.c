@@ -428,17 +428,88 @@ static u8 *put_payload(struct sk_buff *skb, struct softcm_net *sn, const u8 *mad
 	return bth;
 }
 
-static struct udphdr *push_udp(struct sk_buff *skb, struct softcm_net *sn)
+/* The UDP header before @skb's RoCEv2 payload (BTH to ICRC): checksum 0. */
+static struct udphdr *push_udp(struct sk_buff *skb, u16 sport)
 {
+	unsigned int len = skb->len;
 	struct udphdr *udph = skb_push(skb, sizeof(*udph));
 
 	skb_reset_transport_header(skb);
-	udph->source = htons(ROCE_QP1_SPORT);
+	udph->source = htons(sport);
 	udph->dest = htons(softcm_udp_port);
-	udph->len = htons(sizeof(*udph) + SOFTCM_ROCE_PAYLOAD);
+	udph->len = htons(sizeof(*udph) + len);
 	udph->check = 0;
 	return udph;
 }
+
+/*
+ * Send @skb, a RoCEv2 payload (BTH to ICRC, the ICRC's place at its end)
+ * from @saddr to @daddr by @dst (whose reference it takes): UDP and IPv4
+ * headers pushed, then the ICRC, once every field it covers is final
+ * (the IP checksum is masked), then ip_local_out().  The CM's MADs and
+ * the data path's packets alike, so both are framed as rxe frames them.
+ */
+int softcm_udp_xmit4(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
+		     __be32 saddr, __be32 daddr, u16 sport, u8 tos, u8 ttl)
+{
+	unsigned int len = skb->len;
+	u8 *bth = skb->data;
+	struct udphdr *udph;
+	struct iphdr *iph;
+
+	udph = push_udp(skb, sport);
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = IPVERSION;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = tos;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	__ip_select_ident(net, iph, 1);
+	put_unaligned_le32(softcm_icrc((u8 *)iph, false, (u8 *)udph, bth,
+				       len - SOFTCM_ICRC_SIZE),
+			   bth + len - SOFTCM_ICRC_SIZE);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, dst);
+	return ip_local_out(net, NULL, skb);
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_udp_xmit4);
+
+#if IS_ENABLED(CONFIG_IPV6)
+/* As softcm_udp_xmit4(), over IPv6 with flow label 0, as rxe sends. */
+int softcm_udp_xmit6(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
+		     const struct in6_addr *saddr, const struct in6_addr *daddr,
+		     u16 sport, u8 tos, u8 hop_limit)
+{
+	unsigned int len = skb->len;
+	u8 *bth = skb->data;
+	struct ipv6hdr *ip6h;
+	struct udphdr *udph;
+
+	udph = push_udp(skb, sport);
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, tos, 0);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = hop_limit;
+	ip6h->saddr = *saddr;
+	ip6h->daddr = *daddr;
+	put_unaligned_le32(softcm_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
+				       len - SOFTCM_ICRC_SIZE),
+			   bth + len - SOFTCM_ICRC_SIZE);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb->protocol = htons(ETH_P_IPV6);
+	skb_dst_set(skb, dst);
+	return ip6_local_out(net, NULL, skb);
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_udp_xmit6);
+#endif
 
 static struct sk_buff *alloc_packet(struct net_device *dev, unsigned int iplen)
 {
@@ -461,44 +532,20 @@ static int xmit4(struct softcm_net *sn, const struct sockaddr_in *src,
 		.daddr = dst->sin_addr.s_addr,
 		.saddr = src->sin_addr.s_addr,
 	};
-	struct udphdr *udph;
 	struct sk_buff *skb;
 	struct rtable *rt;
-	struct iphdr *iph;
-	u8 *bth;
 
 	rt = ip_route_output_key(sn->net, &fl4);
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
-	skb = alloc_packet(rt->dst.dev, sizeof(*iph));
+	skb = alloc_packet(rt->dst.dev, sizeof(struct iphdr));
 	if (!skb) {
 		ip_rt_put(rt);
 		return -ENOMEM;
 	}
-	bth = put_payload(skb, sn, mad);
-	udph = push_udp(skb, sn);
-
-	iph = skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph->version = IPVERSION;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = tos;
-	iph->tot_len = htons(skb->len);
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = ip4_dst_hoplimit(&rt->dst);
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = fl4.saddr;
-	iph->daddr = fl4.daddr;
-	__ip_select_ident(sn->net, iph, 1);
-	/* Every field the ICRC covers is final now; the checksum is masked. */
-	put_unaligned_le32(softcm_icrc((u8 *)iph, false, (u8 *)udph, bth,
-				       SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
-			   bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE);
-
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	skb->protocol = htons(ETH_P_IP);
-	skb_dst_set(skb, &rt->dst);
-	return ip_local_out(sn->net, NULL, skb);
+	put_payload(skb, sn, mad);
+	return softcm_udp_xmit4(sn->net, skb, &rt->dst, fl4.saddr, fl4.daddr,
+				ROCE_QP1_SPORT, tos, ip4_dst_hoplimit(&rt->dst));
 }
 
 static int xmit6(struct softcm_net *sn, const struct sockaddr_in6 *src,
@@ -512,10 +559,7 @@ static int xmit6(struct softcm_net *sn, const struct sockaddr_in6 *src,
 		.saddr = src->sin6_addr,
 	};
 	struct dst_entry *ndst;
-	struct ipv6hdr *ip6h;
-	struct udphdr *udph;
 	struct sk_buff *skb;
-	u8 *bth;
 
 	ndst = ipv6_stub->ipv6_dst_lookup_flow(sn->net, NULL, &fl6, NULL);
 	if (IS_ERR(ndst))
@@ -526,30 +570,14 @@ static int xmit6(struct softcm_net *sn, const struct sockaddr_in6 *src,
 		dst_release(ndst);
 		return err;
 	}
-	skb = alloc_packet(ndst->dev, sizeof(*ip6h));
+	skb = alloc_packet(ndst->dev, sizeof(struct ipv6hdr));
 	if (!skb) {
 		dst_release(ndst);
 		return -ENOMEM;
 	}
-	bth = put_payload(skb, sn, mad);
-	udph = push_udp(skb, sn);
-
-	ip6h = skb_push(skb, sizeof(*ip6h));
-	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, tos, 0);
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = ip6_dst_hoplimit(ndst);
-	ip6h->saddr = fl6.saddr;
-	ip6h->daddr = fl6.daddr;
-	put_unaligned_le32(softcm_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
-				       SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE),
-			   bth + SOFTCM_ROCE_PAYLOAD - SOFTCM_ICRC_SIZE);
-
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	skb->protocol = htons(ETH_P_IPV6);
-	skb_dst_set(skb, ndst);
-	return ip6_local_out(sn->net, NULL, skb);
+	put_payload(skb, sn, mad);
+	return softcm_udp_xmit6(sn->net, skb, ndst, &fl6.saddr, &fl6.daddr, ROCE_QP1_SPORT,
+				tos, ip6_dst_hoplimit(ndst));
 #else
 	return -EAFNOSUPPORT;
 #endif
