@@ -15,6 +15,7 @@
  * Both run under the QP's lock and only queue the work.
  */
 
+#include <kunit/visibility.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -67,8 +68,13 @@ void softcm_rc_queued(struct softcm_qp *qp)
 }
 
 /*
- * Send again from @psn, one of the PSNs outstanding: the WR it belongs
- * to and the byte of it that packet began with.
+ * Send again from @psn, one of the PSNs outstanding or the one after
+ * them all: the WR it belongs to and the byte of it that packet began
+ * with, or the next WR to be taken.  The latter is an ACK that came for
+ * packets sent before a go-back, while the requester was still sending
+ * them again: it acknowledged every WR taken, and the requester must not
+ * stay behind it (it would never send again: its PSN outside the window,
+ * its WR index behind the queue's).
  */
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn)
 {
@@ -77,6 +83,7 @@ void softcm_rc_go_back(struct softcm_qp *qp, u32 psn)
 	u32 i, d;
 
 	lockdep_assert_held(&qp->lock);
+	rc->noack = 0;
 	for (i = qp->sq_cons; i != rc->sq_next; i++) {
 		s = swqe(qp, i);
 		d = softcm_psn_diff(psn, s->first_psn);
@@ -84,11 +91,16 @@ void softcm_rc_go_back(struct softcm_qp *qp, u32 psn)
 			rc->req_wqe = i;
 			rc->req_off = d * rc->mtu;
 			rc->psn = psn;
-			rc->noack = 0;
 			return;
 		}
 	}
+	if (psn == rc->tail_psn) {
+		rc->req_wqe = rc->sq_next;
+		rc->req_off = 0;
+		rc->psn = psn;
+	}
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_rc_go_back);
 
 /* The WR at sq_cons fails with @status; the QP goes to ERR. */
 void softcm_rc_complete_err(struct softcm_qp *qp, u32 status)
