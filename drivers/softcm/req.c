@@ -87,6 +87,16 @@ void softcm_rc_go_back(struct softcm_qp *qp, u32 psn)
 			return;
 		}
 	}
+	/*
+	 * No WR holds @psn: an ACK acknowledged every PSN taken while the
+	 * send position was behind it (after a NAK, a timeout or an RNR
+	 * NAK went back).  Resume at the next WR taken; left behind, the
+	 * position would be outside the window for ever.
+	 */
+	rc->req_wqe = rc->sq_next;
+	rc->req_off = 0;
+	rc->psn = psn;
+	rc->noack = 0;
 }
 
 /* The WR at sq_cons fails with @status; the QP goes to ERR. */
