@@ -305,18 +305,22 @@ run_udaddy() {
 # TCP (-g: each side's own index of its IPv4 RoCEv2 GID) and validates
 # what it receives (-c); perftest's -R connects through rdma_cm.  Sized
 # by iterations: 8 KiB messages (8 packets at the path MTU of 1024), 50
-# ping-pongs, 100 SENDs or WRITEs.  A case passes only if both programs
-# exit 0 and both report every iteration.  Every packet on xr0 is
-# captured for the host, which dissects it with tshark
+# ping-pongs, 100 SENDs; 20 WRITEs of 128 KiB (128 packets: the
+# requester asks for an ACK within the message too).  A case passes only
+# if both programs exit 0 and both report every iteration.  Every packet
+# on xr0 is captured for the host, which dissects it with tshark
 # (tests/interop/dissect_data.py) and compares softcm's packets with
 # rxe's.
 rxe_size=8192 rxe_pp_iters=50 rxe_bw_iters=100
+rxe_write_size=131072 rxe_write_iters=20
 data_pcap=${SOFTCM_ARTIFACTS:-$tmp}/exec_rxe_data.pcap
 data_capture_pid=
 data_capture_start() {
 	printf '%s\n' "rxe $ip_rxe" "softcm $ip_sc" >"${data_pcap%.pcap}.hosts"
-	tcpdump -Z root -i xr0 -s 0 -U --immediate-mode -w "$data_pcap" udp port 4791 \
-		2>"$tmp/data-tcpdump" &
+	# (-B: a 64 MiB ring; a burst of 1 KiB packets overflows the default
+	# 2 MiB one while tcpdump, under TCG, writes the file)
+	tcpdump -Z root -i xr0 -s 0 -B 65536 -U --immediate-mode -w "$data_pcap" \
+		udp port 4791 2>"$tmp/data-tcpdump" &
 	data_capture_pid=$!
 	pids+=("$data_capture_pid")
 	poll $((100 * slow)) grep -q "listening on xr0" "$tmp/data-tcpdump"
@@ -347,25 +351,25 @@ rxe_listening_port() {
 # if SC_SERVER is 1, else rxe.
 rxe_pingpong() {
 	local name=$1 scs=$2 port=$3 srv cli gsc grx crc want
-	local scx=(ip netns exec $nsb softcm exec -- ibv_rc_pingpong -g)
-	local rxx=(ibv_rc_pingpong -d $rxe -g)
-	local opts=(-s $rxe_size -n $rxe_pp_iters -c -p $port)
+	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- ibv_rc_pingpong -g)
+	local rxx=(timeout "$T" ibv_rc_pingpong -d "$rxe" -g)
+	local opts=(-s "$rxe_size" -n "$rxe_pp_iters" -c -p "$port")
 	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
 	gsc=$(gid_index $nsb $ip_sc) grx=$(rxe_gid_index)
 	[ -n "$gsc" ] && [ -n "$grx" ] ||
 		{ not_ok "$name"; say "no GID index for $ip_sc or $ip_rxe"; return; }
 	crc=0
 	if [ "$scs" = 1 ]; then
-		bg "$srv" timeout $T "${scx[@]}" "$gsc" "${opts[@]}"
+		bg "$srv" "${scx[@]}" "$gsc" "${opts[@]}"
 		poll $((100 * slow)) tcp_listening_at $nsb "$port" ||
 			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
-		timeout $T "${rxx[@]}" "$grx" "${opts[@]}" $ip_sc >"$cli" 2>&1 || crc=$?
+		"${rxx[@]}" "$grx" "${opts[@]}" $ip_sc >"$cli" 2>&1 || crc=$?
 		want=$ip_sc
 	else
-		bg "$srv" timeout $T "${rxx[@]}" "$grx" "${opts[@]}"
+		bg "$srv" "${rxx[@]}" "$grx" "${opts[@]}"
 		poll $((100 * slow)) tcp_listening_at "" "$port" ||
 			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
-		timeout $T "${scx[@]}" "$gsc" "${opts[@]}" $ip_rxe >"$cli" 2>&1 || crc=$?
+		"${scx[@]}" "$gsc" "${opts[@]}" $ip_rxe >"$cli" 2>&1 || crc=$?
 		want=$ip_rxe
 	fi
 	finish "$bgpid"
@@ -383,29 +387,29 @@ rxe_pingpong() {
 	fi
 }
 
-# rxe_perftest NAME PROG SC_SERVER PORT: ib_send_bw or ib_write_bw -R,
-# softcm the server if SC_SERVER is 1, else rxe; both sides must print
-# the result line of the size and iterations asked for.
+# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS: ib_send_bw or
+# ib_write_bw -R, softcm the server if SC_SERVER is 1, else rxe; both
+# sides must print the result line of the size and iterations asked for.
 rxe_perftest() {
-	local name=$1 prog=$2 scs=$3 port=$4 srv cli crc line
-	local scx=(ip netns exec $nsb softcm exec -- "$prog")
-	local rxx=("$prog" -d $rxe)
-	local opts=(-R -F -s $rxe_size -n $rxe_bw_iters -p $port)
+	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srv cli crc line
+	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- "$prog")
+	local rxx=(timeout "$T" "$prog" -d "$rxe")
+	local opts=(-R -F -s "$size" -n "$iters" -p "$port")
 	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
 	crc=0
 	if [ "$scs" = 1 ]; then
-		bg "$srv" timeout $T "${scx[@]}" "${opts[@]}"
+		bg "$srv" "${scx[@]}" "${opts[@]}"
 		poll $((100 * slow)) sc_listening $nsb $port ||
 			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
-		timeout $T "${rxx[@]}" "${opts[@]}" $ip_sc >"$cli" 2>&1 || crc=$?
+		"${rxx[@]}" "${opts[@]}" $ip_sc >"$cli" 2>&1 || crc=$?
 	else
-		bg "$srv" timeout $T "${rxx[@]}" "${opts[@]}"
+		bg "$srv" "${rxx[@]}" "${opts[@]}"
 		poll $((100 * slow)) rxe_listening_port $port ||
 			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
-		timeout $T "${scx[@]}" "${opts[@]}" $ip_rxe >"$cli" 2>&1 || crc=$?
+		"${scx[@]}" "${opts[@]}" $ip_rxe >"$cli" 2>&1 || crc=$?
 	fi
 	finish "$bgpid"
-	line="^ *$rxe_size +$rxe_bw_iters "
+	line="^ *$size +$iters "
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
 	   grep -qE "$line" "$cli" && grep -qE "$line" "$srv"; then
 		ok "$name"
@@ -425,10 +429,14 @@ rxe_datapath() {
 	fi
 	rxe_pingpong rxe-datapath/ibv_rc_pingpong-softcm-server-rxe-client 1 18520
 	rxe_pingpong rxe-datapath/ibv_rc_pingpong-rxe-server-softcm-client 0 18521
-	rxe_perftest rxe-datapath/ib_send_bw-R-softcm-server-rxe-client ib_send_bw 1 18522
-	rxe_perftest rxe-datapath/ib_send_bw-R-rxe-server-softcm-client ib_send_bw 0 18523
-	rxe_perftest rxe-datapath/ib_write_bw-R-softcm-server-rxe-client ib_write_bw 1 18524
-	rxe_perftest rxe-datapath/ib_write_bw-R-rxe-server-softcm-client ib_write_bw 0 18525
+	rxe_perftest rxe-datapath/ib_send_bw-R-softcm-server-rxe-client ib_send_bw 1 18522 \
+		$rxe_size $rxe_bw_iters
+	rxe_perftest rxe-datapath/ib_send_bw-R-rxe-server-softcm-client ib_send_bw 0 18523 \
+		$rxe_size $rxe_bw_iters
+	rxe_perftest rxe-datapath/ib_write_bw-R-softcm-server-rxe-client ib_write_bw 1 18524 \
+		$rxe_write_size $rxe_write_iters
+	rxe_perftest rxe-datapath/ib_write_bw-R-rxe-server-softcm-client ib_write_bw 0 18525 \
+		$rxe_write_size $rxe_write_iters
 	# The host dissects what was captured; here only that tcpdump kept
 	# it all.
 	data_capture_stop
