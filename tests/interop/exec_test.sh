@@ -318,10 +318,10 @@ data_capture_pid=
 data_capture_start() {
 	printf '%s\n' "rxe $ip_rxe" "softcm $ip_sc" >"${data_pcap%.pcap}.hosts"
 	# (A ring of 64 MiB in slots of 2 KiB, a whole frame at the veth's
-	# MTU of 1500: 32 768 frames.  Its slots are as large as the snap
-	# length, and with -s 0 (256 KiB) even 64 MiB held only 256: bursts
-	# of 1 KiB packets were dropped while tcpdump, under TCG, wrote the
-	# file.)
+	# MTU of 1500: about 28 000 frames.  libpcap's slots are as large as
+	# the snap length, capped at 64 KiB on a device with offloads (the
+	# veth): with -s 0 the ring held 1 024 frames, and bursts of 1 KiB
+	# packets were dropped while tcpdump, under TCG, wrote the file.)
 	tcpdump -Z root -i xr0 -s 2048 -B 65536 -U --immediate-mode -w "$data_pcap" \
 		udp port 4791 2>"$tmp/data-tcpdump" &
 	data_capture_pid=$!
