@@ -46,25 +46,29 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		.qp_num = qp->qpn,
 		.port_num = SOFTCM_PORT_NUM,
 	};
-	u32 done = qp->sq_cons;
 
 	lockdep_assert_held(&qp->lock);
 	while (qp->sq_cons != rc->sq_next) {
 		s = &rc->swqe[qp->sq_cons & (qp->sq_entries - 1)];
 		if (softcm_psn_cmp(softcm_psn_add(s->first_psn, s->npkts), psn) > 0)
 			break;
+		/* the WR's own copy, in the shadow slot: the user's slot may go */
 		w = shadow(qp, qp->sq_cons);
+		/*
+		 * Its slot is free before its completion is seen (as rxe's
+		 * completer retires the WQE before it posts the CQE): a
+		 * program that posts as soon as it polls must find room.
+		 */
+		qp->sq_cons++;
+		/* Pairs with the user's acquire of sq_cons: the slot is free. */
+		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
 		if (qp->sq_sig_all || (w->wr.send_flags & IB_SEND_SIGNALED)) {
 			wc.wr_id = w->wr.wr_id;
 			wc.opcode = softcm_wc_opcode(w->wr.opcode);
 			wc.byte_len = s->len;
 			softcm_cq_push(qp->scq, &wc, false);
 		}
-		qp->sq_cons++;
 	}
-	if (done != qp->sq_cons)
-		/* Pairs with the user's acquire of sq_cons: the slots are free. */
-		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
 	if (softcm_psn_cmp(psn, rc->una) > 0) {
 		rc->una = psn;
 		/* progress: the retry budgets start again (IBTA 9.7.5.2.8) */

@@ -40,7 +40,7 @@ struct softcm_swqe {
 #define SOFTCM_RC_BATCH		64
 /* PSNs outstanding at most, as rxe's window */
 #define SOFTCM_RC_WINDOW	128
-/* AckReq at least every this many packets, as rxe */
+/* within a message, AckReq once more than this many went without, as rxe */
 #define SOFTCM_RC_ACKREQ_EVERY	64
 
 /*

@@ -274,8 +274,11 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	p->h.payload_len = plen;
 	p->h.imm = (__force __be32)w->wr.imm_data;
 	p->h.se = last && (w->wr.send_flags & IB_SEND_SOLICITED);
-	/* as rxe: on every message's last packet, and every 64 packets */
-	p->h.ackreq = last || ++rc->noack >= SOFTCM_RC_ACKREQ_EVERY;
+	/*
+	 * As rxe: on every message's last packet, and within a message on
+	 * the 66th packet since the last AckReq, not the 64th.
+	 */
+	p->h.ackreq = last || rc->noack++ > SOFTCM_RC_ACKREQ_EVERY;
 	if (p->h.ackreq)
 		rc->noack = 0;
 	p->wqe = rc->req_wqe;

@@ -59,10 +59,15 @@ static void complete_recv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	}
 	if (h->opcode == SOFTCM_IB_WRITE_LAST_IMM || h->opcode == SOFTCM_IB_WRITE_ONLY_IMM)
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-	softcm_cq_push(qp->rcq, &wc, h->se || status != IB_WC_SUCCESS);
+	/*
+	 * The slot is free before the completion is seen (as rxe advances
+	 * its queue before it posts the CQE): a program that reposts as
+	 * soon as it polls must find room.
+	 */
 	qp->rq_cons++;
 	/* Pairs with the user's acquire of rq_cons: the slot is free. */
 	smp_store_release(&qp->kpage->rq_cons, qp->rq_cons);
+	softcm_cq_push(qp->rcq, &wc, h->se || status != IB_WC_SUCCESS);
 }
 
 /*

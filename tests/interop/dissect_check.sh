@@ -112,4 +112,106 @@ expect truncated softcm-packets-are-infiniband-cm-mads
 expect padded lengths-as-the-linux-cm
 expect hosts every-packet-from-a-known-side
 expect none-needed softcm-sent-every-message-kind
+
+# make_data_capture FAULT: RC data between an "rxe" and a "softcm" address,
+# both ways alike as rxe's requester and responder put them on the wire
+# (a SEND of 3 packets, a WRITE of 70 with AckReq on its 66th and last
+# packets, the ACKs), with FAULT put into softcm's packets, into
+# $tmp/FAULT_data.pcap (+ .hosts).
+make_data_capture() {
+	python3 - "$tmp/$1_data.pcap" "$1" <<'EOF2'
+import struct, sys, zlib
+
+path, fault = sys.argv[1], sys.argv[2]
+RXE, SOFTCM = bytes([10, 91, 0, 1]), bytes([10, 91, 0, 2])
+MTU = 1024
+
+
+def frame(src, dst, opcode, qpn, psn, ackreq, ext, payload, bad_icrc=False):
+    pad = -len(payload) % 4
+    bth = bytes([opcode, pad << 4, 0xff, 0xff, 0]) + qpn.to_bytes(3, "big") + \
+        bytes([0x80 if ackreq else 0]) + psn.to_bytes(3, "big")
+    body = bth + ext + payload + bytes(pad)
+    udp_len = 8 + len(body) + 4
+    ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 1, 0x4000,
+                               64, 17, 0, src, dst))
+    udp = bytearray(struct.pack(">HHHH", 0xc000, 4791, udp_len, 0))
+    m_ip = bytearray(ip)
+    m_ip[1], m_ip[8], m_ip[10:12] = 0xff, 0xff, b"\xff\xff"
+    m_udp = bytearray(udp)
+    m_udp[6:8] = b"\xff\xff"
+    m_body = bytearray(body)
+    m_body[4] = 0xff
+    crc = zlib.crc32(b"\xff" * 8 + bytes(m_ip) + bytes(m_udp) + bytes(m_body))
+    if bad_icrc:
+        crc ^= 1
+    eth = b"\x02\x00\x00\x00\x00\x01\x02\x00\x00\x00\x00\x02\x08\x00"
+    return eth + bytes(ip) + bytes(udp) + body + struct.pack("<I", crc)
+
+
+def side(src, dst, dqp, sqp, psn, mine):
+    """One side's SEND of 3 packets and WRITE of 70, the other's ACKs."""
+    out = []
+    f = fault if mine else "none"
+    send = [(0x00, MTU), (0x01, MTU), (0x02, 100)]
+    if f == "mtu":
+        send[1] = (0x01, MTU - 4)
+    if f == "opcode":
+        send[2] = (0x03, 100)           # SEND_LAST with an immediate
+    reth = struct.pack(">QII", 0x1000, 0x1234, 70 * MTU)
+    write = [(0x06, MTU)] + [(0x07, MTU)] * 68 + [(0x08, MTU)]
+    marks = {65, 69} if f != "ackreq" else {63, 69}
+    msgs = [(send, {2}), (write, marks)]
+    for ops, acks in msgs:
+        for i, (op, n) in enumerate(ops):
+            ext = reth if op == 0x06 else (b"\0\0\0\x2a" if op == 0x03 else b"")
+            out.append(frame(src, dst, op, dqp, psn, i in acks, ext, bytes(n),
+                             bad_icrc=(f == "icrc" and i == 1)))
+            if i in acks:
+                aeth = bytes([0x1f, 0, 0, 1])
+                out.append(frame(dst, src, 0x11, sqp, psn, False, aeth, b""))
+            psn += 2 if f == "psn-gap" and i == 0 else 1
+    return out
+
+
+frames = side(RXE, SOFTCM, 0x16, 0x15, 100, False) + side(SOFTCM, RXE, 0x15, 0x16, 900, True)
+with open(path, "wb") as fh:
+    fh.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i, fr in enumerate(frames):
+        fh.write(struct.pack("<IIII", 1000 + i, 0, len(fr), len(fr)))
+        fh.write(fr)
+open(path[:-len(".pcap")] + ".hosts", "w").write("rxe 10.91.0.1\nsoftcm 10.91.0.2\n")
+EOF2
+}
+
+# expect_data FAULT CHECK: dissect_data.py fails CHECK (only) on that
+# capture; FAULT "none" passes every check.
+expect_data() {
+	local fault=$1 check=$2 out
+	make_data_capture "$fault"
+	out=$(python3 "$here/dissect_data.py" "$tmp/${fault}_data.pcap" 2>&1)
+	if [ "$fault" = none ]; then
+		if ! echo "$out" | grep -q "^not ok" && echo "$out" | grep -q "^ok 10 "; then
+			tap_ok "dissect-data/good-capture-passes"
+		else
+			tap_fail "dissect-data/good-capture-passes"
+			echo "$out" | sed 's/^/#   /'
+		fi
+		return
+	fi
+	if echo "$out" | grep -q "^not ok [0-9]* $check$" &&
+	   [ "$(echo "$out" | grep -c "^not ok")" = 1 ]; then
+		tap_ok "dissect-data/$fault-fails-$check"
+	else
+		tap_fail "dissect-data/$fault-fails-$check"
+		echo "$out" | sed 's/^/#   /'
+	fi
+}
+
+expect_data none ""
+expect_data icrc icrc-valid-on-every-packet
+expect_data mtu payload-lengths-as-rxe
+expect_data opcode rc-opcodes-as-rxe
+expect_data ackreq messages-and-ackreq-as-rxe
+expect_data psn-gap messages-and-ackreq-as-rxe
 tap_finish dissect

@@ -39,6 +39,16 @@ tmp=$(mktemp -d)
 pids=()
 n=0
 
+# The data path against rxe (below, "rxe datapath"), each case both ways.
+rxe_data_cases=(
+	rxe-datapath/ibv_rc_pingpong-softcm-server-rxe-client
+	rxe-datapath/ibv_rc_pingpong-rxe-server-softcm-client
+	rxe-datapath/ib_send_bw-R-softcm-server-rxe-client
+	rxe-datapath/ib_send_bw-R-rxe-server-softcm-client
+	rxe-datapath/ib_write_bw-R-softcm-server-rxe-client
+	rxe-datapath/ib_write_bw-R-rxe-server-softcm-client
+	rxe-datapath/capture)
+
 cases=(setup
 	softcm/ucmatose softcm/cmtime
 	rxe/softcm-ucmatose-client-rxe-ucmatose-server
@@ -47,6 +57,7 @@ cases=(setup
 	qp/softcm-client-rxe-server
 	qp/rxe-client-softcm-server
 	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
+	"${rxe_data_cases[@]}"
 	cleanup)
 echo "1..${#cases[@]}"
 
@@ -286,6 +297,161 @@ run_udaddy() {
 	wait "$bgpid" 2>/dev/null
 }
 
+# ---- rxe datapath: data between softcm and rdma_rxe, both ways ----
+#
+# softcm in sc-xb (xr1, under softcm exec) and rxe in init_net (xr0,
+# the programs as they are), each program once as the server and once
+# as the client.  ibv_rc_pingpong swaps QP numbers, PSNs and GIDs over
+# TCP (-g: each side's own index of its IPv4 RoCEv2 GID) and validates
+# what it receives (-c); perftest's -R connects through rdma_cm.  Sized
+# by iterations: 8 KiB messages (8 packets at the path MTU of 1024), 50
+# ping-pongs, 100 SENDs; 20 WRITEs of 128 KiB (128 packets: the
+# requester asks for an ACK within the message too).  A case passes only
+# if both programs exit 0 and both report every iteration.  Every packet
+# on xr0 is captured for the host, which dissects it with tshark
+# (tests/interop/dissect_data.py) and compares softcm's packets with
+# rxe's.
+rxe_size=8192 rxe_pp_iters=50 rxe_bw_iters=100
+rxe_write_size=131072 rxe_write_iters=20
+data_pcap=${SOFTCM_ARTIFACTS:-$tmp}/exec_rxe_data.pcap
+data_capture_pid=
+data_capture_start() {
+	printf '%s\n' "rxe $ip_rxe" "softcm $ip_sc" >"${data_pcap%.pcap}.hosts"
+	# (A ring of 64 MiB in slots of 2 KiB, a whole frame at the veth's
+	# MTU of 1500: about 28 000 frames.  libpcap's slots are as large as
+	# the snap length, capped at 64 KiB on a device with offloads (the
+	# veth): with -s 0 the ring held 1 024 frames, and bursts of 1 KiB
+	# packets were dropped while tcpdump, under TCG, wrote the file.)
+	tcpdump -Z root -i xr0 -s 2048 -B 65536 -U --immediate-mode -w "$data_pcap" \
+		udp port 4791 2>"$tmp/data-tcpdump" &
+	data_capture_pid=$!
+	pids+=("$data_capture_pid")
+	poll $((100 * slow)) grep -q "listening on xr0" "$tmp/data-tcpdump"
+}
+data_capture_stop() {
+	[ -n "$data_capture_pid" ] || return 0
+	kill -INT "$data_capture_pid" 2>/dev/null
+	wait "$data_capture_pid" 2>/dev/null
+	data_capture_pid=
+}
+
+# rxe's index of its own IPv4 RoCEv2 GID (ibv_devinfo as it is, in init_net).
+rxe_gid_index() {
+	ibv_devinfo -v -d $rxe |
+		sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:$ip_rxe, RoCE v2\$/\1/p" | head -n 1
+}
+# A TCP listener on PORT in WHERE ("": init_net), IPv4 or IPv6.
+tcp_listening_at() {
+	at "$1" awk -v p=":$(printf %04X "$2")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6
+}
+# Any rdma_cm listener on rxe's port PORT (perftest's server binds no address).
+rxe_listening_port() {
+	rdma resource show cm_id 2>/dev/null | grep "state LISTEN" | grep -q ":$1 "
+}
+
+# rxe_pingpong NAME SC_SERVER PORT: ibv_rc_pingpong, softcm the server
+# if SC_SERVER is 1, else rxe.
+rxe_pingpong() {
+	local name=$1 scs=$2 port=$3 srv cli gsc grx crc want
+	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- ibv_rc_pingpong -g)
+	local rxx=(timeout "$T" ibv_rc_pingpong -d "$rxe" -g)
+	local opts=(-s "$rxe_size" -n "$rxe_pp_iters" -c -p "$port")
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	gsc=$(gid_index $nsb $ip_sc) grx=$(rxe_gid_index)
+	[ -n "$gsc" ] && [ -n "$grx" ] ||
+		{ not_ok "$name"; say "no GID index for $ip_sc or $ip_rxe"; return; }
+	crc=0
+	if [ "$scs" = 1 ]; then
+		bg "$srv" "${scx[@]}" "$gsc" "${opts[@]}"
+		poll $((100 * slow)) tcp_listening_at $nsb "$port" ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		"${rxx[@]}" "$grx" "${opts[@]}" $ip_sc >"$cli" 2>&1 || crc=$?
+		want=$ip_sc
+	else
+		bg "$srv" "${rxx[@]}" "$grx" "${opts[@]}"
+		poll $((100 * slow)) tcp_listening_at "" "$port" ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		"${scx[@]}" "$gsc" "${opts[@]}" $ip_rxe >"$cli" 2>&1 || crc=$?
+		want=$ip_rxe
+	fi
+	finish "$bgpid"
+	# "N bytes in S seconds" then "N iters in S seconds" on each side.
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   grep -q "remote address: .* GID ::ffff:$want" "$cli" &&
+	   grep -q "^$((rxe_size * rxe_pp_iters * 2)) bytes in " "$cli" &&
+	   grep -q "^$rxe_pp_iters iters in" "$cli" && grep -q "^$rxe_pp_iters iters in" "$srv" &&
+	   ! grep -qi "invalid data\|failed\|error" "$cli" "$srv"; then
+		ok "$name"
+		say "GID indexes softcm $gsc, rxe $grx; the client: $(grep ' iters in ' "$cli")"
+	else
+		not_ok "$name" "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
+}
+
+# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS: ib_send_bw or
+# ib_write_bw -R, softcm the server if SC_SERVER is 1, else rxe; both
+# sides must print the result line of the size and iterations asked for.
+rxe_perftest() {
+	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srv cli crc line
+	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- "$prog")
+	local rxx=(timeout "$T" "$prog" -d "$rxe")
+	local opts=(-R -F -s "$size" -n "$iters" -p "$port")
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	crc=0
+	if [ "$scs" = 1 ]; then
+		bg "$srv" "${scx[@]}" "${opts[@]}"
+		poll $((100 * slow)) sc_listening $nsb $port ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		"${rxx[@]}" "${opts[@]}" $ip_sc >"$cli" 2>&1 || crc=$?
+	else
+		bg "$srv" "${rxx[@]}" "${opts[@]}"
+		poll $((100 * slow)) rxe_listening_port $port ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		"${scx[@]}" "${opts[@]}" $ip_rxe >"$cli" 2>&1 || crc=$?
+	fi
+	finish "$bgpid"
+	line="^ *$size +$iters "
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   grep -qE "$line" "$cli" && grep -qE "$line" "$srv"; then
+		ok "$name"
+		say "the client: $(grep -E "$line" "$cli" | head -n 1)"
+	else
+		not_ok "$name" "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
+}
+
+rxe_datapath() {
+	if ! data_capture_start; then
+		for c in "${rxe_data_cases[@]}"; do
+			not_ok "$c" "$tmp/data-tcpdump"
+		done
+		return
+	fi
+	rxe_pingpong rxe-datapath/ibv_rc_pingpong-softcm-server-rxe-client 1 18520
+	rxe_pingpong rxe-datapath/ibv_rc_pingpong-rxe-server-softcm-client 0 18521
+	rxe_perftest rxe-datapath/ib_send_bw-R-softcm-server-rxe-client ib_send_bw 1 18522 \
+		$rxe_size $rxe_bw_iters
+	rxe_perftest rxe-datapath/ib_send_bw-R-rxe-server-softcm-client ib_send_bw 0 18523 \
+		$rxe_size $rxe_bw_iters
+	rxe_perftest rxe-datapath/ib_write_bw-R-softcm-server-rxe-client ib_write_bw 1 18524 \
+		$rxe_write_size $rxe_write_iters
+	rxe_perftest rxe-datapath/ib_write_bw-R-rxe-server-softcm-client ib_write_bw 0 18525 \
+		$rxe_write_size $rxe_write_iters
+	# The host dissects what was captured; here only that tcpdump kept
+	# it all.
+	data_capture_stop
+	say "$(grep -E 'packets (captured|dropped)' "$tmp/data-tcpdump" | paste -sd, -)"
+	if grep -q "^[1-9][0-9]* packets captured" "$tmp/data-tcpdump" &&
+	   grep -q "^0 packets dropped by kernel" "$tmp/data-tcpdump"; then
+		ok rxe-datapath/capture
+	else
+		not_ok rxe-datapath/capture "$tmp/data-tcpdump"
+	fi
+}
+
 # ---- the QPs, while connected ----
 
 # field FILE KEY: the value after KEY on exec_peer's "qp" line.
@@ -410,6 +576,8 @@ else
 	run_rc_pingpong
 	run_send_bw
 	run_udaddy
+
+	rxe_datapath
 fi
 
 say "the cases took ${SECONDS} s"

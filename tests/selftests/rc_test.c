@@ -21,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -684,6 +685,83 @@ TEST_F(rc, rnr_retry_exceeded)
 	ASSERT_EQ(1, poll_n(self->a.scq, wc, 1));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status);
 	EXPECT_EQ(8, wc[0].wr_id);
+}
+
+/*
+ * Wait on @cq's channel @ch (armed) for its event, then take one
+ * completion; 1, or 0 after WAIT_MS.
+ */
+static int wait_one(struct ibv_comp_channel *ch, struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ecq;
+	void *ctx;
+
+	if (poll(&pfd, 1, WAIT_MS) != 1 || ibv_get_cq_event(ch, &ecq, &ctx))
+		return 0;
+	ibv_ack_cq_events(ecq, 1);
+	return ibv_poll_cq(cq, 1, wc);
+}
+
+/*
+ * Queues of one WR, refilled the moment a completion is seen (as
+ * perftest's rdma_cm exchange does, woken by its completion channel):
+ * the completion says the slot is free, so the post must succeed.  The
+ * kernel used to push the completion, wake the channel, and only then
+ * free the slot: the woken program, on another CPU, could post before
+ * that and fail with ENOMEM.  Many rounds, to meet that window.
+ */
+TEST_F(rc, slot_free_once_its_completion_is_seen)
+{
+	const struct path p = { .sq_psn = 11, .min_rnr_timer = 1, .rnr_retry = 7 };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	int rounds = softcm_rounds(2000), i;
+	struct ep *e[2] = { &self->a, &self->b };
+	struct ibv_comp_channel *ch[2];
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ep_make(&self->a, "rc-a", "10.29.0.1", self->home));
+	ASSERT_EQ(0, ep_make(&self->b, "rc-b", "10.29.0.2", self->home));
+	/* a's send CQ and b's receive CQ, each with a channel */
+	for (i = 0; i < 2; i++) {
+		struct ibv_cq **cq = i ? &e[i]->rcq : &e[i]->scq;
+
+		ASSERT_EQ(0, ibv_destroy_qp(e[i]->qp));
+		ASSERT_EQ(0, ibv_destroy_cq(*cq));
+		ch[i] = ibv_create_comp_channel(e[i]->ctx);
+		ASSERT_NE(NULL, ch[i]);
+		*cq = ibv_create_cq(e[i]->ctx, 4, NULL, ch[i], 0);
+		ASSERT_NE(NULL, *cq);
+		qa.send_cq = e[i]->scq;
+		qa.recv_cq = e[i]->rcq;
+		e[i]->qp = ibv_create_qp(e[i]->pd, &qa);
+		ASSERT_NE(NULL, e[i]->qp);
+	}
+	ASSERT_EQ(0, ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, ep_connect(&self->b, &self->a, &p, &p));
+	ASSERT_EQ(0, post_recv(&self->b, 0, 0, 64));
+	for (i = 0; i < rounds; i++) {
+		ASSERT_EQ(0, ibv_req_notify_cq(self->a.scq, 0));
+		ASSERT_EQ(0, ibv_req_notify_cq(self->b.rcq, 0));
+		ASSERT_EQ(0, post_send(&self->a, i, 64, false, true))
+			TH_LOG("round %d: the send's completion was seen, its slot not free", i);
+		ASSERT_EQ(1, wait_one(ch[1], self->b.rcq, &wc));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(0, post_recv(&self->b, i + 1, 0, 64))
+			TH_LOG("round %d: the receive's completion was seen, its slot not free", i);
+		ASSERT_EQ(1, wait_one(ch[0], self->a.scq, &wc));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ep_free(&self->a);
+	ep_free(&self->b);
+	memset(&self->a, 0, sizeof(self->a));
+	memset(&self->b, 0, sizeof(self->b));
+	ibv_destroy_comp_channel(ch[0]);
+	ibv_destroy_comp_channel(ch[1]);
 }
 
 /*

@@ -32,6 +32,8 @@ binaries=(
 	/usr/bin/trace-cmd
 	# exec_test.sh: programs run to where they need the data path
 	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw
+	# exec_test.sh's rxe datapath: WRITEs both ways
+	/usr/bin/ib_write_bw
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.  crc32_pclmul is

@@ -292,12 +292,16 @@ if [ -n "$artifacts_out" ]; then
 	cp -a "$run/artifacts/." "$artifacts_out/"
 fi
 # Host-side checks of what the guests captured: every packet capture is
-# dissected by tshark (tests/interop/dissect.py), one TAP program each.
+# dissected by tshark, one TAP program each: CM traffic by
+# tests/interop/dissect.py, RC data traffic (a capture named *_data) by
+# tests/interop/dissect_data.py.
 for f in "$run"/artifacts/*.pcap; do
 	[ -e "$f" ] || continue
 	name=$(basename "$f" .pcap)
+	checker=dissect.py
+	case $name in *_data) checker=dissect_data.py ;; esac
 	rc=0
-	python3 "$top/tests/interop/dissect.py" "$f" >"$run/host/$name.tap" 2>&1 || rc=$?
+	python3 "$top/tests/interop/$checker" "$f" >"$run/host/$name.tap" 2>&1 || rc=$?
 	echo "$rc" >"$run/host/$name.rc"
 done
 

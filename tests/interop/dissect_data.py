@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check a packet capture of softcm's RC data path talking to rdma_rxe.
+
+dissect_data.py CAPTURE.pcap
+
+Runs on the host, after the VM run, over a capture of RoCEv2 data traffic
+between softcm and rdma_rxe that tests/interop/exec_test.sh wrote in the
+guest ("rxe datapath": ibv_rc_pingpong, ib_send_bw -R, ib_write_bw -R,
+each side once the requester).  CAPTURE.hosts, beside it, names the
+address of each side, "softcm ADDR" or "rxe ADDR".  Wireshark's dissector
+(tshark) is the independent reader: no malformed packet and no error-level
+expert info; the ICRC of every packet is recomputed here from the bytes
+(dissect.py's, as RoCEv2 defines it).  Then softcm's RC packets must look
+like rxe's own from the same run:
+
+- the same RC opcodes, each side having been requester and responder;
+- each message's packets FIRST MIDDLE* LAST or ONLY, of one kind, PSNs
+  consecutive (retransmissions aside);
+- FIRST and MIDDLE carrying exactly the path MTU (the largest payload rxe
+  sent in them), no payload above it, the pad as the length needs;
+- AckReq where rxe puts it: on every LAST and ONLY, and within a message
+  at the packets rxe's requester marks (rxe_req.c: after more than 64
+  packets without one), compared message length by message length;
+- ACKs of the same length, syndrome kind and with MSNs that grow;
+- the IP and UDP fields both derive the same way: DF, zero UDP checksum.
+
+Prints TAP.
+"""
+
+import collections
+import os
+import subprocess
+import sys
+
+from dissect import PI_ERROR, Tap, icrc_ok, read_pcap
+
+FIELDS = [
+    "frame.number", "frame.len", "frame.protocols", "ip.src", "ip.flags.df",
+    "udp.dstport", "udp.length", "udp.checksum", "udp.srcport",
+    "infiniband.bth.opcode", "infiniband.bth.a", "infiniband.bth.padcnt",
+    "infiniband.bth.destqp", "infiniband.bth.psn", "infiniband.bth.p_key",
+    "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.reth.dmalen",
+    "_ws.malformed", "_ws.expert.severity", "_ws.expert.message",
+]
+
+# RC opcodes (IBTA table 35): name, kind, position, extra header bytes.
+RC = {
+    0x00: ("SEND_FIRST", "send", "first", 0),
+    0x01: ("SEND_MIDDLE", "send", "middle", 0),
+    0x02: ("SEND_LAST", "send", "last", 0),
+    0x03: ("SEND_LAST_IMM", "send", "last", 4),
+    0x04: ("SEND_ONLY", "send", "only", 0),
+    0x05: ("SEND_ONLY_IMM", "send", "only", 4),
+    0x06: ("WRITE_FIRST", "write", "first", 16),
+    0x07: ("WRITE_MIDDLE", "write", "middle", 0),
+    0x08: ("WRITE_LAST", "write", "last", 0),
+    0x09: ("WRITE_LAST_IMM", "write", "last", 4),
+    0x0a: ("WRITE_ONLY", "write", "only", 16),
+    0x0b: ("WRITE_ONLY_IMM", "write", "only", 20),
+    0x11: ("ACKNOWLEDGE", "ack", "only", 4),
+}
+BTH, ICRC = 12, 4
+
+
+def tshark(path):
+    # perftest's and rc_pingpong's payloads fool the RPC-over-RDMA
+    # heuristic into "malformed" on both sides: it is not what they carry.
+    cmd = ["tshark", "-n", "-r", path, "--disable-protocol", "rpcordma",
+           "-T", "fields", "-E", "separator=\t",
+           "-E", "occurrence=a", "-E", "aggregator=,"]
+    for f in FIELDS:
+        cmd += ["-e", f]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    rows = []
+    for line in p.stdout.splitlines():
+        vals = line.split("\t")
+        vals += [""] * (len(FIELDS) - len(vals))
+        rows.append(dict(zip(FIELDS, vals)))
+    return p.returncode, p.stderr, rows
+
+
+def num(v):
+    return int(v.split(",")[0], 0) if v else None
+
+
+def psn_after(a, b):
+    """Whether 24-bit PSN a comes after b."""
+    return a != b and ((a - b) & 0xffffff) < 0x800000
+
+
+def main():
+    path = sys.argv[1]
+    tap = Tap()
+    plan = 10
+    hosts = {}
+    try:
+        for line in open(os.path.splitext(path)[0] + ".hosts"):
+            side, addr = line.split()
+            hosts[addr] = side
+    except (OSError, ValueError):
+        pass
+
+    rc, err, rows = tshark(path)
+    try:
+        frames = read_pcap(path)
+    except (OSError, ValueError, KeyError) as e:
+        frames = []
+        err += str(e)
+    problems = []
+    if rc != 0:
+        problems.append(f"tshark exit {rc}: {err.strip()}")
+    if not rows or len(rows) != len(frames):
+        problems.append(f"tshark read {len(rows)} frames, the file holds {len(frames)}")
+    if sorted(set(hosts.values())) != ["rxe", "softcm"]:
+        problems.append("the .hosts file does not name both sides")
+    tap.check("tshark-reads-the-capture", problems, f"{len(rows)} frames")
+    if problems:
+        return tap.out(plan)
+
+    pkts = []
+    for row, frame in zip(rows, frames):
+        row["side"] = hosts.get(row["ip.src"], "unknown")
+        row["frame"] = frame
+        op = num(row["infiniband.bth.opcode"])
+        row["op"] = op
+        row["rc"] = RC.get(op) if op is not None and num(row["infiniband.bth.destqp"]) != 1 \
+            else None
+        pkts.append(row)
+    sides = {"softcm": [p for p in pkts if p["side"] == "softcm"],
+             "rxe": [p for p in pkts if p["side"] == "rxe"]}
+    data = {s: [p for p in ps if p["rc"]] for s, ps in sides.items()}
+
+    def where(p):
+        name = p["rc"][0] if p["rc"] else f"opcode {p['infiniband.bth.opcode']}"
+        return f"frame {p['frame.number']} from {p['side']} ({name})"
+
+    problems = [where(p) for p in pkts if p["side"] == "unknown"]
+    for s in sides:
+        if not data[s]:
+            problems.append(f"no RC data packet from {s}")
+    for p in pkts:
+        if p["op"] is not None and num(p["infiniband.bth.destqp"]) != 1 and not p["rc"]:
+            problems.append(f"{where(p)}: not a SEND, WRITE or ACK opcode")
+    tap.check("every-packet-rc-data-or-cm-from-a-known-side", problems,
+              f"{len(data['softcm'])} RC packets from softcm, {len(data['rxe'])} from rxe")
+
+    tap.check("no-malformed-packet", [where(p) for p in pkts if p["_ws.malformed"]])
+
+    def errors(p):
+        sev = p["_ws.expert.severity"].split(",")
+        msg = p["_ws.expert.message"].split(",")
+        return [m for s, m in zip(sev, msg) if s and int(s, 0) >= PI_ERROR]
+
+    tap.check("no-error-expert-info", [f"{where(p)}: {m}" for p in pkts for m in errors(p)])
+    tap.check("icrc-valid-on-every-packet", [where(p) for p in pkts if not icrc_ok(p["frame"])])
+
+    problems = []
+    ops = {s: {p["rc"][0] for p in data[s]} for s in sides}
+    if ops["softcm"] != ops["rxe"]:
+        problems.append(f"softcm sent {sorted(ops['softcm'])}, rxe {sorted(ops['rxe'])}")
+    tap.check("rc-opcodes-as-rxe", problems, "both sent " + ", ".join(sorted(ops["rxe"])))
+
+    # Payload lengths: the UDP payload less the headers, the pad and the ICRC.
+    def payload(p):
+        return (num(p["udp.length"]) - 8 - BTH - p["rc"][3] - ICRC
+                - (num(p["infiniband.bth.padcnt"]) or 0))
+
+    mtu = max((payload(p) for p in data["rxe"] if p["rc"][2] in ("first", "middle")),
+              default=None)
+    problems = []
+    if mtu is None:
+        problems.append("rxe sent no FIRST or MIDDLE: no path MTU to compare with")
+    for s in sides:
+        for p in data[s]:
+            n, pos = payload(p), p["rc"][2]
+            pad = num(p["infiniband.bth.padcnt"]) or 0
+            if (n + pad) % 4 or pad != (-n) % 4:
+                problems.append(f"{where(p)}: {n} bytes with a pad of {pad}")
+            if p["rc"][1] == "ack":
+                if n:
+                    problems.append(f"{where(p)}: {n} bytes of payload in an ACK")
+            elif mtu is not None and (n > mtu or (pos in ("first", "middle") and n != mtu)):
+                problems.append(f"{where(p)}: {n} bytes, the path MTU is {mtu}")
+    acklen = {s: {p["frame.len"] for p in data[s] if p["rc"][1] == "ack"} for s in sides}
+    if acklen["softcm"] != acklen["rxe"]:
+        problems.append(f"ACK frame lengths: softcm {sorted(acklen['softcm'])}, "
+                        f"rxe {sorted(acklen['rxe'])}")
+    tap.check("payload-lengths-as-rxe", problems, f"path MTU {mtu}")
+
+    # Each requester's messages, per destination QP, in capture order,
+    # first transmissions only: FIRST MIDDLE* LAST or ONLY of one kind,
+    # consecutive PSNs; and where AckReq was set, by message length.
+    problems = []
+    ackreq = {s: collections.defaultdict(set) for s in sides}
+    for s in sides:
+        flows = collections.defaultdict(list)
+        for p in data[s]:
+            if p["rc"][1] != "ack":
+                flows[num(p["infiniband.bth.destqp"])].append(p)
+        for qpn, ps in flows.items():
+            top, msg = None, []
+            for p in ps:
+                psn = num(p["infiniband.bth.psn"])
+                if top is not None and not psn_after(psn, top):
+                    continue        # a retransmission
+                if top is not None and psn != (top + 1) & 0xffffff:
+                    problems.append(f"{where(p)}: PSN {psn:#x} after {top:#x} to QP {qpn:#x}")
+                    msg = []
+                top = psn
+                kind, pos = p["rc"][1], p["rc"][2]
+                if msg and (pos in ("first", "only") or kind != msg[0]["rc"][1]):
+                    problems.append(f"{where(p)}: a message to QP {qpn:#x} left unfinished")
+                    msg = []
+                if not msg and pos in ("middle", "last"):
+                    problems.append(f"{where(p)}: no FIRST before it")
+                    continue
+                msg.append(p)
+                if pos in ("last", "only"):
+                    marks = tuple(i for i, m in enumerate(msg) if m["infiniband.bth.a"] in
+                                  ("1", "True"))
+                    ackreq[s][(kind, len(msg))].add(marks)
+                    msg = []
+    for s in sides:
+        for (kind, n), marks in ackreq[s].items():
+            for m in marks:
+                if n - 1 not in m:
+                    problems.append(f"{s}: a {kind} of {n} packets without AckReq on its last")
+    compared = 0
+    for key in set(ackreq["softcm"]) & set(ackreq["rxe"]):
+        compared += 1
+        if ackreq["softcm"][key] != ackreq["rxe"][key]:
+            problems.append(f"AckReq in a {key[0]} of {key[1]} packets: softcm at "
+                            f"{sorted(ackreq['softcm'][key])}, rxe at {sorted(ackreq['rxe'][key])}")
+    longest = max((n for (k, n) in set(ackreq["softcm"]) & set(ackreq["rxe"])), default=0)
+    if longest <= 66:
+        problems.append(f"the longest message both sent has {longest} packets: AckReq within"
+                        " a message not compared")
+    tap.check("messages-and-ackreq-as-rxe", problems,
+              f"{compared} message shapes compared, the longest {longest} packets")
+
+    # ACKs: the syndrome kinds both use, MSNs never going back per flow.
+    problems = []
+    for s in sides:
+        last = {}
+        for p in data[s]:
+            if p["rc"][1] != "ack":
+                continue
+            qpn, msn = num(p["infiniband.bth.destqp"]), num(p["infiniband.aeth.msn"])
+            if qpn in last and psn_after(last[qpn], msn):
+                problems.append(f"{where(p)}: MSN {msn} after {last[qpn]}")
+            last[qpn] = msn
+    syn = {s: {num(p["infiniband.aeth.syndrome"]) for p in data[s] if p["rc"][1] == "ack"}
+           for s in sides}
+    if 0x1f not in syn["softcm"] or not syn["softcm"] <= syn["rxe"] | {0x1f}:
+        problems.append(f"ACK syndromes: softcm {sorted(map(hex, syn['softcm']))}, "
+                        f"rxe {sorted(map(hex, syn['rxe']))}")
+    tap.check("acks-as-rxe", problems)
+
+    problems = []
+    for field in ("ip.flags.df", "udp.dstport"):
+        v = {s: {p[field] for p in data[s]} for s in sides}
+        if v["softcm"] != v["rxe"]:
+            problems.append(f"{field}: softcm {sorted(v['softcm'])}, rxe {sorted(v['rxe'])}")
+    zero = {s: {num(p["udp.checksum"]) == 0 for p in data[s]} for s in sides}
+    if zero["softcm"] != zero["rxe"]:
+        problems.append(f"UDP checksum zero: softcm {zero['softcm']}, rxe {zero['rxe']}")
+    tap.check("ip-and-udp-as-rxe", problems)
+    return tap.out(plan)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softcm's RC requester against a scripted responder: a namespace
+ * without softcm reads the requests on UDP 4791 and answers with ACKs
+ * and NAKs built here (a raw socket, the ICRC computed as rxe does), in
+ * orders that a lossy, duplicating link produces only by chance.
+ *
+ *   rp-a: pa 10.33.0.1/24 (softcm QP) --veth-- rp-f: pf 10.33.0.2/24 (this program)
+ */
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "vm_helpers.h"
+#include "topo_helpers.h"
+#include "wire_helpers.h"
+
+TOPO_NAMESPACES("rp-a rp-f")
+
+static const char *const setup_cmds =
+	"set -e\n"
+	"for n in rp-a rp-f; do ip netns add $n; ip -n $n link set lo up; done\n"
+	"ip link add pa netns rp-a type veth peer name pf netns rp-f\n"
+	"ip -n rp-a addr add 10.33.0.1/24 dev pa\n"
+	"ip -n rp-f addr add 10.33.0.2/24 dev pf\n"
+	"ip -n rp-a link set pa up\n"
+	"ip -n rp-f link set pf up\n";
+
+#define PEER_QPN	0x4242
+#define SQ_PSN		0x10
+#define BUF		65536
+
+/* RC opcodes and AETH syndromes as the IBTA numbers them. */
+#define OP_SEND_ONLY	0x04
+#define OP_ACK		0x11
+#define AETH_ACK	0x1f	/* ACK, no credits (as rxe) */
+#define AETH_RNR	0x20	/* RNR NAK; the low 5 bits: the timer, 0 = 655.36 ms */
+
+FIXTURE(peer) {
+	int home;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	unsigned char *buf;
+	int udp;	/* the scripted responder's requests, in rp-f */
+	int raw;	/* its responses, in rp-f */
+};
+
+static int gid_index_of(struct ibv_context *ctx, const char *ip)
+{
+	union ibv_gid gid, want = { 0 };
+
+	want.raw[10] = 0xff;
+	want.raw[11] = 0xff;
+	inet_pton(AF_INET, ip, &want.raw[12]);
+	for (int i = 0; i < 32; i++) {
+		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
+			return i;
+	}
+	return -1;
+}
+
+/* The QP in rp-a to RTS, its peer the scripted responder. */
+static int connect_qp(struct ibv_qp *qp, int sgid)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = PEER_QPN;
+	a.rq_psn = 0x500;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = sgid;
+	a.ah_attr.grh.dgid.raw[10] = 0xff;
+	a.ah_attr.grh.dgid.raw[11] = 0xff;
+	inet_pton(AF_INET, "10.33.0.2", &a.ah_attr.grh.dgid.raw[12]);
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = SQ_PSN;
+	/* 1.07 s, 8.6 s on the debug kernel: no retransmission of its own */
+	a.timeout = 18 + softcm_slow_shift();
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* In rp-f: a UDP socket on 4791 (the requests) and a raw one (the answers). */
+static int open_peer(FIXTURE_DATA(peer) * self)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	int ns = netns_open("rp-f"), one = 1, ret = -1;
+
+	if (ns < 0 || netns_enter(ns))
+		goto out;
+	self->udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	self->raw = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (self->udp >= 0 && self->raw >= 0 &&
+	    !bind(self->udp, (struct sockaddr *)&sin, sizeof(sin)) &&
+	    !setsockopt(self->raw, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one)))
+		ret = 0;
+out:
+	if (netns_enter(self->home))
+		ret = -1;
+	if (ns >= 0)
+		close(ns);
+	return ret;
+}
+
+/*
+ * The next request within @ms: its opcode and PSN; 0, or -ETIME.  The
+ * UDP payload begins with the BTH.
+ */
+static int next_request(FIXTURE_DATA(peer) * self, int ms, unsigned int *opcode,
+			unsigned int *psn)
+{
+	unsigned char b[2048];
+	struct pollfd p = { .fd = self->udp, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, ms) != 1)
+		return -ETIME;
+	n = recv(self->udp, b, sizeof(b), 0);
+	if (n < 12)
+		return -EIO;
+	*opcode = b[0];
+	*psn = get32(b + 8) & 0xffffff;
+	return 0;
+}
+
+/* An ACK or NAK (@syndrome) of @psn, MSN @msn, from the scripted responder. */
+static int respond(FIXTURE_DATA(peer) * self, unsigned int psn, unsigned int syndrome,
+		   unsigned int msn)
+{
+	struct wire w;
+	unsigned char *bth = w.pkt + 28;
+	unsigned int crc;
+
+	wire_init(&w, "10.33.0.2", "10.33.0.1", 0);
+	memset(bth, 0, 20);
+	w.paylen = 12 + 4 + 4;		/* BTH, AETH, ICRC */
+	bth[0] = OP_ACK;
+	bth[2] = 0xff;			/* P_Key */
+	bth[3] = 0xff;
+	put32(bth + 4, self->qp->qp_num);
+	put32(bth + 8, psn);
+	put32(bth + 12, syndrome << 24 | msn);
+	wire_finish(&w, true);
+	crc = icrc(w.pkt, 28 + w.paylen);
+	memcpy(bth + 16, &crc, 4);
+	return wire_send_on(self->raw, &w, true);
+}
+
+static int post_send(FIXTURE_DATA(peer) * self, unsigned long wr_id, unsigned int len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf, .length = len,
+			       .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	return ibv_post_send(self->qp, &wr, &bad);
+}
+
+/* One completion within @ms; 1, or 0 if none came. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, long ms)
+{
+	long end = topo_now_ms() + ms;
+	int r;
+
+	do {
+		r = ibv_poll_cq(cq, 1, wc);
+		if (r)
+			return r;
+		usleep(200);
+	} while (topo_now_ms() < end);
+	return 0;
+}
+
+FIXTURE_SETUP(peer)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_device **list;
+	int ns, n, sgid;
+
+	self->udp = -1;
+	self->raw = -1;
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	if (access("/run/netns/rp-a", F_OK))
+		ASSERT_EQ(0, system(setup_cmds));
+	self->home = netns_self();
+	ASSERT_LE(0, self->home);
+	ns = netns_open("rp-a");
+	ASSERT_LE(0, ns);
+	ASSERT_EQ(0, netns_enter(ns));
+	list = ibv_get_device_list(&n);
+	ASSERT_EQ(1, n);
+	self->ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	ASSERT_EQ(0, netns_enter(self->home));
+	close(ns);
+	ASSERT_NE(NULL, self->ctx);
+	sgid = gid_index_of(self->ctx, "10.33.0.1");
+	ASSERT_LE(0, sgid);
+	self->pd = ibv_alloc_pd(self->ctx);
+	ASSERT_NE(NULL, self->pd);
+	self->cq = ibv_create_cq(self->ctx, 32, NULL, NULL, 0);
+	ASSERT_NE(NULL, self->cq);
+	qa.send_cq = self->cq;
+	qa.recv_cq = self->cq;
+	self->qp = ibv_create_qp(self->pd, &qa);
+	ASSERT_NE(NULL, self->qp);
+	self->buf = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	self->mr = ibv_reg_mr(self->pd, self->buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, self->mr);
+	ASSERT_EQ(0, open_peer(self));
+	ASSERT_EQ(0, connect_qp(self->qp, sgid));
+}
+
+FIXTURE_TEARDOWN(peer)
+{
+	if (self->mr)
+		ibv_dereg_mr(self->mr);
+	if (self->qp)
+		ibv_destroy_qp(self->qp);
+	if (self->cq)
+		ibv_destroy_cq(self->cq);
+	if (self->pd)
+		ibv_dealloc_pd(self->pd);
+	if (self->ctx)
+		ibv_close_device(self->ctx);
+	if (self->buf && self->buf != MAP_FAILED)
+		munmap(self->buf, BUF);
+	if (self->udp >= 0)
+		close(self->udp);
+	if (self->raw >= 0)
+		close(self->raw);
+	close(self->home);
+}
+
+/*
+ * An RNR NAK, then an ACK of the same PSN, the last one sent: the
+ * responder refused the SEND's first copy and took a duplicate of it
+ * (the link duplicated it, the receive was posted in between).  The ACK
+ * completes the SEND and leaves nothing outstanding, in the middle of
+ * the RNR wait that went back to that PSN.  The next SEND must still
+ * leave, with the next PSN, once the wait is over; it used to stay
+ * behind for ever (the send position was left behind the acknowledged
+ * PSN, where the window refuses every packet).
+ */
+TEST_F(peer, ack_of_everything_during_an_rnr_wait)
+{
+	unsigned int op, psn;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_send(self, 1, 100));
+	ASSERT_EQ(0, next_request(self, 10000, &op, &psn));
+	EXPECT_EQ(OP_SEND_ONLY, op);
+	EXPECT_EQ(SQ_PSN, psn);
+	/* the RNR NAK asks for the longest wait, 655.36 ms: the ACK comes in it */
+	ASSERT_EQ(0, respond(self, SQ_PSN, AETH_RNR | 0, 0));
+	ASSERT_EQ(0, respond(self, SQ_PSN, AETH_ACK, 1));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+
+	ASSERT_EQ(0, post_send(self, 2, 200));
+	ASSERT_EQ(0, next_request(self, 10000 << softcm_slow_shift(), &op, &psn))
+		TH_LOG("the second SEND never left");
+	EXPECT_EQ(OP_SEND_ONLY, op);
+	EXPECT_EQ(SQ_PSN + 1, psn);
+	ASSERT_EQ(0, respond(self, SQ_PSN + 1, AETH_ACK, 2));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+}
+
+TEST_HARNESS_MAIN
