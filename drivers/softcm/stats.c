@@ -42,6 +42,9 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
 	[SOFTCM_STAT_RNR_NAKS_SENT] = "rnr_naks_sent",
 	[SOFTCM_STAT_DROP_ACCESS] = "drop_access",
+	[SOFTCM_STAT_READ_REPLAYS] = "read_replays",
+	[SOFTCM_STAT_RD_EXHAUSTED] = "rd_atomic_exhausted",
+	[SOFTCM_STAT_READ_RETRIES] = "read_retries",
 };
 
 /*

@@ -46,6 +46,12 @@ enum softcm_stat {
 	SOFTCM_STAT_RNR_NAKS_SENT,
 	/* and RDMA requests refused by their rkey, bounds, PD or access */
 	SOFTCM_STAT_DROP_ACCESS,
+	/* duplicate READs answered again from the responder's resources */
+	SOFTCM_STAT_READ_REPLAYS,
+	/* READs beyond the responder's resources, dropped (rd_atomic) */
+	SOFTCM_STAT_RD_EXHAUSTED,
+	/* READs the requester asked again (a response or an ACK past it) */
+	SOFTCM_STAT_READ_RETRIES,
 	SOFTCM_STAT_COUNT
 };
 
