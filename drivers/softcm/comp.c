@@ -98,7 +98,7 @@ static struct softcm_swqe *swqe(struct softcm_qp *qp, u32 i)
 }
 
 /*
- * An acknowledgement of the PSNs before *@psn stops at the first READ
+ * Acknowledging the PSNs before *@psn stops at the first READ
  * it would pass without its responses: *@psn becomes the first of them
  * not received, and true says a READ was passed.
  */
