@@ -20,8 +20,10 @@
  * posted at once (none beyond the responder's resources); a fenced WRITE
  * after a READ of the bytes it overwrites; READs under packet loss (the
  * READ asked again and replayed); each access violation of a READ; a
- * local SGE a READ may not write.  And a SEND whose SGE cannot be read
- * fails with its own wr_id, the WR before it flushed.
+ * local SGE a READ may not write; READ requests crafted with hostile
+ * rkeys, addresses and lengths, atomics, and stray responses, sent with a
+ * raw socket.  And a SEND whose SGE cannot be read fails with its own
+ * wr_id, the WR before it flushed.
  *
  *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
  */
@@ -37,6 +39,7 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "wire_helpers.h"
 
 TOPO_NAMESPACES("rc-a rc-b")
 
@@ -891,6 +894,210 @@ TEST_F(rc, sge_copy_error_names_its_wr)
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status) TH_LOG("%s", ibv_wc_status_str(wc[0].status));
 	EXPECT_EQ(91, wc[1].wr_id);
 	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc[1].status) TH_LOG("%s", ibv_wc_status_str(wc[1].status));
+}
+
+/* A raw IPv4 socket (IP_HDRINCL) in namespace @name. */
+static int raw_in(const char *name, int home)
+{
+	int ns = netns_open(name), fd = -1, one = 1;
+
+	if (ns < 0 || netns_enter(ns))
+		return -1;
+	fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	netns_enter(home);
+	close(ns);
+	return fd;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v >> 32);
+	put32(p + 4, v);
+}
+
+/*
+ * A packet on @fd, from @src to QP @qpn at @dst, opcode @op at @psn, with
+ * @ext (RETH, AtomicETH, AETH...) and @pay bytes of payload.
+ */
+static int rc_packet(int fd, const char *src, const char *dst, uint8_t op, uint32_t qpn,
+		     uint32_t psn, const uint8_t *ext, size_t ext_len, size_t pay)
+{
+	struct wire w;
+	uint8_t *bth;
+
+	wire_init(&w, src, dst, 0);
+	bth = w.pkt + 28;
+	memset(bth, 0, WIRE_MAX);
+	bth[0] = op;
+	bth[1] = (-pay & 3) << 4;
+	bth[2] = bth[3] = 0xff;
+	put32(bth + 4, qpn);
+	put32(bth + 8, psn);
+	bth[8] = 0x80;
+	memcpy(bth + 12, ext, ext_len);
+	w.paylen = 12 + ext_len + ((pay + 3) & ~3u) + 4;
+	return wire_send_on(fd, &w, false);
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *x >> 17;
+}
+
+/*
+ * READ requests crafted with a raw socket from rc-a to b's QP at its
+ * expected PSN, one per connection: each one outside what b's MR allows
+ * (rkey, bounds, wrapping address, PD, access) ends b's QP with the
+ * refusal counted, each one inside it (or of length 0) leaves it in RTS;
+ * a length beyond 2^31 is dropped before the QP sees it; an atomic is
+ * an Invalid Request (none carried yet). Neither buffer changes. Then
+ * responses and ACKs at random PSNs to a's QP, which has nothing
+ * outstanding: ignored, a stays in RTS and its buffer unchanged.
+ */
+TEST_F(rc, hostile_read_packets)
+{
+	const struct path p = { .sq_psn = 0x700, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int nsb = netns_open("rc-b"), st, fd, fdb, rounds = 13 + softcm_rounds(36);
+	uint64_t x = 29;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	fd = raw_in("rc-a", self->home);
+	ASSERT_LE(0, fd);
+	fdb = raw_in("rc-b", self->home);
+	ASSERT_LE(0, fdb);
+	for (int c = 0; c < rounds; c++) {
+		struct ibv_pd *pd2 = NULL;
+		struct ibv_mr *mr = NULL;
+		uint64_t base, va;
+		uint32_t rkey, len;
+		uint8_t ext[28] = { 0 };
+		bool allowed, parsed = true, atomic = false;
+		long long before;
+		int want, state;
+
+		pair(_metadata, self, false, &p, &p);
+		base = (uintptr_t)self->b.buf;
+		rkey = self->b.mr->rkey;
+		va = base;
+		len = 64;
+		switch (c) {
+		case 0: len = 0; break;
+		case 1: len = 0; rkey ^= 0x1234; break;
+		case 2: len = BUF; break;
+		case 3: va = base + 8; len = BUF; break;
+		case 4: va = base - 8; len = 16; break;
+		case 5: va = ~0ULL - 4; len = 16; break;
+		case 6: len = 0x80000000u; break;
+		case 7: len = 0x80000001u; parsed = false; break;
+		case 8: rkey ^= 0x5500; len = 1; break;
+		case 9: rkey = self->b.mr->lkey; break;
+		case 10:
+			pd2 = ibv_alloc_pd(self->b.ctx);
+			ASSERT_NE(NULL, pd2);
+			mr = ibv_reg_mr(pd2, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+			ASSERT_NE(NULL, mr);
+			rkey = mr->rkey;
+			break;
+		case 11:
+			mr = ibv_reg_mr(self->b.pd, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+			ASSERT_NE(NULL, mr);
+			rkey = mr->rkey;
+			break;
+		case 12: atomic = true; break;
+		default:
+			/* near the region, either side, of any length up to twice it */
+			va = base - BUF + lcg(&x) % (3ULL * BUF);
+			len = lcg(&x) % (2ULL * BUF);
+			if (lcg(&x) % 4 == 0)
+				rkey ^= 1u << (lcg(&x) % 32);
+			break;
+		}
+		allowed = !len || (rkey == self->b.mr->rkey && va >= base &&
+				   va <= base + BUF && len <= base + BUF - va);
+		pattern(self->b.buf, 4096, c);
+		memset(self->a.buf, 0x5a, 4096);
+		before = stats_get(st, "drop_access");
+		put64(ext, va);
+		put32(ext + 8, rkey);
+		if (atomic) {
+			put64(ext + 12, 1);	/* add */
+			ASSERT_EQ(0, rc_packet(fd, "10.29.0.1", "10.29.0.2", 0x14,
+					       self->b.qp->qp_num, p.sq_psn, ext, 28, 0));
+		} else {
+			put32(ext + 12, len);
+			ASSERT_EQ(0, rc_packet(fd, "10.29.0.1", "10.29.0.2", 0x0c,
+					       self->b.qp->qp_num, p.sq_psn, ext, 16, 0));
+		}
+		want = parsed && (atomic || !allowed) ? IBV_QPS_ERR : IBV_QPS_RTS;
+		if (want == IBV_QPS_ERR) {
+			long end = topo_now_ms() + WAIT_MS;
+
+			while (qp_state(self->b.qp) != IBV_QPS_ERR && topo_now_ms() < end)
+				usleep(1000);
+		} else {
+			usleep(softcm_quiet_ms(50) * 1000);
+		}
+		state = qp_state(self->b.qp);
+		EXPECT_EQ(want, state) TH_LOG("case %d: va %#llx len %u rkey %#x", c,
+					      (unsigned long long)(va - base), len, rkey);
+		EXPECT_EQ(before + (want == IBV_QPS_ERR && !atomic),
+			  stats_get(st, "drop_access")) TH_LOG("case %d", c);
+		for (int i = 0; i < 4096; i++)
+			if (self->a.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", c, i);
+				break;
+			}
+		if (mr)
+			ibv_dereg_mr(mr);
+		if (pd2)
+			ibv_dealloc_pd(pd2);
+		/* stray responses and ACKs to a, which waits for nothing */
+		for (int i = 0; i < 16; i++) {
+			static const uint8_t ops[] = { 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12 };
+			uint8_t op = ops[lcg(&x) % sizeof(ops)];
+			size_t pay = op == 0x11 || op == 0x12 ? 0 : 4 + lcg(&x) % 200;
+			uint8_t e[12] = { 0 };
+
+			e[0] = lcg(&x) % 2 ? 0x1f : 0x60 | (lcg(&x) % 5);
+			put32(e, (e[0] << 24) | (lcg(&x) & 0xffffff));
+			e[0] &= 0x7f;
+			ASSERT_EQ(0, rc_packet(fdb, "10.29.0.2", "10.29.0.1", op,
+					       self->a.qp->qp_num, lcg(&x) & 0xffffff, e,
+					       op == 0x0e ? 0 : op == 0x12 ? 12 : 4, pay));
+		}
+		usleep(softcm_quiet_ms(20) * 1000);
+		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp)) TH_LOG("case %d", c);
+		for (int i = 0; i < 4096; i++)
+			if (self->a.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", c, i);
+				break;
+			}
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(fd);
+	close(fdb);
+	close(st);
+	close(nsb);
 }
 
 /* 64 KiB messages from 2^24 - 20: their PSNs wrap to 0 mid-message. */
