@@ -643,17 +643,18 @@ TEST_F(rc, more_reads_than_max_rd_atomic)
 }
 
 /*
- * A READ of 4 MiB, then a fenced WRITE of other bytes over the same
- * range: the WRITE waits for the READ's completion, so the READ returns
- * the bytes from before it.  (Unfenced, the responder may carry out the
- * WRITE before the READ's responses have read the region: IBTA 9.5.)
+ * A READ of 120 KiB (120 PSNs, within the window), then a fenced WRITE
+ * of other bytes over its last 4 KiB: the WRITE waits for the READ's
+ * completion, so the READ returns the bytes from before it.  Unfenced,
+ * the WRITE's packets follow the READ request at once and the responder
+ * carries them out before its work has read the READ's last batch of
+ * responses from the region (IBTA 9.5 allows it).
  */
 TEST_F(rc, fenced_write_waits_for_read)
 {
 	const struct path p = { .sq_psn = 0x55, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const uint32_t len = 65536;
-	struct ibv_sge rs = { .addr = (uintptr_t)self, .length = len };
-	struct ibv_sge ws = { .addr = (uintptr_t)self, .length = len };
+	const uint32_t len = 120 << 10, wlen = 4096;
+	struct ibv_sge rs = { .length = len }, ws = { .length = wlen };
 	struct ibv_send_wr w = { 0 }, r = { 0 }, *bad;
 	struct ibv_wc wc[2];
 	unsigned char *want;
@@ -663,7 +664,7 @@ TEST_F(rc, fenced_write_waits_for_read)
 	ASSERT_NE(NULL, want);
 	pattern(self->b.buf, len, 1);
 	memcpy(want, self->b.buf, len);
-	pattern(self->a.buf + len, len, 2);
+	pattern(self->a.buf + len, wlen, 2);
 	rs.addr = (uintptr_t)self->a.buf;
 	rs.lkey = self->a.mr->lkey;
 	ws.addr = (uintptr_t)self->a.buf + len;
@@ -681,7 +682,7 @@ TEST_F(rc, fenced_write_waits_for_read)
 	w.num_sge = 1;
 	w.opcode = IBV_WR_RDMA_WRITE;
 	w.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
-	w.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+	w.wr.rdma.remote_addr = (uintptr_t)self->b.buf + len - wlen;
 	w.wr.rdma.rkey = self->b.mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(self->a.qp, &r, &bad));
 	ASSERT_EQ(2, poll_n(self->a.scq, wc, 2));
@@ -690,7 +691,7 @@ TEST_F(rc, fenced_write_waits_for_read)
 	EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
 	EXPECT_EQ(2, wc[1].wr_id);
 	EXPECT_EQ(0, memcmp(want, self->a.buf, len));
-	EXPECT_EQ(0, memcmp(self->a.buf + len, self->b.buf, len));
+	EXPECT_EQ(0, memcmp(self->a.buf + len, self->b.buf + len - wlen, wlen));
 	free(want);
 }
 
