@@ -31,7 +31,7 @@ binaries=(
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/tcpdump
 	/usr/bin/trace-cmd
 	# exec_test.sh: programs run to where they need the data path
-	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw
+	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw /usr/bin/ib_read_bw
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.  crc32_pclmul is
