@@ -22,8 +22,9 @@
  * READ asked again and replayed); each access violation of a READ; a
  * local SGE a READ may not write; READ requests crafted with hostile
  * rkeys, addresses and lengths, atomics, and stray responses, sent with a
- * raw socket.  And a SEND whose SGE cannot be read fails with its own
- * wr_id, the WR before it flushed.
+ * raw socket; a duplicate READ answered again only when it asks for the
+ * rest of the READ.  And a SEND whose SGE cannot be read fails with its
+ * own wr_id, the WR before it flushed.
  *
  *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
  */
@@ -1097,6 +1098,64 @@ TEST_F(rc, hostile_read_packets)
 	}
 	close(fd);
 	close(fdb);
+	close(st);
+	close(nsb);
+}
+
+/*
+ * A READ of 8 PSNs done, then its request again, crafted, from rc-a: at
+ * the READ's fourth PSN asking for the rest from there (what a requester
+ * that lost responses asks), b answers it again (read_replays); with
+ * another rkey, an address that is not where that PSN's response
+ * begins, or a length short of the rest, it is dropped. b stays in RTS
+ * and the pair still reads.
+ */
+TEST_F(rc, duplicate_read_replayed_only_for_its_rest)
+{
+	const struct path p = { .sq_psn = 0xfffffc, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const uint32_t len = 8 * MTU, d = 3;
+	int nsb = netns_open("rc-b"), st, fd;
+	uint32_t psn = (p.sq_psn + d) & 0xffffff;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	fd = raw_in("rc-a", self->home);
+	ASSERT_LE(0, fd);
+	pair(_metadata, self, false, &p, &p);
+	read_one(_metadata, &self->a, &self->b, len, 1);
+	for (int v = 0; v < 4; v++) {
+		uint64_t va = (uintptr_t)self->b.buf + 8 + d * MTU;
+		uint32_t rkey = self->b.mr->rkey, rest = len - d * MTU;
+		long long before = stats_get(st, "read_replays");
+		uint8_t ext[16];
+
+		switch (v) {
+		case 1: rkey ^= 0x10; break;
+		case 2: va += MTU; rest -= MTU; break;
+		case 3: rest -= 1; break;
+		}
+		put64(ext, va);
+		put32(ext + 8, rkey);
+		put32(ext + 12, rest);
+		ASSERT_EQ(0, rc_packet(fd, "10.29.0.1", "10.29.0.2", 0x0c, self->b.qp->qp_num,
+				       psn, ext, 16, 0));
+		if (!v) {
+			long end = topo_now_ms() + WAIT_MS;
+
+			while (stats_get(st, "read_replays") == before && topo_now_ms() < end)
+				usleep(1000);
+		} else {
+			usleep(softcm_quiet_ms(50) * 1000);
+		}
+		EXPECT_EQ(before + !v, stats_get(st, "read_replays")) TH_LOG("case %d", v);
+		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp)) TH_LOG("case %d", v);
+	}
+	/* the responses b sent again are stale for a: the pair goes on */
+	usleep(softcm_quiet_ms(20) * 1000);
+	read_one(_metadata, &self->a, &self->b, len, 2);
+	send_one(_metadata, &self->a, &self->b, MTU + 1, true, 3);
+	close(fd);
 	close(st);
 	close(nsb);
 }
