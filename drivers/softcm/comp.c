@@ -9,6 +9,14 @@
  * (7: for ever); any other NAK fails the oldest WR with the remote
  * error it names, and the QP goes to ERR.  Responses outside the window
  * of outstanding PSNs are stale duplicates and are ignored.
+ *
+ * An RDMA READ completes by its responses alone: each one at the oldest
+ * PSN not acknowledged lands in the WR's local SGEs (through their MRs'
+ * pinned pages, which must allow local writes) and acknowledges the
+ * WRs before it.  An ACK or NAK whose PSN passes a READ it has no
+ * response for, or a response after a gap, means responses were lost:
+ * the READ is asked again from the first one missing (rxe's implicit
+ * NAK), once until progress or the timer.
  */
 
 #include <linux/jiffies.h>
@@ -16,6 +24,7 @@
 
 #include "cq.h"
 #include "ibhdr.h"
+#include "mr.h"
 #include "netns.h"
 #include "psn.h"
 #include "qp.h"
@@ -71,6 +80,7 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 	}
 	if (softcm_psn_cmp(psn, rc->una) > 0) {
 		rc->una = psn;
+		rc->rd_retry = false;
 		/* progress: the retry budgets start again (IBTA 9.7.5.2.8) */
 		rc->retry_left = qp->attr.retry_cnt;
 		rc->rnr_left = qp->attr.rnr_retry;
@@ -85,6 +95,105 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		del_timer(&rc->timer);
 	else
 		softcm_rc_arm(qp);
+}
+
+static struct softcm_swqe *swqe(struct softcm_qp *qp, u32 i)
+{
+	return &qp->rc.swqe[i & (qp->sq_entries - 1)];
+}
+
+/*
+ * Acknowledging the PSNs before *@psn stops at the first READ
+ * it would pass without its responses: *@psn becomes the first of them
+ * not received, and true says a READ was passed.
+ */
+static bool read_clamp(struct softcm_qp *qp, u32 *psn)
+{
+	struct softcm_rc *rc = &qp->rc;
+	const struct softcm_swqe *s;
+	u32 i;
+
+	for (i = qp->sq_cons; i != rc->sq_next; i++) {
+		s = swqe(qp, i);
+		if (softcm_psn_cmp(s->first_psn, *psn) >= 0)
+			return false;
+		if (!s->read)
+			continue;
+		*psn = softcm_psn_cmp(s->first_psn, rc->una) > 0 ? s->first_psn : rc->una;
+		return true;
+	}
+	return false;
+}
+
+/* Responses of the READ at una were lost: ask again from there, once. */
+static void read_retry(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	if (rc->rd_retry)
+		return;
+	rc->rd_retry = true;
+	softcm_rc_count(qp, SOFTCM_RC_READ_RETRIES, 1);
+	softcm_rc_go_back(qp, rc->una);
+}
+
+/*
+ * A READ response: at una, its length what the READ's PSN says is left,
+ * its bytes placed, then the PSNs up to it acknowledged (completing the
+ * READ with its last).  A local SGE that cannot take them fails the
+ * READ with LOC_PROT_ERR.  A response that does not fit the READ is
+ * dropped: the timer asks again.
+ */
+static void read_resp(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		      const u8 *payload)
+{
+	struct softcm_rc *rc = &qp->rc;
+	const struct softcm_sq_wqe *w;
+	const struct softcm_swqe *s = NULL;
+	u32 i, d = 0, off, lim;
+	bool last;
+
+	if (!outstanding(rc, h->psn))
+		return;
+	for (i = qp->sq_cons; i != rc->sq_next; i++) {
+		s = swqe(qp, i);
+		d = softcm_psn_diff(h->psn, s->first_psn);
+		if (d < s->npkts)
+			break;
+	}
+	if (i == rc->sq_next || !s->read)
+		goto drop;
+	/* it acknowledges the WRs before its READ, but not a READ before */
+	lim = s->first_psn;
+	if (read_clamp(qp, &lim)) {
+		ack_before(qp, lim);
+		read_retry(qp);
+		return;
+	}
+	ack_before(qp, lim);
+	if (h->psn != rc->una) {
+		if (softcm_psn_cmp(h->psn, rc->una) > 0)
+			read_retry(qp);
+		return;
+	}
+	off = d * rc->mtu;
+	last = h->op->pos == SOFTCM_IB_LAST || h->op->pos == SOFTCM_IB_ONLY;
+	if (h->payload_len > rc->mtu || h->payload_len > s->len - off ||
+	    (last ? h->payload_len != s->len - off :
+		    (h->payload_len != rc->mtu || s->len - off == rc->mtu)))
+		goto drop;
+	w = shadow(qp, i);
+	if (h->payload_len &&
+	    softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
+			       w->wr.num_sge, off, (u8 *)payload, h->payload_len, true)) {
+		softcm_rc_complete_err_at(qp, i, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	ack_before(qp, softcm_psn_add(h->psn, 1));
+	return;
+
+drop:
+	softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_LENGTH);
 }
 
 static u32 nak_status(u8 code)
@@ -123,26 +232,41 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 {
 	struct softcm_rc *rc = &qp->rc;
 	u8 syn = h->aeth.syndrome;
+	u32 psn;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->state != IB_QPS_RTS || h->opcode != SOFTCM_IB_ACKNOWLEDGE)
+	if (qp->state != IB_QPS_RTS)
 		return;
+	switch (h->opcode) {
+	case SOFTCM_IB_ACKNOWLEDGE:
+		break;
+	case SOFTCM_IB_READ_RESPONSE_FIRST:
+	case SOFTCM_IB_READ_RESPONSE_MIDDLE:
+	case SOFTCM_IB_READ_RESPONSE_LAST:
+	case SOFTCM_IB_READ_RESPONSE_ONLY:
+		read_resp(qp, h, payload);
+		goto out;
+	default:
+		return;
+	}
+	if (!outstanding(rc, h->psn))
+		return;
+	/* an ACK acknowledges its own PSN, a NAK those before it */
+	psn = softcm_aeth_type(syn) == SOFTCM_AETH_ACK ? softcm_psn_add(h->psn, 1) : h->psn;
+	if (read_clamp(qp, &psn)) {
+		/* past a READ without its responses: they were lost (rxe too) */
+		ack_before(qp, psn);
+		read_retry(qp);
+		goto out;
+	}
+	ack_before(qp, psn);
 	switch (softcm_aeth_type(syn)) {
 	case SOFTCM_AETH_ACK:
-		if (!outstanding(rc, h->psn))
-			return;
-		ack_before(qp, softcm_psn_add(h->psn, 1));
 		break;
 	case SOFTCM_AETH_RNR_NAK:
-		if (!outstanding(rc, h->psn))
-			return;
-		ack_before(qp, h->psn);
 		rnr_nak(qp, h);
 		break;
 	default:
-		if (!outstanding(rc, h->psn))
-			return;
-		ack_before(qp, h->psn);
 		if (softcm_aeth_value(syn) != SOFTCM_NAK_PSN_SEQ_ERR) {
 			softcm_rc_complete_err(qp, nak_status(softcm_aeth_value(syn)));
 			return;
@@ -153,6 +277,7 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		softcm_rc_go_back(qp, h->psn);
 		break;
 	}
-	if (rc->req_wqe != rc->sq_next)
+out:
+	if (qp->state == IB_QPS_RTS && rc->req_wqe != rc->sq_next)
 		softcm_rc_queued(qp);
 }

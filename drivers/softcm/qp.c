@@ -11,10 +11,13 @@
  * the QP's state and the send queue's NEED_DOORBELL flag.  The send
  * queue's consumer runs under sq_mutex, in DOORBELL and POST_SEND.
  *
- * An RC QP's SENDs go to its transport (rc.h): a send WR is taken,
- * checked and handed to the requester, which completes it when the peer
- * acknowledges it; a receive WR waits in its ring for the responder.
- * What the transport does not carry yet (RDMA WRITE, READ) and every
+ * An RC QP's SENDs, WRITEs and READs go to its transport (rc.h): a send
+ * WR is taken, checked and handed to the requester, which completes it
+ * when the peer acknowledges it (a READ: when its responses all came);
+ * a receive WR waits in its ring for the responder.  A READ on a QP
+ * whose max_rd_atomic is 0 completes at once with IBV_WC_LOC_QP_OP_ERR
+ * (rxe would wait for ever for a credit).  What the transport does not
+ * carry yet (atomics) and every
  * send of a UD QP completes at once with IBV_WC_GENERAL_ERR and
  * vendor_err SOFTCM_VENDOR_ERR_NO_DATA_PATH, signalled or not, and the
  * QP enters ERR as after any completion error: the WRs in flight and
@@ -902,6 +905,9 @@ static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 		return -EINVAL;
 	if ((wr->send_flags & IB_SEND_INLINE) && inline_len > qp->cap.max_inline_data)
 		return -EINVAL;
+	/* a READ's SGEs are where its bytes land: not inline */
+	if ((wr->send_flags & IB_SEND_INLINE) && wr->opcode == IB_UVERBS_WR_RDMA_READ)
+		return -EINVAL;
 	if (qp->type != IB_QPT_UD && softcm_wc_opcode(wr->opcode) != IB_WC_SEND &&
 	    wr->wr.rdma.reserved0)
 		return -EINVAL;
@@ -954,6 +960,10 @@ static void complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq
 	if (qp->dead || qp->rc.sq_next != cons ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
 		goto out_unlock;
+	/* a READ with no READ credits at all could never be sent */
+	if (!err && qp->type == IB_QPT_RC && wr->opcode == IB_UVERBS_WR_RDMA_READ &&
+	    !qp->attr.max_rd_atomic)
+		err = -EINVAL;
 	if (qp->state == IB_QPS_RTS && !err && qp->type == IB_QPT_RC &&
 	    softcm_rc_take(qp, w, slot)) {
 		softcm_rc_queued(qp);

@@ -34,6 +34,24 @@ struct softcm_swqe {
 	u32 len;		/* bytes of the message */
 	u32 first_psn;
 	u32 npkts;		/* PSNs it takes: at least one */
+	bool read;		/* an RDMA READ: its responses complete it */
+};
+
+/*
+ * One of the responder's RDMA READ resources (max_dest_rd_atomic of them,
+ * rounded up to a power of two as rxe): a READ accepted, kept after its
+ * responses went so that a duplicate of it can be answered again.  Its
+ * responses leave from the responder's work, @cur_psn the next one; the
+ * run that began at @seq_psn begins with a FIRST or ONLY.
+ */
+struct softcm_rd_res {
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u32 first_psn;
+	u32 npkts;
+	u32 seq_psn;
+	u32 cur_psn;
 };
 
 /* The packets a requester run sends before it lets others have the CPU. */
@@ -67,6 +85,8 @@ struct softcm_rc {
 	u8 retry_left;
 	u8 rnr_left;
 	bool rnr_wait;			/* the timer waits out an RNR NAK */
+	/* a READ is being asked again from una: not again until una moves */
+	bool rd_retry;
 	struct timer_list timer;	/* retransmission, or RNR wait */
 	struct work_struct work;	/* the requester */
 	/* responder */
@@ -82,6 +102,27 @@ struct softcm_rc {
 	u32 wlen;			/* and how long it is */
 	struct softcm_recv_wr rwr;	/* its receive WQE, copied */
 	struct softcm_sge rsge[SOFTCM_MAX_SGE];
+	/*
+	 * READ resources: rd_res[i & (rd_n - 1)], i in [rd_head - rd_n,
+	 * rd_head) the ones kept, rd_cur the oldest whose responses are not
+	 * all sent.  While responses wait, an ACK or NAK decided after them
+	 * waits in @pend (latest wins: ACKs are cumulative), so that the
+	 * requester sees responses and ACKs in PSN order; @resp_busy while
+	 * the work sends one outside the lock.
+	 */
+	struct softcm_rd_res *rd_res;	/* SOFTCM_MAX_QP_RD_ATOM */
+	u32 rd_n;			/* 0: READs are Invalid Requests */
+	u32 rd_head;
+	u32 rd_cur;
+	bool resp_busy;
+	bool pend_valid;
+	struct {
+		u8 opcode;
+		u32 psn;
+		u8 syndrome;
+		u32 msn;
+	} pend;
+	struct work_struct resp_work;	/* READ responses */
 	/* the path, fixed by the AV at RTR */
 	bool path_ok;
 	bool v6;
@@ -110,6 +151,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next);
 void softcm_rc_flush_sq(struct softcm_qp *qp);
 void softcm_rc_queued(struct softcm_qp *qp);
 void softcm_rc_complete_err(struct softcm_qp *qp, u32 status);
+void softcm_rc_complete_err_at(struct softcm_qp *qp, u32 i, u32 status);
 bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 		    const void *slot);
 void softcm_rc_arm(struct softcm_qp *qp);
@@ -120,6 +162,8 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		     const u8 *payload);
 bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		     const u8 *payload, struct softcm_ib_hdr *ack);
+void softcm_resp_work(struct work_struct *work);
+void softcm_resp_reset(struct softcm_qp *qp);
 
 /* rcxmit.c */
 int softcm_rc_path_init(struct softcm_qp *qp);

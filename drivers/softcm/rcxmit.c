@@ -166,6 +166,24 @@ static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
 #endif
 }
 
+/* An ACK or NAK sent: counted, and a NAK traced. */
+static void count_ack(struct softcm_qp *qp, u32 psn, u8 syndrome)
+{
+	switch (softcm_aeth_type(syndrome)) {
+	case SOFTCM_AETH_ACK:
+		softcm_rc_count(qp, SOFTCM_RC_ACKS_SENT, 1);
+		return;
+	case SOFTCM_AETH_RNR_NAK:
+		softcm_rc_count(qp, SOFTCM_RC_RNR_NAKS_SENT, 1);
+		break;
+	default:
+		if (softcm_aeth_value(syndrome) == SOFTCM_NAK_PSN_SEQ_ERR)
+			softcm_rc_count(qp, SOFTCM_RC_SEQ_NAKS_SENT, 1);
+		break;
+	}
+	trace_softcm_rc_nak(qp->sn->net->ns.inum, qp->qpn, true, psn, syndrome);
+}
+
 /*
  * Send @skb (from softcm_rc_alloc()) to @qp's peer.  With BH disabled
  * (the route cache is per CPU) and no lock held: the stack may loop the
@@ -173,9 +191,14 @@ static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
  */
 int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 {
+	const u8 *bth = skb->data;
+	u8 opcode = bth[0];
 	/* the payload: what is not headers, pad or ICRC (softcm_rc_alloc()) */
-	unsigned int bytes = skb->len - softcm_ib_op(skb->data[0])->hdr_len -
-			     ((skb->data[1] >> 4) & 3) - SOFTCM_IB_ICRC;
+	unsigned int bytes = skb->len - softcm_ib_op(opcode)->hdr_len -
+			     ((bth[1] >> 4) & 3) - SOFTCM_IB_ICRC;
+	u32 psn = get_unaligned_be32(bth + 8) & SOFTCM_PSN_MASK;
+	/* an ACK's AETH, read before the skb is the stack's */
+	u8 syndrome = bth[SOFTCM_IB_BTH];
 	int ret;
 
 	lockdep_assert_in_softirq();
@@ -188,6 +211,8 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 	}
 	softcm_rc_count(qp, SOFTCM_RC_TX_PACKETS, 1);
 	softcm_rc_count(qp, SOFTCM_RC_TX_BYTES, bytes);
+	if (opcode == (SOFTCM_IB_RC | SOFTCM_IB_ACKNOWLEDGE))
+		count_ack(qp, psn, syndrome);
 	return 0;
 }
 
@@ -203,19 +228,5 @@ void softcm_rc_send_ack(struct softcm_qp *qp, struct softcm_ib_hdr *h)
 		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM);
 		return;
 	}
-	if (softcm_rc_xmit(qp, skb))
-		return;
-	switch (softcm_aeth_type(h->aeth.syndrome)) {
-	case SOFTCM_AETH_ACK:
-		softcm_rc_count(qp, SOFTCM_RC_ACKS_SENT, 1);
-		return;
-	case SOFTCM_AETH_RNR_NAK:
-		softcm_rc_count(qp, SOFTCM_RC_RNR_NAKS_SENT, 1);
-		break;
-	default:
-		if (softcm_aeth_value(h->aeth.syndrome) == SOFTCM_NAK_PSN_SEQ_ERR)
-			softcm_rc_count(qp, SOFTCM_RC_SEQ_NAKS_SENT, 1);
-		break;
-	}
-	trace_softcm_rc_nak(qp->sn->net->ns.inum, qp->qpn, true, h->psn, h->aeth.syndrome);
+	softcm_rc_xmit(qp, skb);
 }

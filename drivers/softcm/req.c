@@ -10,6 +10,13 @@
  * The completer (comp.c) and the timer here move the send position back
  * (go-back-N) and queue the work again.
  *
+ * An RDMA READ is one request packet that takes as many PSNs as its
+ * responses (max(1, ceil(len / PMTU)), as rxe); at most max_rd_atomic of
+ * them are outstanding, exactly as negotiated, and a WR with
+ * IBV_SEND_FENCE waits until the READs before it completed.  Sent again
+ * from a PSN inside it, it asks for the rest, from the byte that PSN's
+ * response begins with: the subset a responder replays.
+ *
  * The timer is the retransmission timer (4.096 us * 2^timeout, rxe's
  * and the IBTA's), or, after an RNR NAK, the wait the NAK asked for.
  * Both run under the QP's lock and only queue the work.
@@ -102,28 +109,44 @@ void softcm_rc_go_back(struct softcm_qp *qp, u32 psn)
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_rc_go_back);
 
-/* The WR at sq_cons fails with @status; the QP goes to ERR. */
-void softcm_rc_complete_err(struct softcm_qp *qp, u32 status)
+/*
+ * The WR taken at @i fails with @status, and the QP goes to ERR: the WRs
+ * before it, not acknowledged, are flushed first (completions leave in
+ * the send queue's order), then it completes with @status, then the
+ * rest are flushed.  @i is one of the WRs taken and not completed.
+ */
+void softcm_rc_complete_err_at(struct softcm_qp *qp, u32 i, u32 status)
 {
 	struct softcm_sq_wqe *w;
 	struct softcm_wc wc = {
-		.status = status,
+		.status = IB_WC_WR_FLUSH_ERR,
 		.qp_num = qp->qpn,
 		.port_num = SOFTCM_PORT_NUM,
 	};
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->sq_cons != qp->rc.sq_next) {
-		w = shadow(qp, qp->sq_cons);
-		wc.wr_id = w->wr.wr_id;
-		wc.opcode = softcm_wc_opcode(w->wr.opcode);
-		/* an error completes, signalled or not */
-		softcm_cq_push(qp->scq, &wc, true);
-		qp->sq_cons++;
-		/* Pairs with the user's acquire of sq_cons: the slot is free. */
+	if (i - qp->sq_cons < qp->rc.sq_next - qp->sq_cons) {
+		for (;;) {
+			w = shadow(qp, qp->sq_cons);
+			wc.wr_id = w->wr.wr_id;
+			wc.opcode = softcm_wc_opcode(w->wr.opcode);
+			if (qp->sq_cons == i)
+				wc.status = status;
+			/* an error completes, signalled or not */
+			softcm_cq_push(qp->scq, &wc, true);
+			if (qp->sq_cons++ == i)
+				break;
+		}
+		/* Pairs with the user's acquire of sq_cons: the slots are free. */
 		smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
 	}
 	softcm_qp_set_err_locked(qp);
+}
+
+/* The WR at sq_cons fails with @status; the QP goes to ERR. */
+void softcm_rc_complete_err(struct softcm_qp *qp, u32 status)
+{
+	softcm_rc_complete_err_at(qp, qp->sq_cons, status);
 }
 
 /* ERR: the WRs taken and not completed are flushed, oldest first. */
@@ -184,6 +207,7 @@ bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_READ:
 		break;
 	default:
 		return false;
@@ -204,9 +228,42 @@ bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	s = swqe(qp, rc->sq_next);
 	s->len = len;
 	s->npkts = max_t(u32, 1, DIV_ROUND_UP(s->len, rc->mtu));
+	s->read = w->wr.opcode == IB_UVERBS_WR_RDMA_READ;
 	s->first_psn = rc->tail_psn;
 	rc->tail_psn = softcm_psn_add(rc->tail_psn, s->npkts);
 	rc->sq_next++;
+	return true;
+}
+
+/*
+ * A READ request, from the byte req_off (a PSN inside the READ when it is
+ * asked again): the rest of it, at the PSN whose response begins there.
+ * The PSNs of its responses are its own: the next request after them.
+ */
+static bool req_read(struct softcm_qp *qp, struct req_pkt *p,
+		     const struct softcm_sq_wqe *w, const struct softcm_swqe *s)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	memset(p, 0, sizeof(*p));
+	p->h.opcode = SOFTCM_IB_READ_REQUEST;
+	p->h.psn = rc->psn;
+	p->h.reth.va = w->wr.wr.rdma.remote_addr + rc->req_off;
+	p->h.reth.rkey = w->wr.wr.rdma.rkey;
+	p->h.reth.len = s->len - rc->req_off;
+	p->h.ackreq = true;
+	rc->noack = 0;
+	p->wqe = rc->req_wqe;
+	p->off = rc->req_off;
+	p->epoch = rc->epoch;
+
+	rc->req_wqe++;
+	rc->req_off = 0;
+	rc->psn = softcm_psn_add(s->first_psn, s->npkts);
+	if (softcm_psn_cmp(rc->psn, rc->max_psn) > 0)
+		rc->max_psn = rc->psn;
+	if (!timer_pending(&rc->timer))
+		softcm_rc_arm(qp);
 	return true;
 }
 
@@ -233,6 +290,26 @@ static u8 send_opcode(bool first, bool last, bool imm)
 }
 
 /*
+ * Whether the WR at req_wqe must wait for READs before it: it is a READ
+ * and max_rd_atomic of them are outstanding, or it is fenced and one is.
+ * The WRs before it are at most the window's (SOFTCM_RC_WINDOW PSNs).
+ */
+static bool rd_wait(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
+		    const struct softcm_swqe *s)
+{
+	struct softcm_rc *rc = &qp->rc;
+	u32 i, n = 0;
+
+	if (!s->read && !(w->wr.send_flags & IB_SEND_FENCE))
+		return false;
+	for (i = qp->sq_cons; i != rc->req_wqe; i++)
+		n += swqe(qp, i)->read;
+	if (w->wr.send_flags & IB_SEND_FENCE)
+		return n;
+	return n >= qp->attr.max_rd_atomic;
+}
+
+/*
  * The next packet to send, in @p, and the send position past it; false
  * if there is none now (nothing to send, the window full, an RNR wait).
  */
@@ -253,6 +330,10 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	s = swqe(qp, rc->req_wqe);
 	if (WARN_ON_ONCE(rc->req_off > s->len))
 		return false;
+	if (rd_wait(qp, w, s))
+		return false;
+	if (s->read)
+		return req_read(qp, p, w, s);
 	plen = min(rc->mtu, s->len - rc->req_off);
 	first = !rc->req_off;
 	last = rc->req_off + plen == s->len;
@@ -346,7 +427,8 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p)
 					 w->wr.num_sge, p->off, payload, p->h.payload_len,
 					 false);
 	if (ret) {
-		softcm_rc_complete_err(qp, IB_WC_LOC_PROT_ERR);
+		/* the WR whose bytes could not be read, not the oldest */
+		softcm_rc_complete_err_at(qp, p->wqe, IB_WC_LOC_PROT_ERR);
 		spin_unlock_bh(&qp->lock);
 		kfree_skb(skb);
 		return;
@@ -411,6 +493,7 @@ static void rc_timer(struct timer_list *t)
 	trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, rc->una, rc->una,
 				   SOFTCM_TRACE_RETRANSMIT_TIMEOUT);
 	softcm_rc_go_back(qp, rc->una);
+	rc->rd_retry = false;
 	softcm_rc_arm(qp);
 	softcm_rc_queued(qp);
 out_unlock:
@@ -435,6 +518,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		rc->msn = 0;
 		rc->nak_sent = false;
 		rc->in_msg = 0;
+		softcm_resp_reset(qp);
 		/* a path the AV cannot give: no packet leaves, sends time out */
 		rc->path_ok = !softcm_rc_path_init(qp);
 		break;
@@ -452,6 +536,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		rc->retry_left = qp->attr.retry_cnt;
 		rc->rnr_left = qp->attr.rnr_retry;
 		rc->rnr_wait = false;
+		rc->rd_retry = false;
 		break;
 	case IB_QPS_ERR:
 		rc->epoch++;
@@ -462,6 +547,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		del_timer(&rc->timer);
 		rc->sq_next = qp->sq_cons;
 		rc->req_wqe = qp->sq_cons;
+		softcm_resp_reset(qp);
 		break;
 	}
 }
@@ -473,7 +559,8 @@ int softcm_rc_init(struct softcm_qp *qp)
 
 	rc->shadow = kvzalloc(array_size(qp->sq_entries, qp->sq_stride), GFP_KERNEL_ACCOUNT);
 	rc->swqe = kvcalloc(qp->sq_entries, sizeof(*rc->swqe), GFP_KERNEL_ACCOUNT);
-	if (!rc->shadow || !rc->swqe) {
+	rc->rd_res = kcalloc(SOFTCM_MAX_QP_RD_ATOM, sizeof(*rc->rd_res), GFP_KERNEL_ACCOUNT);
+	if (!rc->shadow || !rc->swqe || !rc->rd_res) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -482,9 +569,11 @@ int softcm_rc_init(struct softcm_qp *qp)
 		goto err_free;
 	timer_setup(&rc->timer, rc_timer, 0);
 	INIT_WORK(&rc->work, req_work);
+	INIT_WORK(&rc->resp_work, softcm_resp_work);
 	return 0;
 
 err_free:
+	kfree(rc->rd_res);
 	kvfree(rc->swqe);
 	kvfree(rc->shadow);
 	return ret;
@@ -495,11 +584,13 @@ void softcm_rc_shutdown(struct softcm_qp *qp)
 {
 	timer_shutdown_sync(&qp->rc.timer);
 	cancel_work_sync(&qp->rc.work);
+	cancel_work_sync(&qp->rc.resp_work);
 }
 
 void softcm_rc_uninit(struct softcm_qp *qp)
 {
 	dst_cache_destroy(&qp->rc.dst);
+	kfree(qp->rc.rd_res);
 	kvfree(qp->rc.swqe);
 	kvfree(qp->rc.shadow);
 }

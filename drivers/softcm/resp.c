@@ -12,13 +12,25 @@
  *   PSN; its bytes go into the receive's SGEs through their MRs' pinned
  *   pages; its LAST or ONLY completes the receive;
  * - an ACK goes for every packet that asks for one (AckReq), with the
- *   count of messages completed (MSN) and no credits (0x1f).
+ *   count of messages completed (MSN) and no credits (0x1f);
+ * - an RDMA READ is checked (the QP's REMOTE_READ, then rkey, bounds, PD
+ *   and the region's REMOTE_READ) and kept in one of the QP's READ
+ *   resources, and its responses leave from the responder's work,
+ *   SOFTCM_RC_BATCH at a time, reading the region's pinned pages; a
+ *   duplicate READ that asks again for the rest of one kept, from the
+ *   PSN it names, is answered again from there (a replay), any other
+ *   is dropped, as rxe.
  * The ACK is decided here and sent by the caller once the lock is
- * released.
+ * released, unless READ responses wait to leave before it: it then
+ * waits for them, so that the requester sees responses and ACKs in PSN
+ * order (an ACK past a READ it has no data for makes rxe ask again).
  */
 
+#include <linux/log2.h>
+#include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
+#include "core.h"
 #include "cq.h"
 #include "ibhdr.h"
 #include "mr.h"
@@ -174,7 +186,114 @@ static int place(struct softcm_qp *qp, const struct softcm_ib_hdr *h, const u8 *
 	return 0;
 }
 
-bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+static struct softcm_rd_res *rd_res(struct softcm_rc *rc, u32 i)
+{
+	return &rc->rd_res[i & (rc->rd_n - 1)];
+}
+
+static u32 rd_end(const struct softcm_rd_res *r)
+{
+	return softcm_psn_add(r->first_psn, r->npkts);
+}
+
+/* Past the resources whose responses all left: rd_cur is the oldest that waits. */
+static void rd_skip_done(struct softcm_rc *rc)
+{
+	while (rc->rd_cur != rc->rd_head && rd_res(rc, rc->rd_cur)->cur_psn ==
+	       rd_end(rd_res(rc, rc->rd_cur)))
+		rc->rd_cur++;
+}
+
+/* Whether something the work sends must leave before an ACK decided now. */
+static bool resp_queued(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	rd_skip_done(rc);
+	return rc->resp_busy || rc->rd_cur != rc->rd_head || rc->pend_valid;
+}
+
+/*
+ * A new RDMA READ at the expected PSN: allowed by the QP (else Invalid
+ * Request), with resources (none: Invalid Request, the only case rxe
+ * NAKs), naming a region of the QP's PD that allows remote reads and
+ * holds the whole length (else Remote Access Error), before a byte
+ * moves.  A requester beyond its max_rd_atomic finds every resource
+ * still sending: its READ is dropped and counted, and comes again.
+ */
+static bool read_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		       struct softcm_ib_hdr *a)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_rd_res *r;
+
+	if (!(qp->attr.qp_access_flags & IB_UVERBS_ACCESS_REMOTE_READ) || !rc->rd_n)
+		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+	if (h->reth.len &&
+	    softcm_mr_remote_check(qp->sn, qp->pd, h->reth.rkey, h->reth.va, h->reth.len,
+				   IB_UVERBS_ACCESS_REMOTE_READ)) {
+		softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
+		return fail(qp, h, a, SOFTCM_NAK_REMOTE_ACCESS_ERR);
+	}
+	rd_skip_done(rc);
+	if (rc->rd_head - rc->rd_cur >= rc->rd_n) {
+		softcm_rc_count(qp, SOFTCM_RC_RD_EXHAUSTED, 1);
+		return false;
+	}
+	r = rd_res(rc, rc->rd_head++);
+	r->va = h->reth.va;
+	r->rkey = h->reth.rkey;
+	r->len = h->reth.len;
+	r->first_psn = h->psn;
+	r->npkts = max_t(u32, 1, DIV_ROUND_UP(r->len, rc->mtu));
+	r->seq_psn = h->psn;
+	r->cur_psn = h->psn;
+	rc->epsn = rd_end(r);
+	rc->nak_sent = false;
+	rc->msn = (rc->msn + 1) & SOFTCM_PSN_MASK;
+	queue_work(softcm_workqueue(), &rc->resp_work);
+	return false;
+}
+
+/*
+ * A READ behind the expected PSN: the requester lost responses, or
+ * their ACKs, and asks again.  Answered again from its PSN if it is the
+ * rest of a READ kept, with the same rkey, from the byte that PSN
+ * begins with to the end (what softcm's and rxe's requesters ask);
+ * dropped otherwise, as rxe.  The resources kept after it were sent
+ * after it, so they are not sent again: their READs come again too.
+ */
+static bool read_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_rd_res *r;
+	u32 i, k, d, off;
+
+	/* the rd_n latest: those never used have no PSNs and match nothing */
+	for (i = rc->rd_head - 1; i != rc->rd_head - 1 - rc->rd_n; i--) {
+		r = rd_res(rc, i);
+		d = softcm_psn_diff(h->psn, r->first_psn);
+		if (d >= r->npkts)
+			continue;
+		off = d * rc->mtu;
+		if (h->reth.rkey != r->rkey || h->reth.va != r->va + off ||
+		    h->reth.len != r->len - off)
+			return false;
+		r->seq_psn = h->psn;
+		r->cur_psn = h->psn;
+		for (k = i + 1; k != rc->rd_head; k++)
+			rd_res(rc, k)->cur_psn = rd_end(rd_res(rc, k));
+		rc->rd_cur = i;
+		/* an ACK waiting is for requests that come again */
+		rc->pend_valid = false;
+		softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
+		queue_work(softcm_workqueue(), &rc->resp_work);
+		return false;
+	}
+	return false;
+}
+
+static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		     const u8 *payload, struct softcm_ib_hdr *a)
 {
 	struct softcm_rc *rc = &qp->rc;
@@ -197,8 +316,15 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	}
 	if (d < 0) {
 		softcm_rc_count(qp, SOFTCM_RC_DUPLICATES, 1);
+		if (h->opcode == SOFTCM_IB_READ_REQUEST)
+			return read_dup(qp, h);
 		return ack(qp, a, softcm_psn_add(rc->epsn, SOFTCM_PSN_MASK),
 			   softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID));
+	}
+	if (h->opcode == SOFTCM_IB_READ_REQUEST) {
+		if (rc->in_msg)
+			return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+		return read_begin(qp, h, a);
 	}
 	/* the operations softcm's responder does not carry yet */
 	if (is_send(h->opcode))
@@ -251,4 +377,179 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	if (!h->ackreq)
 		return false;
 	return ack(qp, a, h->psn, softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID));
+}
+
+/*
+ * A packet for @qp's peer: the ACK or NAK decided, or, with READ
+ * responses waiting, kept to leave after them.
+ */
+bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		     const u8 *payload, struct softcm_ib_hdr *a)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	lockdep_assert_held(&qp->lock);
+	if (!resp_rcv(qp, h, payload, a))
+		return false;
+	if (!resp_queued(qp))
+		return true;
+	rc->pend.opcode = a->opcode;
+	rc->pend.psn = a->psn;
+	rc->pend.syndrome = a->aeth.syndrome;
+	rc->pend.msn = a->aeth.msn;
+	rc->pend_valid = true;
+	queue_work(softcm_workqueue(), &rc->resp_work);
+	return false;
+}
+
+/* A packet the responder's work sends: a READ response, or an ACK kept. */
+struct resp_pkt {
+	struct softcm_ib_hdr h;
+	u64 va;			/* a READ response's: where its bytes are */
+	u32 rkey;
+};
+
+static u8 read_opcode(bool first, bool last)
+{
+	if (first && last)
+		return SOFTCM_IB_READ_RESPONSE_ONLY;
+	if (first)
+		return SOFTCM_IB_READ_RESPONSE_FIRST;
+	if (last)
+		return SOFTCM_IB_READ_RESPONSE_LAST;
+	return SOFTCM_IB_READ_RESPONSE_MIDDLE;
+}
+
+/*
+ * The next packet the work sends, oldest first: the READ responses, then
+ * the ACK kept.  In RTR or RTS; in ERR only to deliver the NAK that put
+ * the QP there, after the responses to the READs accepted before it.
+ */
+static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_rd_res *r;
+	bool first, last;
+	u32 off, plen;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->dead || rc->resp_busy)
+		return false;
+	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
+	    !(qp->state == IB_QPS_ERR && rc->pend_valid &&
+	      softcm_aeth_type(rc->pend.syndrome) == SOFTCM_AETH_NAK))
+		return false;
+	memset(p, 0, sizeof(*p));
+	rd_skip_done(rc);
+	if (rc->rd_cur != rc->rd_head) {
+		r = rd_res(rc, rc->rd_cur);
+		off = softcm_psn_diff(r->cur_psn, r->first_psn) * rc->mtu;
+		plen = min(rc->mtu, r->len - off);
+		first = r->cur_psn == r->seq_psn;
+		last = off + plen == r->len;
+		p->h.opcode = read_opcode(first, last);
+		p->h.psn = r->cur_psn;
+		p->h.payload_len = plen;
+		p->h.aeth.syndrome = softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID);
+		p->h.aeth.msn = rc->msn;
+		p->va = r->va + off;
+		p->rkey = r->rkey;
+		r->cur_psn = softcm_psn_add(r->cur_psn, 1);
+	} else if (rc->pend_valid) {
+		p->h.opcode = rc->pend.opcode;
+		p->h.psn = rc->pend.psn;
+		p->h.aeth.syndrome = rc->pend.syndrome;
+		p->h.aeth.msn = rc->pend.msn;
+		rc->pend_valid = false;
+	} else {
+		return false;
+	}
+	rc->resp_busy = true;
+	return true;
+}
+
+/*
+ * Build and send @p.  A READ response's bytes come from the region's
+ * pinned pages, its rkey looked up again: a region deregistered since
+ * the READ was accepted ends it with a Remote Access Error NAK, and the
+ * QP goes to ERR.
+ */
+static void resp_send(struct softcm_qp *qp, struct resp_pkt *p)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = softcm_rc_alloc(qp, &p->h, &payload, GFP_KERNEL);
+	if (skb && p->h.payload_len &&
+	    softcm_mr_remote_copy(qp->sn, qp->pd, p->rkey, p->va, payload, p->h.payload_len,
+				  IB_UVERBS_ACCESS_REMOTE_READ, false)) {
+		kfree_skb(skb);
+		softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
+		p->h.opcode = SOFTCM_IB_ACKNOWLEDGE;
+		p->h.payload_len = 0;
+		p->h.aeth.syndrome = softcm_aeth_nak(SOFTCM_NAK_REMOTE_ACCESS_ERR);
+		spin_lock_bh(&qp->lock);
+		rc->rd_cur = rc->rd_head;
+		rc->pend_valid = false;
+		if (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS)
+			softcm_qp_set_err_locked(qp);
+		spin_unlock_bh(&qp->lock);
+		skb = softcm_rc_alloc(qp, &p->h, &payload, GFP_KERNEL);
+	}
+	if (skb) {
+		local_bh_disable();
+		softcm_rc_xmit(qp, skb);
+		local_bh_enable();
+	} else {
+		/* as a loss: the requester asks again */
+		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM);
+	}
+	spin_lock_bh(&qp->lock);
+	rc->resp_busy = false;
+	spin_unlock_bh(&qp->lock);
+}
+
+/*
+ * The responder's work: READ responses, SOFTCM_RC_BATCH packets per run,
+ * so that a long READ holds neither the QP nor the CPU.
+ */
+void softcm_resp_work(struct work_struct *work)
+{
+	struct softcm_qp *qp = container_of(work, struct softcm_qp, rc.resp_work);
+	struct resp_pkt p;
+	unsigned int n;
+	bool more;
+
+	if (!softcm_qp_enter(qp))
+		return;
+	for (n = 0; n < SOFTCM_RC_BATCH; n++) {
+		spin_lock_bh(&qp->lock);
+		more = resp_next(qp, &p);
+		spin_unlock_bh(&qp->lock);
+		if (!more)
+			break;
+		resp_send(qp, &p);
+	}
+	if (n == SOFTCM_RC_BATCH)
+		queue_work(softcm_workqueue(), &qp->rc.resp_work);
+	softcm_qp_leave(qp);
+}
+
+/*
+ * RTR: the READ resources the QP's max_dest_rd_atomic asks for, rounded
+ * up to a power of two as rxe (a peer that negotiated 3 may have 4
+ * READs outstanding), none kept from before.
+ */
+void softcm_resp_reset(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+	u8 n = qp->attr.max_dest_rd_atomic;
+
+	lockdep_assert_held(&qp->lock);
+	rc->rd_n = n ? roundup_pow_of_two(n) : 0;
+	rc->rd_head = 0;
+	rc->rd_cur = 0;
+	rc->pend_valid = false;
+	memset(rc->rd_res, 0, SOFTCM_MAX_QP_RD_ATOM * sizeof(*rc->rd_res));
 }

@@ -44,8 +44,8 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_DROP_ADDRESS] = "drop_address",
 	[SOFTCM_STAT_DROP_QPN] = "drop_qpn",
 	/*
-	 * The RC block: "rc_" and the QP's name of the counter, but for the
-	 * two that kept the names they had before the block.
+	 * The RC block: "rc_" and the QP's name of the counter, but for
+	 * those named before the block was.
 	 */
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_PACKETS] = "rc_tx_packets",
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_BYTES] = "rc_tx_bytes",
@@ -62,6 +62,9 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_TIMEOUTS] = "rc_timeouts",
 	[SOFTCM_STAT_RC + SOFTCM_RC_DUPLICATES] = "rc_duplicates",
 	[SOFTCM_STAT_RC + SOFTCM_RC_DROPS] = "rc_drops",
+	[SOFTCM_STAT_RC + SOFTCM_RC_READ_REPLAYS] = "read_replays",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RD_EXHAUSTED] = "rd_atomic_exhausted",
+	[SOFTCM_STAT_RC + SOFTCM_RC_READ_RETRIES] = "read_retries",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -80,6 +83,9 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_TIMEOUTS] = "timeouts",
 	[SOFTCM_RC_DUPLICATES] = "duplicates",
 	[SOFTCM_RC_DROPS] = "drops",
+	[SOFTCM_RC_READ_REPLAYS] = "read_replays",
+	[SOFTCM_RC_RD_EXHAUSTED] = "rd_atomic_exhausted",
+	[SOFTCM_RC_READ_RETRIES] = "read_retries",
 };
 
 /*

@@ -57,6 +57,7 @@ cases=(setup
 	qp/softcm-client-rxe-server
 	qp/rxe-client-softcm-server
 	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
+	datapath/rping-V datapath/ib_read_bw-R
 	"${rxe_data_cases[@]}"
 	cleanup)
 echo "1..${#cases[@]}"
@@ -295,6 +296,50 @@ run_udaddy() {
 	fi
 	kill "$bgpid" 2>/dev/null
 	wait "$bgpid" 2>/dev/null
+}
+
+# rping -V: connected through rdma_cm, then five rounds of the ping
+# pattern, each moved by an RDMA READ (the server reads the client's
+# buffer) and an RDMA WRITE back, the client checking every byte (-V):
+# both exit 0, with no data mismatch.
+run_rping() {
+	local name=datapath/rping-V port=7180 srv=$tmp/rping.server cli=$tmp/rping.client crc
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- rping -s -a $ip_a -p $port -C 5 -V -S 4000
+	poll $((100 * slow)) sc_listening $nsa $port ||
+		{ not_ok $name "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- rping -c -a $ip_a -p $port -C 5 -V -S 4000 \
+		>"$cli" 2>&1 || crc=$?
+	finish "$bgpid"
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   ! grep -qiE 'mismatch|error|fail' "$cli" "$srv"; then
+		ok $name
+	else
+		not_ok $name "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
+}
+
+# ib_read_bw -R: connected through rdma_cm with perftest's outstanding
+# READs as initiator depth and responder resources, then five 64 KiB
+# READs: both sides report them and exit 0.
+run_read_bw() {
+	local name=datapath/ib_read_bw-R port=18517 srv=$tmp/rbw.server cli=$tmp/rbw.client crc
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ib_read_bw -R -n 5 -p $port
+	poll $((100 * slow)) sc_listening $nsa $port ||
+		{ not_ok $name "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- ib_read_bw -R -n 5 -p $port $ip_a \
+		>"$cli" 2>&1 || crc=$?
+	finish "$bgpid"
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   grep -qE '^ *65536 +5 ' "$cli"; then
+		ok $name
+		say "the client: $(grep -E '^ *65536 +5 ' "$cli" | head -n 1)"
+	else
+		not_ok $name "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
 }
 
 # ---- rxe datapath: data between softcm and rdma_rxe, both ways ----
@@ -576,6 +621,8 @@ else
 	run_rc_pingpong
 	run_send_bw
 	run_udaddy
+	run_rping
+	run_read_bw
 
 	rxe_datapath
 fi

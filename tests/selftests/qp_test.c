@@ -860,28 +860,32 @@ TEST_F(qp, post_send_fails_without_data_path)
 	EXPECT_EQ(0, bad);
 	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_RTR, RC_RTR_MASK));
 	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, WR_SEND, 1, &bad));
-	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_RTS, RC_RTS_MASK));
+	/* no READ credits: max_rd_atomic 0 */
+	a = rc_attr(QPS_RTS);
+	a.max_rd_atomic = 0;
+	ASSERT_EQ(0, modify_qp(self->fd, qp.h, RC_RTS_MASK, &a));
 	/* opcodes softcm lacks, and no such opcode */
 	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_CMP_AND_SWP, 1, &bad));
 	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_FETCH_AND_ADD, 1,
 					   &bad));
 	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, 99, 1, &bad));
 	/*
-	 * more than the send queue holds; RDMA READ, which has no data
-	 * path yet: it fails at once and takes the QP to ERR
+	 * more than the send queue holds; RDMA READs, which with no READ
+	 * credits could never be sent: the first fails at once and takes
+	 * the QP to ERR
 	 */
 	EXPECT_EQ(-ENOMEM, post_send_n(self->fd, qp.h, 5, WR_RDMA_READ, 1, &bad));
 	EXPECT_EQ(QPS_ERR, qp_state(self->fd, qp.h));
 	EXPECT_EQ(4, bad);
 
 	/*
-	 * The first READ (unsignalled) failed with GENERAL_ERR and took the
-	 * QP to ERR; the three after it were flushed, and so were the receives.
+	 * The first READ (unsignalled) failed with LOC_QP_OP_ERR and took
+	 * the QP to ERR; the three after it were flushed, and so were the
+	 * receives.
 	 */
 	ASSERT_EQ(4, poll_cq(self->fd, self->cq, wc, 8));
 	EXPECT_EQ(1, wc[0].wr_id);
-	EXPECT_EQ(WC_GENERAL_ERR, wc[0].status);
-	EXPECT_EQ(SOFTCM_VENDOR_ERR_NO_DATA_PATH, wc[0].vendor_err);
+	EXPECT_EQ(WC_LOC_QP_OP_ERR, wc[0].status);
 	EXPECT_EQ(WC_RDMA_READ, wc[0].opcode);
 	EXPECT_EQ(qp.qpn, wc[0].qp_num);
 	for (i = 1; i < 4; i++) {

@@ -16,6 +16,17 @@
  * region untouched, the refusal counted.  And a packet from an address
  * that is not the QP's peer's: dropped, counted.
  *
+ * RDMA READ: the same sizes into two local SGEs, both ways, across the
+ * PSN wrap and within one namespace; more READs than max_rd_atomic
+ * posted at once (none beyond the responder's resources); a fenced WRITE
+ * after a READ of the bytes it overwrites; READs under packet loss (the
+ * READ asked again and replayed); each access violation of a READ; a
+ * local SGE a READ may not write; READ requests crafted with hostile
+ * rkeys, addresses and lengths, atomics, and stray responses, sent with a
+ * raw socket; a duplicate READ answered again only when it asks for the
+ * rest of the READ.  And a SEND whose SGE cannot be read fails with its
+ * own wr_id, the WR before it flushed.
+ *
  *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
  */
 
@@ -146,6 +157,8 @@ struct path {
 	uint32_t sq_psn;	/* of this side; the peer's rq_psn */
 	uint8_t min_rnr_timer;	/* this side's, as responder */
 	uint8_t rnr_retry;	/* this side's, as requester */
+	uint8_t rd_atomic;	/* max_rd_atomic and max_dest_rd_atomic; 0: 1 */
+	bool no_remote_read;	/* the QP's access flags without REMOTE_READ */
 };
 
 /* @e to RTS, connected to @peer. */
@@ -155,8 +168,9 @@ static int ep_connect(struct ep *e, const struct ep *peer, const struct path *mi
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+				   (mine->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ),
 	};
+	int rd = mine->rd_atomic ?: 1;
 	int ret;
 
 	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
@@ -168,7 +182,7 @@ static int ep_connect(struct ep *e, const struct ep *peer, const struct path *mi
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = peer->qp->qp_num;
 	a.rq_psn = theirs->sq_psn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = rd;
 	a.min_rnr_timer = mine->min_rnr_timer;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -192,7 +206,7 @@ static int ep_connect(struct ep *e, const struct ep *peer, const struct path *mi
 	a.timeout = 14 + softcm_slow_shift();
 	a.retry_cnt = 7;
 	a.rnr_retry = mine->rnr_retry;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = rd;
 	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
@@ -411,6 +425,43 @@ static void write_one(struct __test_metadata *_metadata, struct ep *s, struct ep
 	EXPECT_EQ(0xee, r->buf[8 + len]);
 }
 
+/*
+ * An RDMA READ by @s of @len bytes of @r's buffer at 8, into @s's buffer
+ * at 8 through two SGEs (the first half, then the rest), checked: the
+ * completion, every byte, and the bytes either side left alone.
+ */
+static void read_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+		     uint32_t len, unsigned int seed)
+{
+	struct ibv_sge sge[2] = {
+		{ .addr = (uintptr_t)s->buf + 8, .length = len / 2, .lkey = s->mr->lkey },
+		{ .addr = (uintptr_t)s->buf + 8 + len / 2, .length = len - len / 2,
+		  .lkey = s->mr->lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 5000 + seed, .sg_list = sge, .num_sge = 2,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)r->buf + 8, .rkey = r->mr->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	pattern(r->buf + 8, len, seed);
+	memset(s->buf, 0xee, len + 16);
+	ASSERT_EQ(0, ibv_post_send(s->qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(s->scq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("len %u: %s", len,
+						     ibv_wc_status_str(wc.status));
+	EXPECT_EQ(5000 + seed, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+	EXPECT_EQ(len, wc.byte_len);
+	EXPECT_EQ(s->qp->qp_num, wc.qp_num);
+	EXPECT_EQ(0xee, s->buf[7]);
+	EXPECT_EQ(0, memcmp(r->buf + 8, s->buf + 8, len)) TH_LOG("len %u", len);
+	EXPECT_EQ(0xee, s->buf[8 + len]);
+	/* nothing for the responder's receive queue */
+	EXPECT_EQ(0, ibv_poll_cq(r->rcq, 1, &wc));
+}
+
 static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 65536, BIG };
 
 FIXTURE(rc) {
@@ -573,6 +624,631 @@ TEST_F(rc, write_access_violations)
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
+	close(st);
+	close(nsb);
+}
+
+static void read_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
+{
+	unsigned int seed = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		read_one(_metadata, &self->a, &self->b, sizes[i], seed++);
+		read_one(_metadata, &self->b, &self->a, sizes[i], seed++);
+	}
+	/* several MiB, in one READ */
+	read_one(_metadata, &self->a, &self->b, BIG, seed++);
+}
+
+TEST_F(rc, read_sizes_across_namespaces)
+{
+	const struct path pa = { .sq_psn = 0x1234, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 0x4321, .min_rnr_timer = 1, .rnr_retry = 7 };
+
+	pair(_metadata, self, false, &pa, &pb);
+	read_sizes(_metadata, self);
+}
+
+TEST_F(rc, read_sizes_within_one_namespace)
+{
+	const struct path pa = { .sq_psn = 11, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 12, .min_rnr_timer = 1, .rnr_retry = 7 };
+
+	pair(_metadata, self, true, &pa, &pb);
+	read_sizes(_metadata, self);
+}
+
+/*
+ * READs from 2^24 - 20: 64 KiB takes 64 PSNs, so the first one's
+ * responses wrap to 0, and a SEND after each checks the PSN after it.
+ */
+TEST_F(rc, read_psn_wraps_mid_message)
+{
+	const struct path pa = { .sq_psn = 0xffffec, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pb = { .sq_psn = 0xfffffe, .min_rnr_timer = 1, .rnr_retry = 7 };
+
+	pair(_metadata, self, false, &pa, &pb);
+	for (unsigned int i = 0; i < 3; i++) {
+		read_one(_metadata, &self->a, &self->b, 65536, i);
+		send_one(_metadata, &self->a, &self->b, MTU + 1, true, 10 + i);
+		read_one(_metadata, &self->b, &self->a, 3 * MTU + 5, 20 + i);
+	}
+}
+
+/*
+ * Twelve READs and a SEND posted at once, with max_rd_atomic 2 on the
+ * requester and 2 resources on the responder: the requester keeps to 2
+ * outstanding (the responder drops none as beyond its resources), and
+ * every READ completes in order with its bytes.  And 3 negotiated: the
+ * responder holds 4, rxe's rounding, and drops none either.
+ */
+TEST_F(rc, more_reads_than_max_rd_atomic)
+{
+	int nsb = netns_open("rc-b"), st;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	for (int rd = 2; rd <= 3; rd++) {
+		const struct path p = { .sq_psn = 0x300, .min_rnr_timer = 1, .rnr_retry = 7,
+					.rd_atomic = rd };
+		struct ibv_send_wr wr[13], *bad;
+		struct ibv_sge sge[13];
+		struct ibv_wc wc[13];
+		long long before = stats_get(st, "rd_atomic_exhausted");
+
+		pair(_metadata, self, false, &p, &p);
+		pattern(self->b.buf, 12 * 5000, rd);
+		memset(self->a.buf, 0xee, 12 * 5000 + 101);
+		ASSERT_EQ(0, post_recv(&self->b, 99, BIG, 100));
+		for (int i = 0; i < 13; i++) {
+			sge[i] = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf + i * 5000,
+						   .length = i < 12 ? 5000 : 100,
+						   .lkey = self->a.mr->lkey };
+			wr[i] = (struct ibv_send_wr){
+				.wr_id = 600 + i, .sg_list = &sge[i], .num_sge = 1,
+				.opcode = i < 12 ? IBV_WR_RDMA_READ : IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = { .remote_addr = (uintptr_t)self->b.buf + i * 5000,
+					     .rkey = self->b.mr->rkey },
+				.next = i < 12 ? &wr[i + 1] : NULL,
+			};
+		}
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
+		ASSERT_EQ(13, poll_n(self->a.scq, wc, 13));
+		for (int i = 0; i < 13; i++) {
+			EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("%d: %s", i,
+								      ibv_wc_status_str(wc[i].status));
+			EXPECT_EQ(600 + i, wc[i].wr_id);
+			EXPECT_EQ(i < 12 ? IBV_WC_RDMA_READ : IBV_WC_SEND, wc[i].opcode);
+		}
+		EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, 12 * 5000));
+		EXPECT_EQ(0xee, self->a.buf[12 * 5000 + 100]);
+		ASSERT_EQ(1, poll_n(self->b.rcq, wc, 1));
+		EXPECT_EQ(100, wc[0].byte_len);
+		EXPECT_EQ(before, stats_get(st, "rd_atomic_exhausted"));
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(st);
+	close(nsb);
+}
+
+/*
+ * A READ of 120 KiB (120 PSNs, within the window), then a fenced WRITE
+ * of other bytes over its last 4 KiB: the WRITE waits for the READ's
+ * completion, so the READ returns the bytes from before it.  Unfenced,
+ * the WRITE's packets follow the READ request at once and the responder
+ * carries them out before its work has read the READ's last batch of
+ * responses from the region (IBTA 9.5 allows it).
+ */
+TEST_F(rc, fenced_write_waits_for_read)
+{
+	const struct path p = { .sq_psn = 0x55, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const uint32_t len = 120 << 10, wlen = 4096;
+	struct ibv_sge rs = { .length = len }, ws = { .length = wlen };
+	struct ibv_send_wr w = { 0 }, r = { 0 }, *bad;
+	struct ibv_wc wc[2];
+	unsigned char *want;
+
+	pair(_metadata, self, false, &p, &p);
+	want = malloc(len);
+	ASSERT_NE(NULL, want);
+	pattern(self->b.buf, len, 1);
+	memcpy(want, self->b.buf, len);
+	pattern(self->a.buf + len, wlen, 2);
+	rs.addr = (uintptr_t)self->a.buf;
+	rs.lkey = self->a.mr->lkey;
+	ws.addr = (uintptr_t)self->a.buf + len;
+	ws.lkey = self->a.mr->lkey;
+	r.wr_id = 1;
+	r.sg_list = &rs;
+	r.num_sge = 1;
+	r.opcode = IBV_WR_RDMA_READ;
+	r.send_flags = IBV_SEND_SIGNALED;
+	r.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+	r.wr.rdma.rkey = self->b.mr->rkey;
+	r.next = &w;
+	w.wr_id = 2;
+	w.sg_list = &ws;
+	w.num_sge = 1;
+	w.opcode = IBV_WR_RDMA_WRITE;
+	w.send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	w.wr.rdma.remote_addr = (uintptr_t)self->b.buf + len - wlen;
+	w.wr.rdma.rkey = self->b.mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &r, &bad));
+	ASSERT_EQ(2, poll_n(self->a.scq, wc, 2));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	EXPECT_EQ(1, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
+	EXPECT_EQ(2, wc[1].wr_id);
+	EXPECT_EQ(0, memcmp(want, self->a.buf, len));
+	EXPECT_EQ(0, memcmp(self->a.buf + len, self->b.buf + len - wlen, wlen));
+	free(want);
+}
+
+/*
+ * READs of 256 KiB with 3% of the packets lost both ways (netem on
+ * the veth): every byte arrives, and the requester asked READs again
+ * (read_retries) or the responder answered them again (read_replays).
+ */
+TEST_F(rc, reads_under_loss)
+{
+	const struct path p = { .sq_psn = 0xfff000, .min_rnr_timer = 1, .rnr_retry = 7,
+				.rd_atomic = 4 };
+	int nsa = netns_open("rc-a"), nsb = netns_open("rc-b"), sa, sb;
+	long long before;
+
+	ASSERT_LE(0, nsa);
+	ASSERT_LE(0, nsb);
+	sa = stats_open(nsa, self->home);
+	sb = stats_open(nsb, self->home);
+	ASSERT_LE(0, sa);
+	ASSERT_LE(0, sb);
+	before = stats_get(sa, "read_retries") + stats_get(sb, "read_replays");
+	pair(_metadata, self, false, &p, &p);
+	ASSERT_EQ(0, system("tc -n rc-a qdisc add dev ra root netem loss 3% && "
+			    "tc -n rc-b qdisc add dev rb root netem loss 3%"))
+		TH_LOG("the guest needs sch_netem");
+	for (unsigned int i = 0; i < 4; i++)
+		read_one(_metadata, &self->a, &self->b, 256 << 10, i);
+	system("tc -n rc-a qdisc del dev ra root; tc -n rc-b qdisc del dev rb root");
+	EXPECT_LT(before, stats_get(sa, "read_retries") + stats_get(sb, "read_replays"));
+	close(sa);
+	close(sb);
+	close(nsa);
+	close(nsb);
+}
+
+/*
+ * Each way a READ may not read the region: an rkey that names nothing, a
+ * range past the region's end, a region without remote read access, a
+ * region of another PD: REM_ACCESS_ERR for the requester, both QPs in
+ * ERR, no byte of the requester's buffer written, the refusal counted by
+ * the responder.  And a responder QP without REMOTE_READ in its access
+ * flags: Invalid Request, REM_INV_REQ_ERR.
+ */
+TEST_F(rc, read_access_violations)
+{
+	const struct path p = { .sq_psn = 78, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct path pnr = { .sq_psn = 78, .min_rnr_timer = 1, .rnr_retry = 7,
+				  .no_remote_read = true };
+	int nsb = netns_open("rc-b"), st;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	for (int v = 0; v < 5; v++) {
+		struct ibv_qp_init_attr init;
+		struct ibv_qp_attr attr;
+		struct ibv_pd *pd2 = NULL;
+		struct ibv_mr *mr = NULL;
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { 0 }, *bad;
+		struct ibv_wc wc;
+		long long before;
+
+		pair(_metadata, self, false, &p, v == 4 ? &pnr : &p);
+		pattern(self->b.buf, 4096, v);
+		memset(self->a.buf, 0x5a, 4096);
+		wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+		wr.wr.rdma.rkey = self->b.mr->rkey;
+		switch (v) {
+		case 0:		/* no such rkey */
+			wr.wr.rdma.rkey = self->b.mr->rkey ^ 0x5500;
+			break;
+		case 1:		/* past the end */
+			wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + BUF - 100;
+			break;
+		case 2:		/* no remote read */
+			mr = ibv_reg_mr(self->b.pd, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+			ASSERT_NE(NULL, mr);
+			wr.wr.rdma.rkey = mr->rkey;
+			break;
+		case 3:		/* another PD's region */
+			pd2 = ibv_alloc_pd(self->b.ctx);
+			ASSERT_NE(NULL, pd2);
+			mr = ibv_reg_mr(pd2, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+			ASSERT_NE(NULL, mr);
+			wr.wr.rdma.rkey = mr->rkey;
+			break;
+		}
+		before = stats_get(st, "drop_access");
+		sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 200,
+					.lkey = self->a.mr->lkey };
+		wr.wr_id = 60 + v;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		ASSERT_EQ(1, poll_n(self->a.scq, &wc, 1));
+		EXPECT_EQ(v == 4 ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_ACCESS_ERR, wc.status)
+			TH_LOG("case %d: %s", v, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(60 + v, wc.wr_id);
+		EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+		ASSERT_EQ(0, ibv_query_qp(self->a.qp, &attr, IBV_QP_STATE, &init));
+		EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+		ASSERT_EQ(0, ibv_query_qp(self->b.qp, &attr, IBV_QP_STATE, &init));
+		EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+		for (int i = 0; i < 4096; i++)
+			if (self->a.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", v, i);
+				break;
+			}
+		EXPECT_EQ(before + (v < 4), stats_get(st, "drop_access")) TH_LOG("case %d", v);
+		if (mr)
+			ibv_dereg_mr(mr);
+		if (pd2)
+			ibv_dealloc_pd(pd2);
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(st);
+	close(nsb);
+}
+
+/*
+ * A READ whose local SGE is in a region without local write access: its
+ * bytes may not land there.  LOC_PROT_ERR names the READ, the QP goes to
+ * ERR, and the region is not written.
+ */
+TEST_F(rc, read_into_region_without_local_write)
+{
+	const struct path p = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7 };
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_sge sge;
+	struct ibv_mr *ro;
+	struct ibv_wc wc;
+
+	pair(_metadata, self, false, &p, &p);
+	ro = ibv_reg_mr(self->a.pd, self->a.buf, 4096, 0);
+	ASSERT_NE(NULL, ro);
+	memset(self->a.buf, 0x5a, 4096);
+	pattern(self->b.buf, 4096, 3);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 3000, .lkey = ro->lkey };
+	wr.wr_id = 71;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+	wr.wr.rdma.rkey = self->b.mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	ASSERT_EQ(1, poll_n(self->a.scq, &wc, 1));
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(71, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+	ASSERT_EQ(0, ibv_query_qp(self->a.qp, &attr, IBV_QP_STATE, &init));
+	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+	for (int i = 0; i < 4096; i++)
+		if (self->a.buf[i] != 0x5a) {
+			EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("byte %d", i);
+			break;
+		}
+	ibv_dereg_mr(ro);
+}
+
+/*
+ * Review finding M4: a SEND whose SGE names no MR, posted after one that
+ * waits for its ACK (the responder's QP is in ERR and answers nothing):
+ * the error completion is the bad SEND's, LOC_PROT_ERR, after the first
+ * SEND's flush, not the first SEND's.
+ */
+TEST_F(rc, sge_copy_error_names_its_wr)
+{
+	const struct path p = { .sq_psn = 80, .min_rnr_timer = 1, .rnr_retry = 7 };
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_wc wc[2];
+
+	pair(_metadata, self, false, &p, &p);
+	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_STATE));
+	for (int i = 0; i < 2; i++) {
+		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 16,
+					   .lkey = i ? self->a.mr->lkey ^ 0x3300 : self->a.mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = 90 + i, .sg_list = &sge[i], .num_sge = 1,
+					      .opcode = IBV_WR_SEND,
+					      .send_flags = IBV_SEND_SIGNALED };
+	}
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr[0], &bad));
+	/* the first is sent, and waits */
+	usleep(20 * 1000);
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr[1], &bad));
+	ASSERT_EQ(2, poll_n(self->a.scq, wc, 2));
+	EXPECT_EQ(90, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc[0].status) TH_LOG("%s", ibv_wc_status_str(wc[0].status));
+	EXPECT_EQ(91, wc[1].wr_id);
+	EXPECT_EQ(IBV_WC_LOC_PROT_ERR, wc[1].status) TH_LOG("%s", ibv_wc_status_str(wc[1].status));
+}
+
+/* A raw IPv4 socket (IP_HDRINCL) in namespace @name. */
+static int raw_in(const char *name, int home)
+{
+	int ns = netns_open(name), fd = -1, one = 1;
+
+	if (ns < 0 || netns_enter(ns))
+		return -1;
+	fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one));
+	netns_enter(home);
+	close(ns);
+	return fd;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v >> 32);
+	put32(p + 4, v);
+}
+
+/*
+ * A packet on @fd, from @src to QP @qpn at @dst, opcode @op at @psn, with
+ * @ext (RETH, AtomicETH, AETH...) and @pay bytes of payload.
+ */
+static int rc_packet(int fd, const char *src, const char *dst, uint8_t op, uint32_t qpn,
+		     uint32_t psn, const uint8_t *ext, size_t ext_len, size_t pay)
+{
+	struct wire w;
+	uint8_t *bth;
+
+	wire_init(&w, src, dst, 0);
+	bth = w.pkt + 28;
+	memset(bth, 0, WIRE_MAX);
+	bth[0] = op;
+	bth[1] = (-pay & 3) << 4;
+	bth[2] = bth[3] = 0xff;
+	put32(bth + 4, qpn);
+	put32(bth + 8, psn);
+	bth[8] = 0x80;
+	memcpy(bth + 12, ext, ext_len);
+	w.paylen = 12 + ext_len + ((pay + 3) & ~3u) + 4;
+	return wire_send_on(fd, &w, false);
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *x >> 17;
+}
+
+/*
+ * READ requests crafted with a raw socket from rc-a to b's QP at its
+ * expected PSN, one per connection: each one outside what b's MR allows
+ * (rkey, bounds, wrapping address, PD, access) ends b's QP with the
+ * refusal counted, each one inside it (or of length 0) leaves it in RTS;
+ * a length beyond 2^31 is dropped before the QP sees it; an atomic is
+ * an Invalid Request (none carried yet). Neither buffer changes. Then
+ * responses and ACKs at random PSNs to a's QP, which has nothing
+ * outstanding: ignored, a stays in RTS and its buffer unchanged.
+ */
+TEST_F(rc, hostile_read_packets)
+{
+	const struct path p = { .sq_psn = 0x700, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int nsb = netns_open("rc-b"), st, fd, fdb, rounds = 13 + softcm_rounds(36);
+	uint64_t x = 29;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	fd = raw_in("rc-a", self->home);
+	ASSERT_LE(0, fd);
+	fdb = raw_in("rc-b", self->home);
+	ASSERT_LE(0, fdb);
+	for (int c = 0; c < rounds; c++) {
+		struct ibv_pd *pd2 = NULL;
+		struct ibv_mr *mr = NULL;
+		uint64_t base, va;
+		uint32_t rkey, len;
+		uint8_t ext[28] = { 0 };
+		bool allowed, parsed = true, atomic = false;
+		long long before;
+		int want, state;
+
+		pair(_metadata, self, false, &p, &p);
+		base = (uintptr_t)self->b.buf;
+		rkey = self->b.mr->rkey;
+		va = base;
+		len = 64;
+		switch (c) {
+		case 0: len = 0; break;
+		case 1: len = 0; rkey ^= 0x1234; break;
+		case 2: len = BUF; break;
+		case 3: va = base + 8; len = BUF; break;
+		case 4: va = base - 8; len = 16; break;
+		case 5: va = ~0ULL - 4; len = 16; break;
+		case 6: len = 0x80000000u; break;
+		case 7: len = 0x80000001u; parsed = false; break;
+		case 8: rkey ^= 0x5500; len = 1; break;
+		case 9: rkey = self->b.mr->lkey; break;
+		case 10:
+			pd2 = ibv_alloc_pd(self->b.ctx);
+			ASSERT_NE(NULL, pd2);
+			mr = ibv_reg_mr(pd2, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_READ);
+			ASSERT_NE(NULL, mr);
+			rkey = mr->rkey;
+			break;
+		case 11:
+			mr = ibv_reg_mr(self->b.pd, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+			ASSERT_NE(NULL, mr);
+			rkey = mr->rkey;
+			break;
+		case 12: atomic = true; break;
+		default:
+			/* near the region, either side, of any length up to twice it */
+			va = base - BUF + lcg(&x) % (3ULL * BUF);
+			len = lcg(&x) % (2ULL * BUF);
+			if (lcg(&x) % 4 == 0)
+				rkey ^= 1u << (lcg(&x) % 32);
+			break;
+		}
+		allowed = !len || (rkey == self->b.mr->rkey && va >= base &&
+				   va <= base + BUF && len <= base + BUF - va);
+		pattern(self->b.buf, 4096, c);
+		memset(self->a.buf, 0x5a, 4096);
+		before = stats_get(st, "drop_access");
+		put64(ext, va);
+		put32(ext + 8, rkey);
+		if (atomic) {
+			put64(ext + 12, 1);	/* add */
+			ASSERT_EQ(0, rc_packet(fd, "10.29.0.1", "10.29.0.2", 0x14,
+					       self->b.qp->qp_num, p.sq_psn, ext, 28, 0));
+		} else {
+			put32(ext + 12, len);
+			ASSERT_EQ(0, rc_packet(fd, "10.29.0.1", "10.29.0.2", 0x0c,
+					       self->b.qp->qp_num, p.sq_psn, ext, 16, 0));
+		}
+		want = parsed && (atomic || !allowed) ? IBV_QPS_ERR : IBV_QPS_RTS;
+		if (want == IBV_QPS_ERR) {
+			long end = topo_now_ms() + WAIT_MS;
+
+			while (qp_state(self->b.qp) != IBV_QPS_ERR && topo_now_ms() < end)
+				usleep(1000);
+		} else {
+			usleep(softcm_quiet_ms(50) * 1000);
+		}
+		state = qp_state(self->b.qp);
+		EXPECT_EQ(want, state) TH_LOG("case %d: va %#llx len %u rkey %#x", c,
+					      (unsigned long long)(va - base), len, rkey);
+		EXPECT_EQ(before + (want == IBV_QPS_ERR && !atomic),
+			  stats_get(st, "drop_access")) TH_LOG("case %d", c);
+		for (int i = 0; i < 4096; i++)
+			if (self->a.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", c, i);
+				break;
+			}
+		if (mr)
+			ibv_dereg_mr(mr);
+		if (pd2)
+			ibv_dealloc_pd(pd2);
+		/* stray responses and ACKs to a, which waits for nothing */
+		for (int i = 0; i < 16; i++) {
+			static const uint8_t ops[] = { 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12 };
+			uint8_t op = ops[lcg(&x) % sizeof(ops)];
+			size_t pay = op == 0x11 || op == 0x12 ? 0 : 4 + lcg(&x) % 200;
+			uint8_t e[12] = { 0 };
+
+			e[0] = lcg(&x) % 2 ? 0x1f : 0x60 | (lcg(&x) % 5);
+			put32(e, (e[0] << 24) | (lcg(&x) & 0xffffff));
+			e[0] &= 0x7f;
+			ASSERT_EQ(0, rc_packet(fdb, "10.29.0.2", "10.29.0.1", op,
+					       self->a.qp->qp_num, lcg(&x) & 0xffffff, e,
+					       op == 0x0e ? 0 : op == 0x12 ? 12 : 4, pay));
+		}
+		usleep(softcm_quiet_ms(20) * 1000);
+		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp)) TH_LOG("case %d", c);
+		for (int i = 0; i < 4096; i++)
+			if (self->a.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", c, i);
+				break;
+			}
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(fd);
+	close(fdb);
+	close(st);
+	close(nsb);
+}
+
+/*
+ * A READ of 8 PSNs done, then its request again, crafted, from rc-a: at
+ * the READ's fourth PSN asking for the rest from there (what a requester
+ * that lost responses asks), b answers it again (read_replays); with
+ * another rkey, an address that is not where that PSN's response
+ * begins, or a length short of the rest, it is dropped. b stays in RTS
+ * and the pair still reads.
+ */
+TEST_F(rc, duplicate_read_replayed_only_for_its_rest)
+{
+	const struct path p = { .sq_psn = 0xfffffc, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const uint32_t len = 8 * MTU, d = 3;
+	int nsb = netns_open("rc-b"), st, fd;
+	uint32_t psn = (p.sq_psn + d) & 0xffffff;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	fd = raw_in("rc-a", self->home);
+	ASSERT_LE(0, fd);
+	pair(_metadata, self, false, &p, &p);
+	read_one(_metadata, &self->a, &self->b, len, 1);
+	for (int v = 0; v < 4; v++) {
+		uint64_t va = (uintptr_t)self->b.buf + 8 + d * MTU;
+		uint32_t rkey = self->b.mr->rkey, rest = len - d * MTU;
+		long long before = stats_get(st, "read_replays");
+		uint8_t ext[16];
+
+		switch (v) {
+		case 1: rkey ^= 0x10; break;
+		case 2: va += MTU; rest -= MTU; break;
+		case 3: rest -= 1; break;
+		}
+		put64(ext, va);
+		put32(ext + 8, rkey);
+		put32(ext + 12, rest);
+		ASSERT_EQ(0, rc_packet(fd, "10.29.0.1", "10.29.0.2", 0x0c, self->b.qp->qp_num,
+				       psn, ext, 16, 0));
+		if (!v) {
+			long end = topo_now_ms() + WAIT_MS;
+
+			while (stats_get(st, "read_replays") == before && topo_now_ms() < end)
+				usleep(1000);
+		} else {
+			usleep(softcm_quiet_ms(50) * 1000);
+		}
+		EXPECT_EQ(before + !v, stats_get(st, "read_replays")) TH_LOG("case %d", v);
+		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp)) TH_LOG("case %d", v);
+	}
+	/* the responses b sent again are stale for a: the pair goes on */
+	usleep(softcm_quiet_ms(20) * 1000);
+	read_one(_metadata, &self->a, &self->b, len, 2);
+	send_one(_metadata, &self->a, &self->b, MTU + 1, true, 3);
+	close(fd);
 	close(st);
 	close(nsb);
 }

@@ -31,7 +31,7 @@ binaries=(
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/tcpdump
 	/usr/bin/trace-cmd
 	# exec_test.sh: programs run to where they need the data path
-	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw
+	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw /usr/bin/ib_read_bw
 	# exec_test.sh's rxe datapath: WRITEs both ways
 	/usr/bin/ib_write_bw
 )
