@@ -125,6 +125,17 @@ static bool read_clamp(struct softcm_qp *qp, u32 *psn)
 	return false;
 }
 
+/* Whether @psn is one of the READ's at the head of the send queue. */
+static bool read_at_head(struct softcm_qp *qp, u32 psn)
+{
+	const struct softcm_swqe *s;
+
+	if (qp->sq_cons == qp->rc.sq_next)
+		return false;
+	s = swqe(qp, qp->sq_cons);
+	return s->read && softcm_psn_diff(psn, s->first_psn) < s->npkts;
+}
+
 /* Responses of the READ at una were lost: ask again from there, once. */
 static void read_retry(struct softcm_qp *qp)
 {
@@ -251,6 +262,17 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	}
 	if (!outstanding(rc, h->psn))
 		return;
+	/*
+	 * A fatal NAK inside the READ at the head of the queue: the
+	 * responder looks the rkey up per response, so a region deregistered
+	 * while it answered ends the READ there.  That READ fails with the
+	 * NAK's status; asking again would only time out.
+	 */
+	if (softcm_aeth_type(syn) == SOFTCM_AETH_NAK &&
+	    softcm_aeth_value(syn) != SOFTCM_NAK_PSN_SEQ_ERR && read_at_head(qp, h->psn)) {
+		softcm_rc_complete_err(qp, nak_status(softcm_aeth_value(syn)));
+		return;
+	}
 	/* an ACK acknowledges its own PSN, a NAK those before it */
 	psn = softcm_aeth_type(syn) == SOFTCM_AETH_ACK ? softcm_psn_add(h->psn, 1) : h->psn;
 	if (read_clamp(qp, &psn)) {

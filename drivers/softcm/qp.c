@@ -466,6 +466,7 @@ int softcm_qp_create(struct softcm_file *sf, struct softcm_create_qp *c)
 	qp->uid = c->uid;
 	qp->sn = sn;
 	qp->sf = sf;
+	qp->owner = sf->uid;
 	softcm_evfd_entry_init(&qp->async_ev);
 	ret = qp_alloc_rings(sf, qp, c);
 	if (ret)

@@ -5,6 +5,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
+#include <linux/uidgid.h>
 #include <uapi/linux/softcm.h>
 
 #include "evfd.h"
@@ -44,6 +45,7 @@ struct softcm_qp {
 	u8 sq_sig_all;
 	u32 qpn;
 	u64 uid;
+	kuid_t owner;			/* its file's opener: who sees its QPN */
 	struct softcm_qp_cap cap;
 	struct softcm_ring *kring;	/* read-only to the user: kpage */
 	struct softcm_ring *uring;	/* the user's: upage, SQ, RQ */

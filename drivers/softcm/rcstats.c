@@ -22,7 +22,6 @@
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 
-#include "file.h"
 #include "netns.h"
 #include "qp.h"
 #include "qpstate.h"
@@ -96,9 +95,12 @@ static int qps_show(struct seq_file *m, void *v)
 		seq_putc(m, '\n');
 		return 0;
 	}
-	/* The QP's memory outlives our RCU section; its file, the QP. */
+	/*
+	 * The QP's memory outlives our RCU section, its file may not: the
+	 * owner is the QP's copy.
+	 */
 	visible = file_ns_capable(m->file, net->user_ns, CAP_NET_ADMIN) ||
-		  uid_eq(qp->sf->uid, m->file->f_cred->euid);
+		  uid_eq(qp->owner, m->file->f_cred->euid);
 	spin_lock_bh(&qp->lock);
 	show_hex(m, visible, qp->qpn);
 	seq_printf(m, " %s %s", qp->type == IB_QPT_RC ? "RC" : "UD",

@@ -255,6 +255,23 @@ static bool read_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	return false;
 }
 
+static bool seq_nak(u8 syndrome)
+{
+	return softcm_aeth_type(syndrome) == SOFTCM_AETH_NAK &&
+	       softcm_aeth_value(syndrome) == SOFTCM_NAK_PSN_SEQ_ERR;
+}
+
+/*
+ * The ACK or NAK kept goes unsent: a sequence NAK among them may be
+ * sent again for its gap (else only the requester's timer would close it).
+ */
+static void pend_drop(struct softcm_rc *rc)
+{
+	if (rc->pend_valid && seq_nak(rc->pend.syndrome))
+		rc->nak_sent = false;
+	rc->pend_valid = false;
+}
+
 /*
  * A READ behind the expected PSN: the requester lost responses, or
  * their ACKs, and asks again.  Answered again from its PSN if it is the
@@ -283,9 +300,11 @@ static bool read_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 		r->cur_psn = h->psn;
 		for (k = i + 1; k != rc->rd_head; k++)
 			rd_res(rc, k)->cur_psn = rd_end(rd_res(rc, k));
-		rc->rd_cur = i;
+		/* an older READ still being answered goes on first */
+		if ((s32)(i - rc->rd_cur) < 0)
+			rc->rd_cur = i;
 		/* an ACK waiting is for requests that come again */
-		rc->pend_valid = false;
+		pend_drop(rc);
 		softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
 		queue_work(softcm_workqueue(), &rc->resp_work);
 		return false;
@@ -393,6 +412,9 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		return false;
 	if (!resp_queued(qp))
 		return true;
+	/* the latest replaces what is kept; a sequence NAK may go again */
+	if (!seq_nak(a->aeth.syndrome))
+		pend_drop(rc);
 	rc->pend.opcode = a->opcode;
 	rc->pend.psn = a->psn;
 	rc->pend.syndrome = a->aeth.syndrome;

@@ -450,4 +450,52 @@ TEST_F(lifetime, reg_dereg_post_in_threads)
 	free_objs(&o);
 }
 
+static volatile int listing_stop;
+
+/* Read /proc/net/softcm_qps of the thread's namespace until told to stop. */
+static void *lister(void *arg)
+{
+	int fd = *(int *)arg;
+	char buf[16384];
+	long reads = 0;
+
+	while (!__atomic_load_n(&listing_stop, __ATOMIC_ACQUIRE)) {
+		while (pread(fd, buf, sizeof(buf), 0) > 0 && reads++ % 4)
+			;
+	}
+	return (void *)reads;
+}
+
+/*
+ * The QP listing, read in a loop by two threads while files holding QPs
+ * are closed: the listing finds a QP under RCU, whose memory outlives
+ * the read, but its file does not; a line must not read the file (the
+ * debug kernel's KASAN would see the use after free).
+ */
+TEST_F(lifetime, qp_listing_read_while_files_close)
+{
+	pthread_t t[2];
+	struct objs o[4];
+	int fd, rounds = softcm_rounds(200);
+	void *reads;
+
+	fd = open("/proc/thread-self/net/softcm_qps", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	listing_stop = 0;
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, lister, &fd));
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < 4; i++)
+			ASSERT_EQ(0, make_objs(&o[i]));
+		for (int i = 0; i < 4; i++)
+			free_objs(&o[i]);
+	}
+	__atomic_store_n(&listing_stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], &reads));
+		EXPECT_LT(0, (long)reads);
+	}
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

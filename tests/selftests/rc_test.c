@@ -1770,4 +1770,53 @@ TEST_F(rc, tracepoints_see_qp_states_and_naks)
 		EXPECT_NE(NULL, strstr(buf, want[i])) TH_LOG("no \"%s\" in the trace", want[i]);
 }
 
+/*
+ * A 4 MiB READ whose region the responder deregisters once the first
+ * response has landed: the responder looks the rkey up per response, so
+ * the READ ends there with a Remote Access Error NAK, and the requester's
+ * WR completes with REM_ACCESS_ERR (retry_cnt 7: asking again would never
+ * end).  Should every response have left before the deregistration, the
+ * READ succeeds instead; the log says which.
+ */
+TEST_F(rc, read_ends_when_its_region_goes_mid_way)
+{
+	const struct path p = { .sq_psn = 0x5150, .min_rnr_timer = 1, .rnr_retry = 7 };
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_wc wc;
+	bool whole;
+
+	pair(_metadata, self, false, &p, &p);
+	pattern(self->b.buf, BIG, 9);
+	self->b.buf[0] = 0x11;
+	memset(self->a.buf, 0xee, BIG);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = BIG,
+				.lkey = self->a.mr->lkey };
+	wr.wr_id = 77;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+	wr.wr.rdma.rkey = self->b.mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	for (long end = topo_now_ms() + WAIT_MS;
+	     __atomic_load_n(&self->a.buf[0], __ATOMIC_ACQUIRE) != 0x11 && topo_now_ms() < end;)
+		usleep(100);
+	ASSERT_EQ(0x11, self->a.buf[0]);
+	whole = self->a.buf[BIG - 1] != 0xee;
+	ASSERT_EQ(0, ibv_dereg_mr(self->b.mr));
+	self->b.mr = NULL;
+	POLL_ONE(self->a.scq, &wc);
+	EXPECT_EQ(77, wc.wr_id);
+	if (whole || wc.status == IBV_WC_SUCCESS) {
+		TH_LOG("every response left before the region went: %s",
+		       ibv_wc_status_str(wc.status));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	} else {
+		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status) TH_LOG("%s",
+								  ibv_wc_status_str(wc.status));
+	}
+}
+
 TEST_HARNESS_MAIN
