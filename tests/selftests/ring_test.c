@@ -29,7 +29,6 @@
 #include "ioctl_count.h"
 
 #define WAIT_MS		30000
-#define NO_DATA_PATH	SOFTCM_VENDOR_ERR_NO_DATA_PATH
 
 static unsigned int nr_doorbell(void)
 {
@@ -110,7 +109,7 @@ static int lib_modify(struct ibv_qp *qp, enum ibv_qp_state state)
 	struct ibv_qp_attr a = {
 		.qp_state = state, .port_num = 1, .path_mtu = IBV_MTU_1024,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE, .dest_qp_num = 0x4242,
-		.rq_psn = 1, .sq_psn = 2, .max_dest_rd_atomic = 1, .max_rd_atomic = 1,
+		.rq_psn = 1, .sq_psn = 2, .max_dest_rd_atomic = 1, .max_rd_atomic = 0,
 		.min_rnr_timer = 12, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 	};
 	int mask = IBV_QP_STATE;
@@ -348,7 +347,10 @@ TEST_F(ring, post_send_rings_only_an_idle_kernel)
 	sge = (struct ibv_sge){ .addr = (uintptr_t)data, .length = sizeof(data) };
 	for (i = 0; i < 8; i++) {
 		wr[i].wr_id = i + 1;
-		/* RDMA READ: no data path yet, so each completes at once */
+		/*
+		 * RDMA READ on a QP with no READ credits (max_rd_atomic 0):
+		 * it can never be sent, so each completes at once
+		 */
 		wr[i].opcode = IBV_WR_RDMA_READ;
 		wr[i].send_flags = IBV_SEND_SIGNALED;
 		wr[i].sg_list = &sge;
@@ -363,8 +365,7 @@ TEST_F(ring, post_send_rings_only_an_idle_kernel)
 	EXPECT_EQ(1, nr_all());
 	ASSERT_EQ(1, poll_n(l.scq, wc, 1));
 	EXPECT_EQ(1, wc[0].wr_id);
-	EXPECT_EQ(IBV_WC_GENERAL_ERR, wc[0].status);
-	EXPECT_EQ(NO_DATA_PATH, wc[0].vendor_err);
+	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc[0].status);
 	/* a list: one doorbell for all of it; each WR completes (flushed) */
 	wr[0].next = &wr[1];
 	wr[3].next = NULL;

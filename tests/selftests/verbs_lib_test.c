@@ -418,7 +418,8 @@ static void qp_to_rts(struct __test_metadata *_metadata, struct ibv_qp *qp, int 
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	/* no READ credits: a READ fails at once (the tests post one so) */
+	a.max_rd_atomic = 0;
 	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				   IBV_QP_MAX_QP_RD_ATOMIC));
@@ -439,7 +440,7 @@ static int some_gid(struct ibv_context *ctx)
 	return -1;
 }
 
-TEST_F(verbs, posted_read_completes_with_no_data_path)
+TEST_F(verbs, posted_read_without_read_credits_completes_in_error)
 {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { 0 }, *bad = NULL;
@@ -469,7 +470,7 @@ TEST_F(verbs, posted_read_completes_with_no_data_path)
 	wr.wr_id = 0xfeed;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	/* an RDMA READ: the RC data path does not carry READs yet */
+	/* an RDMA READ on a QP with no READ credits: it can never be sent */
 	wr.opcode = IBV_WR_RDMA_READ;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	ASSERT_EQ(0, ibv_post_send(o.qp, &wr, &bad));
@@ -487,8 +488,7 @@ TEST_F(verbs, posted_read_completes_with_no_data_path)
 		n = ibv_poll_cq(o.scq, 1, &wc);
 	ASSERT_EQ(1, n);
 	EXPECT_EQ(0xfeed, wc.wr_id);
-	EXPECT_EQ(IBV_WC_GENERAL_ERR, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
-	EXPECT_EQ(SOFTCM_VENDOR_ERR_NO_DATA_PATH, wc.vendor_err);
+	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
 	EXPECT_EQ(o.qp->qp_num, wc.qp_num);
 	/* a completion error puts the QP in ERR */
 	ASSERT_EQ(0, ibv_query_qp(o.qp, &attr, IBV_QP_STATE, &init));
@@ -1138,14 +1138,13 @@ TEST_F(verbs, wr_builder_posts_through_the_send_ring)
 	};
 	static const struct xwc want[] = {
 		/*
-		 * the SEND and the WRITE go to the RC data path and wait
-		 * for ACKs that no peer sends; the READ fails for want of
-		 * a data path (not carried yet) and the QP enters ERR,
-		 * which flushes the two before it
+		 * the SEND and the WRITE go to the RC data path; the READ
+		 * fails at once (the QP has no READ credits) and the QP
+		 * enters ERR, which flushes the two before it
 		 */
 		{ 10, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND },
 		{ 11, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE },
-		{ 12, IBV_WC_GENERAL_ERR, IBV_WC_RDMA_READ },
+		{ 12, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RDMA_READ },
 		{ 13, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE },
 		{ 14, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND },
 	};
