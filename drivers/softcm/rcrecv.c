@@ -106,7 +106,7 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	why = SOFTCM_STAT_DROP_ICRC;
 	if (!icrc_ok(skb, bth, len))
 		goto drop;
-	why = SOFTCM_STAT_DROP_QPN;
+	why = SOFTCM_STAT_DROP_HEADER;	/* the BTH's QPN names no QP */
 	qp = softcm_qp_find_rcu(sn, qpn);
 	if (!qp)
 		goto drop;

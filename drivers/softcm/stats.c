@@ -42,7 +42,6 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_REQ_PROMOTED] = "req_promoted",
 	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
 	[SOFTCM_STAT_DROP_ADDRESS] = "drop_address",
-	[SOFTCM_STAT_DROP_QPN] = "drop_qpn",
 	/*
 	 * The RC block: "rc_" and the QP's name of the counter, but for
 	 * those named before the block was.

@@ -75,7 +75,6 @@ enum softcm_stat {
 	SOFTCM_STAT_GID_TABLE_FULL,	/* addresses left out of the GID table */
 	/* RC packets from or to other addresses than their QP's path */
 	SOFTCM_STAT_DROP_ADDRESS,
-	SOFTCM_STAT_DROP_QPN,		/* RC packets for no QP of ours */
 	/* the RC data path's counters, summed over the namespace's QPs */
 	SOFTCM_STAT_RC,
 	SOFTCM_STAT_COUNT = SOFTCM_STAT_RC + SOFTCM_RC_COUNTERS
