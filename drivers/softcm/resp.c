@@ -49,9 +49,12 @@ static bool ack(struct softcm_qp *qp, struct softcm_ib_hdr *a, u32 psn, u8 syndr
 	return true;
 }
 
-/* The receive at rq_cons completes with @status and @byte_len. */
-static void complete_recv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-			  u32 status, u32 byte_len)
+/*
+ * The receive at rq_cons completes with @status and @byte_len; what
+ * softcm_cq_push() returns (non-zero: the completion is lost).
+ */
+static int complete_recv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+			 u32 status, u32 byte_len)
 {
 	struct softcm_wc wc = {
 		.wr_id = qp->rc.rwr.wr_id,
@@ -79,7 +82,7 @@ static void complete_recv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	qp->rq_cons++;
 	/* Pairs with the user's acquire of rq_cons: the slot is free. */
 	smp_store_release(&qp->kpage->rq_cons, qp->rq_cons);
-	softcm_cq_push(qp->rcq, &wc, h->se || status != IB_WC_SUCCESS);
+	return softcm_cq_push(qp->rcq, &wc, h->se || status != IB_WC_SUCCESS);
 }
 
 /*
@@ -390,8 +393,17 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		rc->msn = (rc->msn + 1) & SOFTCM_PSN_MASK;
 		if (kind == SOFTCM_RC_IN_WRITE && rc->roff != rc->wlen)
 			return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
-		if (kind == SOFTCM_RC_IN_SEND || has_imm(h->opcode))
-			complete_recv(qp, h, IB_WC_SUCCESS, rc->roff);
+		/*
+		 * A completion the CQ cannot take (full or in error) takes
+		 * the QP to ERR with the message unacknowledged, as rxe's
+		 * responder (class G): its sender must not believe it
+		 * delivered.
+		 */
+		if ((kind == SOFTCM_RC_IN_SEND || has_imm(h->opcode)) &&
+		    complete_recv(qp, h, IB_WC_SUCCESS, rc->roff)) {
+			softcm_qp_set_err_locked(qp);
+			return false;
+		}
 	}
 	if (!h->ackreq)
 		return false;
