@@ -14,7 +14,8 @@
 #                              +-----------------------------+      +--------------------+
 #
 # ucmatose -C 0 (RC, a QP, no messages) and cmtime (10 connections, each
-# with a QP) connect, and must exit 0.  ucmatose disconnects at once, so
+# with a QP) connect, and must exit 0; against rxe, ucmatose sends ten
+# messages each way too.  ucmatose disconnects at once, so
 # the QPs are looked at with exec_peer (ours, built on rdma-core's
 # libraries, run as it is on rxe and under softcm exec on softcm), which
 # prints its QP once ESTABLISHED and holds the connection until told:
@@ -48,6 +49,13 @@ rxe_data_cases=(
 	rxe-datapath/ib_write_bw-R-softcm-server-rxe-client
 	rxe-datapath/ib_write_bw-R-rxe-server-softcm-client
 	rxe-datapath/capture)
+# READs against rxe, both ways, after the capture (dissect_data.py reads
+# SENDs, WRITEs and ACKs).
+rxe_read_cases=(
+	rxe-read/rping-V-softcm-server-rxe-client
+	rxe-read/rping-V-rxe-server-softcm-client
+	rxe-read/ib_read_bw-R-softcm-server-rxe-client
+	rxe-read/ib_read_bw-R-rxe-server-softcm-client)
 
 cases=(setup
 	softcm/ucmatose softcm/cmtime
@@ -58,7 +66,11 @@ cases=(setup
 	qp/rxe-client-softcm-server
 	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
 	datapath/rping-V datapath/ib_read_bw-R
+	datapath/ucmatose-messages
+	datapath/rdma_server-rdma_client datapath/rdma_xserver-rdma_xclient
+	datapath/ib_send_lat-R datapath/ib_write_lat-R datapath/ib_read_lat-R
 	"${rxe_data_cases[@]}"
+	"${rxe_read_cases[@]}"
 	cleanup)
 echo "1..${#cases[@]}"
 
@@ -151,23 +163,27 @@ setup() {
 
 # ---- rdma-core's programs, unchanged, on softcm ----
 
-# run_ucmatose NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT: a ucmatose
-# server in SRV_NS ("": init_net) and a client in CLI_NS; each runs under
-# softcm exec when its SC_* is 1, else as it is (on rxe).
+# run_ucmatose NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT [MSGS]: a
+# ucmatose server in SRV_NS ("": init_net) and a client in CLI_NS; each
+# runs under softcm exec when its SC_* is 1, else as it is (on rxe).  With
+# MSGS, each side sends that many SENDs of 2000 bytes and waits for as
+# many (ucmatose checks that every one completed), else none.
 run_ucmatose() {
-	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 srv cli crc
-	local sx=() cx=()
+	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 msgs=${8:-0} srv cli crc
+	local sx=() cx=() mx=(-C "$msgs")
 	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
 	[ "$ssc" = 1 ] && sx=(softcm exec --)
 	[ "$csc" = 1 ] && cx=(softcm exec --)
-	bg "$srv" at "$sns" timeout $T "${sx[@]}" ucmatose -b "$addr" -p $port -C 0
+	[ "$msgs" = 0 ] || mx+=(-S 2000)
+	bg "$srv" at "$sns" timeout $T "${sx[@]}" ucmatose -b "$addr" -p $port "${mx[@]}"
 	if [ "$ssc" = 1 ]; then
 		poll $((100 * slow)) sc_listening "$sns" $port
 	else
 		poll $((100 * slow)) rxe_listening "$addr" $port
 	fi || { not_ok "$name" "$srv"; say "the server did not listen"; return; }
 	crc=0
-	at "$cns" timeout $T "${cx[@]}" ucmatose -s "$addr" -p $port -C 0 >"$cli" 2>&1 || crc=$?
+	at "$cns" timeout $T "${cx[@]}" ucmatose -s "$addr" -p $port "${mx[@]}" >"$cli" 2>&1 ||
+		crc=$?
 	finish "$bgpid"
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && grep -qx "return status 0" "$cli" &&
 	   grep -qx "return status 0" "$srv"; then
@@ -344,6 +360,53 @@ run_read_bw() {
 	fi
 }
 
+# rdma_server and rdma_client (or rdma_xserver and rdma_xclient, RC):
+# librdmacm's rdma_create_ep examples, connected, then a SEND each way
+# (rdma_server's inline when the QP grants it, as rxe does): both print
+# "end 0" and exit 0.
+run_rdma_example() {
+	local prog=$1 port=$2 name=datapath/$1server-$1client
+	local srv=$tmp/$1server.out cli=$tmp/$1client.out crc
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- "${prog}server" -p $port
+	poll $((100 * slow)) sc_listening $nsa $port ||
+		{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- "${prog}client" -s $ip_a -p $port \
+		>"$cli" 2>&1 || crc=$?
+	finish "$bgpid"
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   grep -qx "${prog}client: end 0" "$cli" && grep -qx "${prog}server: end 0" "$srv" &&
+	   ! grep -q "doesn't support IBV_SEND_INLINE" "$srv"; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
+}
+
+# perftest's latency tests with -R: 100 ping-pongs (SEND, WRITE) or READs
+# of 64 bytes; the client prints the line of that size and count, both
+# exit 0.
+run_lat() {
+	local prog=$1 port=$2 name=datapath/$1-R srv=$tmp/$1.server cli=$tmp/$1.client crc
+	local opts=(-R -F -s 64 -n 100 -p $port)
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- "$prog" "${opts[@]}"
+	poll $((100 * slow)) sc_listening $nsa $port ||
+		{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+	crc=0
+	ip netns exec $nsb timeout $T softcm exec -- "$prog" "${opts[@]}" $ip_a >"$cli" 2>&1 ||
+		crc=$?
+	finish "$bgpid"
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   grep -qE '^ *64 +100 ' "$cli"; then
+		ok "$name"
+		say "the client: $(grep -E '^ *64 +100 ' "$cli" | head -n 1)"
+	else
+		not_ok "$name" "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
+}
+
 # ---- rxe datapath: data between softcm and rdma_rxe, both ways ----
 #
 # softcm in sc-xb (xr1, under softcm exec) and rxe in init_net (xr0,
@@ -437,9 +500,10 @@ rxe_pingpong() {
 	fi
 }
 
-# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS: ib_send_bw or
-# ib_write_bw -R, softcm the server if SC_SERVER is 1, else rxe; both
-# sides must print the result line of the size and iterations asked for.
+# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS: ib_send_bw,
+# ib_write_bw or ib_read_bw -R, softcm the server if SC_SERVER is 1, else
+# rxe; both sides must print the result line of the size and iterations
+# asked for (the client only, for READs).
 rxe_perftest() {
 	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srv cli crc line
 	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- "$prog")
@@ -460,8 +524,9 @@ rxe_perftest() {
 	fi
 	finish "$bgpid"
 	line="^ *$size +$iters "
+	# (a READ's responder is passive: its side prints no result)
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qE "$line" "$cli" && grep -qE "$line" "$srv"; then
+	   grep -qE "$line" "$cli" && { [ "$prog" = ib_read_bw ] || grep -qE "$line" "$srv"; }; then
 		ok "$name"
 		say "the client: $(grep -E "$line" "$cli" | head -n 1)"
 	else
@@ -497,6 +562,48 @@ rxe_datapath() {
 	else
 		not_ok rxe-datapath/capture "$tmp/data-tcpdump"
 	fi
+}
+
+# rxe_rping NAME SC_SERVER PORT: rping -V (an RDMA READ by the server and
+# a WRITE back per round, the client checking every byte), softcm the
+# server if SC_SERVER is 1, else rxe.
+rxe_rping() {
+	local name=$1 scs=$2 port=$3 srv cli crc addr
+	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- rping)
+	local rxx=(timeout "$T" rping)
+	local opts=(-p "$port" -C 10 -V -S 4000)
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	crc=0
+	if [ "$scs" = 1 ]; then
+		addr=$ip_sc
+		bg "$srv" "${scx[@]}" -s -a $addr "${opts[@]}"
+		poll $((100 * slow)) sc_listening $nsb $port ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		"${rxx[@]}" -c -a $addr "${opts[@]}" >"$cli" 2>&1 || crc=$?
+	else
+		addr=$ip_rxe
+		bg "$srv" "${rxx[@]}" -s -a $addr "${opts[@]}"
+		poll $((100 * slow)) rxe_listening $addr $port ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		"${scx[@]}" -c -a $addr "${opts[@]}" >"$cli" 2>&1 || crc=$?
+	fi
+	finish "$bgpid"
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+	   ! grep -qiE 'mismatch|error|fail' "$cli" "$srv"; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv"
+		say "client exit $crc, server exit $rc"
+	fi
+}
+
+rxe_read() {
+	rxe_rping rxe-read/rping-V-softcm-server-rxe-client 1 7182
+	rxe_rping rxe-read/rping-V-rxe-server-softcm-client 0 7183
+	rxe_perftest rxe-read/ib_read_bw-R-softcm-server-rxe-client ib_read_bw 1 18526 \
+		$rxe_write_size $rxe_write_iters
+	rxe_perftest rxe-read/ib_read_bw-R-rxe-server-softcm-client ib_read_bw 0 18527 \
+		$rxe_write_size $rxe_write_iters
 }
 
 # ---- the QPs, while connected ----
@@ -613,8 +720,8 @@ else
 
 	run_ucmatose softcm/ucmatose $nsa $ip_a $nsb 7471 1 1
 	run_cmtime
-	run_ucmatose rxe/softcm-ucmatose-client-rxe-ucmatose-server "" $ip_rxe $nsb 7472 0 1
-	run_ucmatose rxe/rxe-ucmatose-client-softcm-ucmatose-server $nsb $ip_sc "" 7473 1 0
+	run_ucmatose rxe/softcm-ucmatose-client-rxe-ucmatose-server "" $ip_rxe $nsb 7472 0 1 10
+	run_ucmatose rxe/rxe-ucmatose-client-softcm-ucmatose-server $nsb $ip_sc "" 7473 1 0 10
 
 	run_qp qp/softcm-to-softcm $nsa $ip_a $nsb 7476 1 1
 	run_qp qp/softcm-client-rxe-server "" $ip_rxe $nsb 7477 0 1
@@ -625,8 +732,15 @@ else
 	run_udaddy
 	run_rping
 	run_read_bw
+	run_ucmatose datapath/ucmatose-messages $nsa $ip_a $nsb 7479 1 1 10
+	run_rdma_example rdma_ 7480
+	run_rdma_example rdma_x 7481
+	run_lat ib_send_lat 18530
+	run_lat ib_write_lat 18531
+	run_lat ib_read_lat 18532
 
 	rxe_datapath
+	rxe_read
 fi
 
 say "the cases took ${SECONDS} s"

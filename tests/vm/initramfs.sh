@@ -34,6 +34,9 @@ binaries=(
 	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw /usr/bin/ib_read_bw
 	# exec_test.sh's rxe datapath: WRITEs both ways
 	/usr/bin/ib_write_bw
+	# exec_test.sh: librdmacm's examples and perftest's latency tests
+	/usr/bin/rdma_server /usr/bin/rdma_client /usr/bin/rdma_xserver /usr/bin/rdma_xclient
+	/usr/bin/ib_send_lat /usr/bin/ib_write_lat /usr/bin/ib_read_lat
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.  crc32_pclmul is
