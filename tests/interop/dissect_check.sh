@@ -115,9 +115,9 @@ expect none-needed softcm-sent-every-message-kind
 
 # make_data_capture FAULT: RC data between an "rxe" and a "softcm" address,
 # both ways alike as rxe's requester and responder put them on the wire
-# (a SEND of 3 packets, a WRITE of 70 with AckReq on its 66th and last
-# packets, the ACKs), with FAULT put into softcm's packets, into
-# $tmp/FAULT_data.pcap (+ .hosts).
+# (a SEND of 3 packets, a READ of 2 MTUs and 100 bytes answered in 3, a
+# WRITE of 70 with AckReq on its 66th and last packets, the ACKs), with
+# FAULT put into softcm's packets, into $tmp/FAULT_data.pcap (+ .hosts).
 make_data_capture() {
 	python3 - "$tmp/$1_data.pcap" "$1" <<'EOF2'
 import struct, sys, zlib
@@ -149,10 +149,23 @@ def frame(src, dst, opcode, qpn, psn, ackreq, ext, payload, bad_icrc=False):
     return eth + bytes(ip) + bytes(udp) + body + struct.pack("<I", crc)
 
 
+def read(src, dst, dqp, sqp, psn, f, rf):
+    """A READ request from src and dst's response (rf: dst's fault)."""
+    n = 2 * MTU + 100
+    reth = struct.pack(">QII", 0x2000, 0x4321, n)
+    out = [frame(src, dst, 0x0c, dqp, psn, True, reth, b"")]
+    aeth = bytes([0x1f, 0, 0, 1])
+    last = 96 if rf == "read-length" else 100
+    for i, (op, ext, m) in enumerate([(0x0d, aeth, MTU), (0x0e, b"", MTU), (0x0f, aeth, last)]):
+        out.append(frame(dst, src, op, sqp, psn + i, False, ext, bytes(m)))
+    return out, 1 if f == "read-psn" else 3
+
+
 def side(src, dst, dqp, sqp, psn, mine):
-    """One side's SEND of 3 packets and WRITE of 70, the other's ACKs."""
+    """One side's SEND of 3 packets, READ and WRITE of 70, the other's ACKs."""
     out = []
     f = fault if mine else "none"
+    rf = fault if not mine else "none"
     send = [(0x00, MTU), (0x01, MTU), (0x02, 100)]
     if f == "mtu":
         send[1] = (0x01, MTU - 4)
@@ -161,8 +174,13 @@ def side(src, dst, dqp, sqp, psn, mine):
     reth = struct.pack(">QII", 0x1000, 0x1234, 70 * MTU)
     write = [(0x06, MTU)] + [(0x07, MTU)] * 68 + [(0x08, MTU)]
     marks = {65, 69} if f != "ackreq" else {63, 69}
-    msgs = [(send, {2}), (write, marks)]
+    msgs = [(send, {2}), ("read", None), (write, marks)]
     for ops, acks in msgs:
+        if ops == "read":
+            pkts, n = read(src, dst, dqp, sqp, psn, f, rf)
+            out += pkts
+            psn += n
+            continue
         for i, (op, n) in enumerate(ops):
             ext = reth if op == 0x06 else (b"\0\0\0\x2a" if op == 0x03 else b"")
             out.append(frame(src, dst, op, dqp, psn, i in acks, ext, bytes(n),
@@ -191,7 +209,7 @@ expect_data() {
 	make_data_capture "$fault"
 	out=$(python3 "$here/dissect_data.py" "$tmp/${fault}_data.pcap" 2>&1)
 	if [ "$fault" = none ]; then
-		if ! echo "$out" | grep -q "^not ok" && echo "$out" | grep -q "^ok 10 "; then
+		if ! echo "$out" | grep -q "^not ok" && echo "$out" | grep -q "^ok 11 "; then
 			tap_ok "dissect-data/good-capture-passes"
 		else
 			tap_fail "dissect-data/good-capture-passes"
@@ -214,4 +232,6 @@ expect_data mtu payload-lengths-as-rxe
 expect_data opcode rc-opcodes-as-rxe
 expect_data ackreq messages-and-ackreq-as-rxe
 expect_data psn-gap messages-and-ackreq-as-rxe
+expect_data read-psn messages-and-ackreq-as-rxe
+expect_data read-length read-responses-as-rxe
 tap_finish dissect

@@ -7,7 +7,7 @@ dissect_data.py CAPTURE.pcap
 Runs on the host, after the VM run, over a capture of RoCEv2 data traffic
 between softcm and rdma_rxe that tests/interop/exec_test.sh wrote in the
 guest ("rxe datapath": ibv_rc_pingpong, ib_send_bw -R, ib_write_bw -R,
-each side once the requester).  CAPTURE.hosts, beside it, names the
+rping -V and ib_read_bw -R, each side once the requester).  CAPTURE.hosts, beside it, names the
 address of each side, "softcm ADDR" or "rxe ADDR".  Wireshark's dissector
 (tshark) is the independent reader: no malformed packet and no error-level
 expert info; the ICRC of every packet is recomputed here from the bytes
@@ -16,7 +16,10 @@ like rxe's own from the same run:
 
 - the same RC opcodes, each side having been requester and responder;
 - each message's packets FIRST MIDDLE* LAST or ONLY, of one kind, PSNs
-  consecutive (retransmissions aside);
+  consecutive (retransmissions aside), a READ request taking as many
+  PSNs as its response has packets;
+- each READ response FIRST MIDDLE* LAST or ONLY from the PSN of its
+  request, carrying the request's DMA length;
 - FIRST and MIDDLE carrying exactly the path MTU (the largest payload rxe
   sent in them), no payload above it, the pad as the length needs;
 - AckReq where rxe puts it: on every LAST and ONLY, and within a message
@@ -58,8 +61,19 @@ RC = {
     0x09: ("WRITE_LAST_IMM", "write", "last", 4),
     0x0a: ("WRITE_ONLY", "write", "only", 16),
     0x0b: ("WRITE_ONLY_IMM", "write", "only", 20),
+    0x0c: ("READ_REQUEST", "read", "only", 16),
+    0x0d: ("READ_RESPONSE_FIRST", "rresp", "first", 4),
+    0x0e: ("READ_RESPONSE_MIDDLE", "rresp", "middle", 0),
+    0x0f: ("READ_RESPONSE_LAST", "rresp", "last", 4),
+    0x10: ("READ_RESPONSE_ONLY", "rresp", "only", 4),
     0x11: ("ACKNOWLEDGE", "ack", "only", 4),
+    0x12: ("ATOMIC_ACKNOWLEDGE", "atomicack", "only", 12),
+    0x13: ("COMPARE_SWAP", "atomic", "only", 28),
+    0x14: ("FETCH_ADD", "atomic", "only", 28),
 }
+# What a requester sends; the rest (ACKs, READ responses, atomic ACKs)
+# the responder.
+REQUESTS = ("send", "write", "read", "atomic")
 BTH, ICRC = 12, 4
 
 
@@ -93,7 +107,7 @@ def psn_after(a, b):
 def main():
     path = sys.argv[1]
     tap = Tap()
-    plan = 10
+    plan = 11
     hosts = {}
     try:
         for line in open(os.path.splitext(path)[0] + ".hosts"):
@@ -142,7 +156,7 @@ def main():
             problems.append(f"no RC data packet from {s}")
     for p in pkts:
         if p["op"] is not None and num(p["infiniband.bth.destqp"]) != 1 and not p["rc"]:
-            problems.append(f"{where(p)}: not a SEND, WRITE or ACK opcode")
+            problems.append(f"{where(p)}: not an RC opcode of rxe's")
     tap.check("every-packet-rc-data-or-cm-from-a-known-side", problems,
               f"{len(data['softcm'])} RC packets from softcm, {len(data['rxe'])} from rxe")
 
@@ -189,6 +203,12 @@ def main():
                         f"rxe {sorted(acklen['rxe'])}")
     tap.check("payload-lengths-as-rxe", problems, f"path MTU {mtu}")
 
+    def read_pkts(p):
+        """The PSNs a request takes: a READ's, one per response packet."""
+        if p["rc"][1] != "read" or not mtu:
+            return 1
+        return max(1, -(-(num(p["infiniband.reth.dmalen"]) or 0) // mtu))
+
     # Each requester's messages, per destination QP, in capture order,
     # first transmissions only: FIRST MIDDLE* LAST or ONLY of one kind,
     # consecutive PSNs; and where AckReq was set, by message length.
@@ -197,7 +217,7 @@ def main():
     for s in sides:
         flows = collections.defaultdict(list)
         for p in data[s]:
-            if p["rc"][1] != "ack":
+            if p["rc"][1] in REQUESTS:
                 flows[num(p["infiniband.bth.destqp"])].append(p)
         for qpn, ps in flows.items():
             top, msg = None, []
@@ -208,7 +228,7 @@ def main():
                 if top is not None and psn != (top + 1) & 0xffffff:
                     problems.append(f"{where(p)}: PSN {psn:#x} after {top:#x} to QP {qpn:#x}")
                     msg = []
-                top = psn
+                top = (psn + read_pkts(p) - 1) & 0xffffff
                 kind, pos = p["rc"][1], p["rc"][2]
                 if msg and (pos in ("first", "only") or kind != msg[0]["rc"][1]):
                     problems.append(f"{where(p)}: a message to QP {qpn:#x} left unfinished")
@@ -233,12 +253,65 @@ def main():
         if ackreq["softcm"][key] != ackreq["rxe"][key]:
             problems.append(f"AckReq in a {key[0]} of {key[1]} packets: softcm at "
                             f"{sorted(ackreq['softcm'][key])}, rxe at {sorted(ackreq['rxe'][key])}")
-    longest = max((n for (k, n) in set(ackreq["softcm"]) & set(ackreq["rxe"])), default=0)
+    longest = max((n for (k, n) in set(ackreq["softcm"]) & set(ackreq["rxe"])
+                   if k != "read"), default=0)
     if longest <= 66:
         problems.append(f"the longest message both sent has {longest} packets: AckReq within"
                         " a message not compared")
     tap.check("messages-and-ackreq-as-rxe", problems,
               f"{compared} message shapes compared, the longest {longest} packets")
+
+    # READ responses: per destination QP, first transmissions, each one
+    # FIRST MIDDLE* LAST or ONLY, from the PSN of a READ request the
+    # other side sent, with as many bytes as that request asked for.
+    problems = []
+    asked = {s: {} for s in sides}
+    for s in sides:
+        for p in data[s]:
+            if p["rc"][1] == "read":
+                asked[s][num(p["infiniband.bth.psn"])] = num(p["infiniband.reth.dmalen"]) or 0
+    answered = {s: 0 for s in sides}
+    for s in sides:
+        other = "rxe" if s == "softcm" else "softcm"
+        flows = collections.defaultdict(list)
+        for p in data[s]:
+            if p["rc"][1] == "rresp":
+                flows[num(p["infiniband.bth.destqp"])].append(p)
+        for qpn, ps in flows.items():
+            top, resp = None, []
+            for p in ps:
+                psn, pos = num(p["infiniband.bth.psn"]), p["rc"][2]
+                if top is not None and not psn_after(psn, top):
+                    resp = []
+                    continue        # a response sent again
+                if pos in ("first", "only"):
+                    if resp:
+                        problems.append(f"{where(p)}: a response to QP {qpn:#x} left unfinished")
+                    resp = [p]
+                elif not resp or psn != (top + 1) & 0xffffff:
+                    problems.append(f"{where(p)}: PSN {psn:#x} not after the response's "
+                                    f"{top if top is None else hex(top)}")
+                    resp = []
+                else:
+                    resp.append(p)
+                top = psn
+                if resp and pos in ("last", "only"):
+                    first = num(resp[0]["infiniband.bth.psn"])
+                    got = sum(payload(r) for r in resp)
+                    if first not in asked[other]:
+                        problems.append(f"{where(p)}: no READ request from {other} at PSN"
+                                        f" {first:#x}")
+                    elif asked[other][first] != got:
+                        problems.append(f"{where(p)}: {got} bytes, the READ asked"
+                                        f" {asked[other][first]}")
+                    else:
+                        answered[s] += 1
+                    resp = []
+    for s in sides:
+        if not answered[s]:
+            problems.append(f"{s} answered no READ")
+    tap.check("read-responses-as-rxe", problems,
+              f"READs answered: softcm {answered['softcm']}, rxe {answered['rxe']}")
 
     # ACKs: the syndrome kinds both use, MSNs never going back per flow.
     problems = []

@@ -40,6 +40,12 @@ tmp=$(mktemp -d)
 pids=()
 n=0
 
+# READs against rxe, both ways, in the same capture.
+rxe_read_cases=(
+	rxe-read/rping-V-softcm-server-rxe-client
+	rxe-read/rping-V-rxe-server-softcm-client
+	rxe-read/ib_read_bw-R-softcm-server-rxe-client
+	rxe-read/ib_read_bw-R-rxe-server-softcm-client)
 # The data path against rxe (below, "rxe datapath"), each case both ways.
 rxe_data_cases=(
 	rxe-datapath/ibv_rc_pingpong-softcm-server-rxe-client
@@ -48,14 +54,8 @@ rxe_data_cases=(
 	rxe-datapath/ib_send_bw-R-rxe-server-softcm-client
 	rxe-datapath/ib_write_bw-R-softcm-server-rxe-client
 	rxe-datapath/ib_write_bw-R-rxe-server-softcm-client
+	"${rxe_read_cases[@]}"
 	rxe-datapath/capture)
-# READs against rxe, both ways, after the capture (dissect_data.py reads
-# SENDs, WRITEs and ACKs).
-rxe_read_cases=(
-	rxe-read/rping-V-softcm-server-rxe-client
-	rxe-read/rping-V-rxe-server-softcm-client
-	rxe-read/ib_read_bw-R-softcm-server-rxe-client
-	rxe-read/ib_read_bw-R-rxe-server-softcm-client)
 
 cases=(setup
 	softcm/ucmatose softcm/cmtime
@@ -70,7 +70,6 @@ cases=(setup
 	datapath/rdma_server-rdma_client datapath/rdma_xserver-rdma_xclient
 	datapath/ib_send_lat-R datapath/ib_write_lat-R datapath/ib_read_lat-R
 	"${rxe_data_cases[@]}"
-	"${rxe_read_cases[@]}"
 	cleanup)
 echo "1..${#cases[@]}"
 
@@ -416,8 +415,9 @@ run_lat() {
 # what it receives (-c); perftest's -R connects through rdma_cm.  Sized
 # by iterations: 8 KiB messages (8 packets at the path MTU of 1024), 50
 # ping-pongs, 100 SENDs; 20 WRITEs of 128 KiB (128 packets: the
-# requester asks for an ACK within the message too).  A case passes only
-# if both programs exit 0 and both report every iteration.  Every packet
+# requester asks for an ACK within the message too); rping -V (RDMA
+# READs of 4000 bytes, checked) and 20 READs of 128 KiB by ib_read_bw.  A
+# case passes only if both programs exit 0 and report every iteration.  Every packet
 # on xr0 is captured for the host, which dissects it with tshark
 # (tests/interop/dissect_data.py) and compares softcm's packets with
 # rxe's.
@@ -552,6 +552,7 @@ rxe_datapath() {
 		$rxe_write_size $rxe_write_iters
 	rxe_perftest rxe-datapath/ib_write_bw-R-rxe-server-softcm-client ib_write_bw 0 18525 \
 		$rxe_write_size $rxe_write_iters
+	rxe_read
 	# The host dissects what was captured; here only that tcpdump kept
 	# it all.
 	data_capture_stop
@@ -740,7 +741,6 @@ else
 	run_lat ib_read_lat 18532
 
 	rxe_datapath
-	rxe_read
 fi
 
 say "the cases took ${SECONDS} s"
