@@ -9,6 +9,7 @@
  */
 
 #include <linux/errno.h>
+#include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
 
@@ -17,6 +18,7 @@
 #include "gid.h"
 #include "netns.h"
 #include "pd.h"
+#include "route.h"
 
 static void ah_destroy(struct softcm_uobj *obj)
 {
@@ -61,6 +63,30 @@ int softcm_ah_check_av(struct softcm_net *sn, const struct softcm_ah_attr *a)
 	    ipv6_addr_v4mapped((const struct in6_addr *)a->dgid))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Whether a path MTU of @path_mtu fits the device of @a's source GID, by
+ * rdma_cm's rule (iboe_get_mtu(), as softcm's route resolution): rxe
+ * refuses a path MTU above its port's, which follows its netdev, and a
+ * larger one would send packets the IP layer drops for their size.
+ */
+bool softcm_ah_mtu_fits(struct softcm_net *sn, const struct softcm_ah_attr *a, u8 path_mtu)
+{
+	struct net_device *dev;
+	bool fits = false;
+	u8 gid[16];
+	int ifindex;
+
+	if (a->sgid_index >= SOFTCM_GID_TABLE_LEN ||
+	    !softcm_gid_get(sn, a->sgid_index, gid, &ifindex))
+		return false;
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(sn->net, ifindex);
+	if (dev)
+		fits = path_mtu <= softcm_ib_mtu(READ_ONCE(dev->mtu));
+	rcu_read_unlock();
+	return fits;
 }
 
 int softcm_ah_create(struct softcm_file *sf, struct softcm_create_ah *c)

@@ -568,6 +568,10 @@ static int check_attr(struct softcm_net *sn, u32 mask, const struct softcm_qp_at
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096))
 		return -EINVAL;
+	/* RTR names both: the path MTU must fit the AV's device, as rxe's port */
+	if ((mask & (IB_QP_AV | IB_QP_PATH_MTU)) == (IB_QP_AV | IB_QP_PATH_MTU) &&
+	    !softcm_ah_mtu_fits(sn, &a->ah_attr, a->path_mtu))
+		return -EINVAL;
 	if ((mask & IB_QP_TIMEOUT) && a->timeout > 31)
 		return -EINVAL;
 	if ((mask & IB_QP_RETRY_CNT) && a->retry_cnt > 7)

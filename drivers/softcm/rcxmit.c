@@ -105,6 +105,8 @@ static struct dst_entry *route4(struct softcm_qp *qp, __be32 *saddr)
 	struct softcm_rc *rc = &qp->rc;
 	struct rtable *rt;
 	struct flowi4 fl4 = {
+		/* out of the source GID's device, as rxe (and its link-local GIDs need) */
+		.flowi4_oif = rc->ifindex,
 		.flowi4_tos = rc->tos & ~INET_ECN_MASK,
 		.flowi4_proto = IPPROTO_UDP,
 		.daddr = rc->daddr.s6_addr32[3],
@@ -143,6 +145,7 @@ static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
 #if IS_ENABLED(CONFIG_IPV6)
 	struct softcm_rc *rc = &qp->rc;
 	struct flowi6 fl6 = {
+		.flowi6_oif = rc->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
 		.daddr = rc->daddr,
 		.saddr = rc->saddr,

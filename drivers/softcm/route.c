@@ -25,7 +25,7 @@
 #define IB_MTU_4096		5
 
 /* The largest IB MTU (256 << (n - 1)) that fits the device's MTU, or 0. */
-VISIBLE_IF_KUNIT u8 softcm_ib_mtu(unsigned int netdev_mtu)
+u8 softcm_ib_mtu(unsigned int netdev_mtu)
 {
 	u8 mtu;
 

@@ -11,9 +11,9 @@ struct sockaddr_storage;
 
 int softcm_id_resolve_route(struct softcm_id *id, u32 timeout_ms);
 int softcm_id_query_route(struct softcm_id *id, struct softcm_query_route *q);
+u8 softcm_ib_mtu(unsigned int netdev_mtu);
 
 #if IS_ENABLED(CONFIG_KUNIT)
-u8 softcm_ib_mtu(unsigned int netdev_mtu);
 void softcm_ip_to_gid(const struct sockaddr_storage *ss, u8 gid[16]);
 u32 softcm_flow_label(const struct sockaddr_storage *src,
 		      const struct sockaddr_storage *dst);

@@ -440,6 +440,20 @@ static int some_gid(struct ibv_context *ctx)
 	return -1;
 }
 
+/* The index of IPv4 address @ip's GID (v4-mapped); -1 if none. */
+static int gid_of(struct ibv_context *ctx, const char *ip)
+{
+	union ibv_gid gid, want = { 0 };
+
+	want.raw[10] = 0xff;
+	want.raw[11] = 0xff;
+	inet_pton(AF_INET, ip, &want.raw[12]);
+	for (int i = 0; i < 32; i++)
+		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
+			return i;
+	return -1;
+}
+
 TEST_F(verbs, posted_read_without_read_credits_completes_in_error)
 {
 	struct ibv_sge sge;
@@ -493,6 +507,60 @@ TEST_F(verbs, posted_read_without_read_credits_completes_in_error)
 	/* a completion error puts the QP in ERR */
 	ASSERT_EQ(0, ibv_query_qp(o.qp, &attr, IBV_QP_STATE, &init));
 	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
+	free_objs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/*
+ * RTR's path MTU must fit the device of the AV's source GID, by
+ * rdma_cm's rule (the device's MTU less 96 bytes of RoCE headers), as
+ * rxe refuses one above its port's: 4096 is EINVAL on a veth of MTU
+ * 1500, and allowed once the veth's MTU is 9000.
+ */
+TEST_F(verbs, path_mtu_must_fit_the_device)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_context *ctx;
+	struct ibv_qp_attr a;
+	int gid, big, fits;
+	struct objs o;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	make_objs(_metadata, ctx, &o);
+	/* the GID of v1's address (loopback's would allow any MTU) */
+	gid = gid_of(ctx, IP1);
+	ASSERT_LE(0, gid);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	ASSERT_EQ(0, ibv_modify_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_4096;
+	a.dest_qp_num = o.qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = gid;
+	a.ah_attr.grh.hop_limit = 64;
+	ASSERT_EQ(0, ibv_query_gid(ctx, 1, gid, &a.ah_attr.grh.dgid));
+	big = ibv_modify_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	ASSERT_EQ(0, system("ip -n " NS1 " link set v1 mtu 9000"));
+	fits = ibv_modify_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+	EXPECT_EQ(0, system("ip -n " NS1 " link set v1 mtu 1500"));
+	EXPECT_EQ(EINVAL, big);
+	EXPECT_EQ(0, fits);
+	ASSERT_EQ(0, ibv_query_qp(o.qp, &a, IBV_QP_STATE | IBV_QP_PATH_MTU, &init));
+	EXPECT_EQ(IBV_QPS_RTR, a.qp_state);
+	EXPECT_EQ(IBV_MTU_4096, a.path_mtu);
 	free_objs(_metadata, &o);
 	EXPECT_EQ(0, ibv_close_device(ctx));
 }
