@@ -184,9 +184,13 @@ static int pin(struct softcm_mr *mr, u64 addr)
 
 /*
  * A new random key in the table for @mr, in *@key (mr->lkey or mr->rkey).
- * The field is set before the insertion publishes it, so that a lookup
- * that finds the MR by the key sees the key in it; it is 0 again when no
- * key could be inserted, so that erase_keys() never erases another MR's.
+ * The field is set only once the insertion made the key @mr's alone: a
+ * candidate written first could, while a retry replaced it, equal the
+ * MR's own other key (its lkey, tried as its rkey), and a peer's lookup
+ * of that lkey would then pass as an rkey.  A lookup that finds the MR
+ * before the field is set refuses it, which costs nothing: no one has
+ * the key before REG_MR returns.  The field stays 0 when no key could be
+ * inserted, so that erase_keys() never erases another MR's.
  */
 static int insert_key(struct softcm_mr *mr, u32 *key)
 {
@@ -197,13 +201,12 @@ static int insert_key(struct softcm_mr *mr, u32 *key)
 		k = get_random_u32();
 		if (!k)
 			continue;	/* 0 reads as "no key" too easily */
-		WRITE_ONCE(*key, k);
 		ret = xa_insert(&mr->sn->mr_keys, k, mr, GFP_KERNEL_ACCOUNT);
 		if (ret != -EBUSY)
 			break;
 	}
-	if (ret)
-		WRITE_ONCE(*key, 0);
+	if (!ret)
+		WRITE_ONCE(*key, k);
 	return ret;
 }
 
