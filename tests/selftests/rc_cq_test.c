@@ -9,14 +9,17 @@
  * whose completion was lost is not acknowledged, so the requester ends
  * in RETRY_EXC_ERR rather than believing it delivered); a send CQ that
  * overflows raises IBV_EVENT_CQ_ERR while the messages still arrive, as
- * rxe's completer goes on.
+ * rxe's completer goes on.  And the QP listing keeps the numbers a
+ * forged packet needs from other users.
  *
  *   rq-a: qa 10.35.0.1/24 --veth-- rq-b: qb 10.35.0.2/24
  */
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "rc_ep.h"
@@ -277,6 +280,74 @@ TEST_F(cq, send_cq_overflow_raises_cq_err)
 		EXPECT_EQ(1 + i, wc[i].wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
 	}
+}
+
+/*
+ * The whole of /proc/net/softcm_qps in namespace @ns, read as @uid (the
+ * file opened with that uid's credentials, which are what it checks), in
+ * @buf; 0 or -1.  A child does it: it drops its uid for good.
+ */
+static int read_qps_as(const char *ns, uid_t uid, char *buf, size_t size)
+{
+	int pfd[2], status;
+	ssize_t n, used = 0;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int nsfd = netns_open(ns), fd;
+		char b[4096];
+
+		close(pfd[0]);
+		if (nsfd < 0 || netns_enter(nsfd) || setresgid(uid, uid, uid) ||
+		    setresuid(uid, uid, uid))
+			_exit(1);
+		fd = open("/proc/thread-self/net/softcm_qps", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(2);
+		while ((n = read(fd, b, sizeof(b))) > 0)
+			if (write(pfd[1], b, n) != n)
+				_exit(3);
+		_exit(n < 0 ? 4 : 0);
+	}
+	close(pfd[1]);
+	while (used < (ssize_t)size - 1 && (n = read(pfd[0], buf + used, size - 1 - used)) > 0)
+		used += n;
+	buf[used] = '\0';
+	close(pfd[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	return 0;
+}
+
+/*
+ * A forged RC packet must name the QP's number and a PSN in its window:
+ * /proc/net/softcm_qps shows them only to the QP's owner (root here, who
+ * opened the device) and CAP_NET_ADMIN; uid 65534 sees the QP, its state
+ * and counters, and "-" for the numbers.
+ */
+TEST_F(cq, qp_listing_hides_numbers_from_others)
+{
+	const struct rc_ep_opts o = { 0 };
+	const struct rc_path pa = { .sq_psn = 0x123456 }, pb = { .sq_psn = 0x654321 };
+	static char root[1 << 14], nobody[1 << 14];
+	char qpn[16], psn[16];
+
+	pair(_metadata, self, &o, &o, &pa, &pb);
+	snprintf(qpn, sizeof(qpn), "0x%06x", self->a.qp->qp_num);
+	snprintf(psn, sizeof(psn), "0x%06x", pa.sq_psn);
+	ASSERT_EQ(0, read_qps_as("rq-a", 0, root, sizeof(root)));
+	ASSERT_EQ(0, read_qps_as("rq-a", 65534, nobody, sizeof(nobody)));
+	EXPECT_NE(NULL, strstr(root, qpn)) TH_LOG("%s", root);
+	EXPECT_NE(NULL, strstr(root, psn)) TH_LOG("%s", root);
+	EXPECT_NE(NULL, strstr(nobody, "\n - RC RTS - - - ")) TH_LOG("%s", nobody);
+	EXPECT_EQ(NULL, strstr(nobody, qpn)) TH_LOG("%s", nobody);
+	EXPECT_EQ(NULL, strstr(nobody, psn)) TH_LOG("%s", nobody);
+	EXPECT_EQ(NULL, strstr(nobody, "0x")) TH_LOG("%s", nobody);
 }
 
 TEST_HARNESS_MAIN
