@@ -23,6 +23,8 @@ struct rc_ep_opts {
 	int qp_wr;		/* max_send_wr and max_recv_wr; 0: 64 */
 	size_t len;		/* of the buffer; 0: 64 KiB */
 	bool channel;		/* the receive CQ on a completion channel */
+	bool stats;		/* open the namespace's softcm_stats */
+	bool no_remote_read;	/* the MR without REMOTE_READ */
 };
 
 struct rc_ep {
@@ -35,6 +37,7 @@ struct rc_ep {
 	unsigned char *buf;
 	size_t len;
 	int gid_index;
+	int stats;		/* its namespace's softcm_stats, or -1 */
 };
 
 /* The device of namespace @name, through the library: its file is opened there. */
@@ -82,10 +85,21 @@ static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, in
 	};
 
 	memset(e, 0, sizeof(*e));
+	e->stats = -1;
 	e->len = o->len ?: 65536;
 	e->ctx = rc_open_dev_in(ns, home);
 	if (!e->ctx)
 		return -1;
+	if (o->stats) {
+		int nsfd = netns_open(ns);
+
+		if (nsfd < 0)
+			return -1;
+		e->stats = stats_open(nsfd, home);
+		close(nsfd);
+		if (e->stats < 0)
+			return -1;
+	}
 	e->gid_index = rc_gid_index_of(e->ctx, ip);
 	e->pd = ibv_alloc_pd(e->ctx);
 	if (o->channel) {
@@ -104,7 +118,8 @@ static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, in
 	if (!e->qp || e->buf == MAP_FAILED)
 		return -1;
 	e->mr = ibv_reg_mr(e->pd, e->buf, e->len, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			   IBV_ACCESS_REMOTE_WRITE |
+			   (o->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ));
 	return e->mr ? 0 : -1;
 }
 
@@ -122,11 +137,15 @@ static inline void rc_ep_free(struct rc_ep *e)
 		ibv_destroy_comp_channel(e->chan);
 	if (e->pd)
 		ibv_dealloc_pd(e->pd);
+	/* (a fixture's zeroed end that was never made has no ctx and no fd) */
+	if (e->ctx && e->stats >= 0)
+		close(e->stats);
 	if (e->ctx)
 		ibv_close_device(e->ctx);
 	if (e->buf && e->buf != MAP_FAILED)
 		munmap(e->buf, e->len);
 	memset(e, 0, sizeof(*e));
+	e->stats = -1;
 }
 
 struct rc_path {

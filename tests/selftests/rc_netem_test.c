@@ -26,8 +26,7 @@
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
-#include "vm_helpers.h"
-#include "topo_helpers.h"
+#include "rc_ep.h"
 
 TOPO_NAMESPACES("rn-a rn-b")
 
@@ -53,6 +52,10 @@ static const char *const setup_cmds =
 #define HALF		(9 << 19)	/* 4.5 MiB: what a direction sends, with gaps */
 #define BUF		(2 * HALF)	/* first half sends, second half receives */
 #define QP_WR		64
+
+static const struct rc_ep_opts ep_opts = {
+	.qp_wr = QP_WR, .len = BUF, .stats = true, .no_remote_read = true,
+};
 #define GUARD		16		/* untouched bytes between two messages */
 
 /* What each direction sends: every size that matters to segmentation. */
@@ -73,174 +76,33 @@ static unsigned int nmsg(void)
 	return softcm_slow_shift() ? NMSG - 1 : NMSG;
 }
 
-struct ep {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *scq, *rcq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	unsigned char *buf;
-	int gid_index;
-	int stats;		/* its namespace's softcm_stats */
-};
-
 /* How long any one wait may take: a whole direction's traffic under loss. */
 static long wait_ms(void)
 {
 	return 120000L << softcm_slow_shift();
 }
 
-static struct ibv_context *open_dev_in(const char *name, int home)
-{
-	struct ibv_context *ctx = NULL;
-	struct ibv_device **list;
-	int ns = netns_open(name), n;
-
-	if (ns < 0 || netns_enter(ns))
-		return NULL;
-	list = ibv_get_device_list(&n);
-	if (list && n == 1)
-		ctx = ibv_open_device(list[0]);
-	if (list)
-		ibv_free_device_list(list);
-	netns_enter(home);
-	close(ns);
-	return ctx;
-}
-
-static int gid_index_of(struct ibv_context *ctx, const char *ip)
-{
-	union ibv_gid gid, want = { 0 };
-
-	want.raw[10] = 0xff;
-	want.raw[11] = 0xff;
-	inet_pton(AF_INET, ip, &want.raw[12]);
-	for (int i = 0; i < 32; i++) {
-		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
-			return i;
-	}
-	return -1;
-}
-
-static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
-{
-	struct ibv_qp_init_attr a = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = QP_WR, .max_recv_wr = QP_WR, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	int nsfd;
-
-	memset(e, 0, sizeof(*e));
-	e->stats = -1;
-	e->ctx = open_dev_in(ns, home);
-	if (!e->ctx)
-		return -1;
-	nsfd = netns_open(ns);
-	if (nsfd < 0)
-		return -1;
-	e->stats = stats_open(nsfd, home);
-	close(nsfd);
-	e->gid_index = gid_index_of(e->ctx, ip);
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->scq = ibv_create_cq(e->ctx, 2 * QP_WR, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, 2 * QP_WR, NULL, NULL, 0);
-	if (e->stats < 0 || e->gid_index < 0 || !e->pd || !e->scq || !e->rcq)
-		return -1;
-	a.send_cq = e->scq;
-	a.recv_cq = e->rcq;
-	e->qp = ibv_create_qp(e->pd, &a);
-	e->buf = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!e->qp || e->buf == MAP_FAILED)
-		return -1;
-	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE);
-	return e->mr ? 0 : -1;
-}
-
-static void ep_free(struct ep *e)
-{
-	if (e->mr)
-		ibv_dereg_mr(e->mr);
-	if (e->qp)
-		ibv_destroy_qp(e->qp);
-	if (e->scq)
-		ibv_destroy_cq(e->scq);
-	if (e->rcq)
-		ibv_destroy_cq(e->rcq);
-	if (e->pd)
-		ibv_dealloc_pd(e->pd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
-	if (e->buf && e->buf != MAP_FAILED)
-		munmap(e->buf, BUF);
-	if (e->stats >= 0)
-		close(e->stats);
-}
-
-/* @e to RTS, connected to @peer; @psn is @e's first send PSN, @ppsn the peer's. */
-static int ep_connect(struct ep *e, const struct ep *peer, unsigned int psn, unsigned int ppsn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = ppsn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;	/* 0.01 ms: a late receiver costs little */
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = e->gid_index;
-	if (ibv_query_gid(peer->ctx, 1, peer->gid_index, &a.ah_attr.grh.dgid))
-		return -1;
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = psn;
-	/*
-	 * 67 ms (8 times that on the debug kernel), as rc_test.c: a lost
-	 * last packet or ACK costs one timeout.  Retried for ever (7): the
-	 * test bounds the time instead, and a give-up would be a failure
-	 * that says less.
-	 */
-	a.timeout = 14 + softcm_slow_shift();
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 /* Poll @cq until @n completions are in @wc, or the wait is over; how many came. */
 static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 {
-	long end = topo_now_ms() + wait_ms();
-	int got = 0, r;
+	return rc_poll_n(cq, wc, n, wait_ms());
+}
 
-	while (got < n && topo_now_ms() < end) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (!r)
-			usleep(500);
-	}
-	return got;
+/* @e to RTS, connected to @peer; @psn is @e's first send PSN, @ppsn the peer's. */
+static int ep_connect(struct rc_ep *e, const struct rc_ep *peer, unsigned int psn,
+		      unsigned int ppsn)
+{
+	/*
+	 * An RNR timer of 0.01 ms: a late receiver costs little.  Retried
+	 * for ever (7): the test bounds the time instead, and a give-up
+	 * would be a failure that says less.  67 ms timeouts (8 times that
+	 * on the debug kernel): a lost last packet or ACK costs one.
+	 */
+	const struct rc_path mine = { .sq_psn = psn, .min_rnr_timer = 1, .rnr_retry = 7,
+				      .no_remote_read = true };
+	const struct rc_path theirs = { .sq_psn = ppsn };
+
+	return rc_ep_connect(e, peer, &mine, &theirs);
 }
 
 /* Where message @i of a direction lies, in the sender's half and the receiver's. */
@@ -259,7 +121,7 @@ static void pattern(unsigned char *p, unsigned int len, unsigned int seed)
 		p[i] = (unsigned char)(i * 13 + seed * 31 + (i >> 10));
 }
 
-static int post_recv(struct ep *e, uint64_t wr_id, unsigned int off, unsigned int len)
+static int post_recv(struct rc_ep *e, uint64_t wr_id, unsigned int off, unsigned int len)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)e->buf + off, .length = len, .lkey = e->mr->lkey,
@@ -274,7 +136,7 @@ static int post_recv(struct ep *e, uint64_t wr_id, unsigned int off, unsigned in
  * or, with @write, an RDMA WRITE into @r's receive half at the same
  * offset (with an immediate on odd @i, which takes a receive).
  */
-static int post_msg(struct ep *s, struct ep *r, unsigned int i, bool write)
+static int post_msg(struct rc_ep *s, struct rc_ep *r, unsigned int i, bool write)
 {
 	unsigned int off = msg_off(i);
 	struct ibv_sge sge = {
@@ -302,7 +164,7 @@ static bool takes_recv(unsigned int i, bool write)
 }
 
 /* Fill @s's send half with the direction's patterns and @r's receive half with 0xee. */
-static void prepare(struct ep *s, struct ep *r, unsigned int seed)
+static void prepare(struct rc_ep *s, struct rc_ep *r, unsigned int seed)
 {
 	for (unsigned int i = 0; i < nmsg(); i++)
 		pattern(s->buf + msg_off(i), sizes[i], seed + i);
@@ -314,7 +176,7 @@ static void prepare(struct ep *s, struct ep *r, unsigned int seed)
  * needs, each at its message's offset in @r's receive half, and one
  * more for the marker; or none if @late (the test posts them).
  */
-static void start(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+static void start(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
 		  bool write, bool late)
 {
 	unsigned int i, k = 0;
@@ -333,7 +195,7 @@ static void start(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
  * message untouched.  Then a marker SEND of 77 bytes from @s: the next
  * receive completion must be its, with the wr_id after the last.
  */
-static void check(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+static void check(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
 		  bool write)
 {
 	struct ibv_wc wc[NMSG + 1];
@@ -395,7 +257,7 @@ static void check(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
 
 FIXTURE(netem) {
 	int home;
-	struct ep a, b;
+	struct rc_ep a, b;
 	long long before[2][3];
 };
 
@@ -408,8 +270,8 @@ FIXTURE_SETUP(netem)
 		ASSERT_EQ(0, system(setup_cmds));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
-	ASSERT_EQ(0, ep_make(&self->a, "rn-a", "10.31.0.1", self->home));
-	ASSERT_EQ(0, ep_make(&self->b, "rn-b", "10.31.0.2", self->home));
+	ASSERT_EQ(0, rc_ep_make(&self->a, "rn-a", "10.31.0.1", self->home, &ep_opts));
+	ASSERT_EQ(0, rc_ep_make(&self->b, "rn-b", "10.31.0.2", self->home, &ep_opts));
 	/* a's PSNs wrap in the first message of 3 MiB's neighbourhood */
 	ASSERT_EQ(0, ep_connect(&self->a, &self->b, 0xffff00, 0x1234));
 	ASSERT_EQ(0, ep_connect(&self->b, &self->a, 0x1234, 0xffff00));
@@ -423,8 +285,8 @@ FIXTURE_SETUP(netem)
 
 FIXTURE_TEARDOWN(netem)
 {
-	ep_free(&self->a);
-	ep_free(&self->b);
+	rc_ep_free(&self->a);
+	rc_ep_free(&self->b);
 	close(self->home);
 }
 
@@ -433,8 +295,8 @@ FIXTURE_TEARDOWN(netem)
  * (after a sequence NAK or a timeout) and each side's responder saw
  * duplicates; what the counters said goes to the log.
  */
-static void counters_moved(struct __test_metadata *_metadata, const struct ep *a,
-			   const struct ep *b, long long before[2][3])
+static void counters_moved(struct __test_metadata *_metadata, const struct rc_ep *a,
+			   const struct rc_ep *b, long long before[2][3])
 {
 	for (int s = 0; s < 2; s++) {
 		long long d[3];
