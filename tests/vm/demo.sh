@@ -3,9 +3,10 @@
 #
 # What `make run` shows, inside the VM: the module loading, its device and
 # ABI version, the per-namespace sysctls, then an RDMA CM connection
-# between two network namespaces made with `softcm ping`, then the same
-# against the Linux RDMA CM over soft-RoCE (rdma-core's ucmatose on
-# rdma_rxe, both directions), and a clean unload.  Exits non-zero at the
+# between two network namespaces made with `softcm ping`, data between
+# them (rdma-core's rping under `softcm exec`), then the same against the
+# Linux RDMA CM over soft-RoCE (ucmatose on rdma_rxe, both directions, and
+# rping with rxe as the server), and a clean unload.  Exits non-zero at the
 # first thing that does not work.
 #
 #   +------ netns softcm-srv ------+        +------ netns softcm-cli ------+
@@ -50,6 +51,11 @@ poll() {
 # A softcm server says so once its id listens; an rdma_cm one shows in
 # the LISTEN state in `rdma resource`.
 sc_listening() { grep -q '^listening on' $log; }
+# rping says nothing when it listens: softcm's listing of namespace $1 does.
+sc_port_listening() {
+	ip netns exec "$1" awk -v p=":$2" '$4 == "LISTEN" &&
+		substr($5, length($5) - length(p) + 1) == p { f = 1 } END { exit !f }' /proc/net/softcm
+}
 rxe_listening() { rdma resource show cm_id 2>/dev/null | grep "state LISTEN" | grep -q "src-addr $1:"; }
 wait_listening() {
 	poll "$@" && return 0
@@ -126,6 +132,17 @@ step ip netns exec $srv grep -vw 0 /proc/net/softcm_stats
 step ip netns exec $cli grep -vw 0 /proc/net/softcm_stats
 
 echo
+echo "# data: rdma-core's rping, unchanged, under softcm exec; each round the"
+echo "# server RDMA-READs the client's buffer and RDMA-WRITEs it back, and the"
+echo "# client checks every byte (-V):"
+bg ip netns exec $srv timeout 60 softcm exec -- rping -s -a 10.78.0.1 -p 7174 -C 3 -S 64 -V -v
+wait_listening sc_port_listening $srv 7174
+step ip netns exec $cli timeout 60 softcm exec -- rping -c -a 10.78.0.1 -p 7174 -C 3 -S 64 -V -v
+echo
+echo "# what the rping server printed:"
+reap
+
+echo
 echo "# the Linux RDMA CM as the peer: soft-RoCE on r0 in the initial namespace,"
 echo "# softcm in $cli on r1"
 modprobe crc32_generic 2>/dev/null || true	# rxe needs it, does not depend on it
@@ -162,6 +179,16 @@ wait_listening sc_listening
 step timeout 60 ucmatose -s 10.79.0.2 -C 0
 echo
 echo "# what softcm ping printed:"
+reap
+
+echo
+echo "# data with rxe: rping serves on rxe0, rping under softcm exec in $cli"
+echo "# is the client (READs by rxe, WRITEs back, every byte checked):"
+bg timeout 60 rping -s -a 10.79.0.1 -p 7175 -C 3 -S 64 -V -v
+wait_listening rxe_listening 10.79.0.1
+step ip netns exec $cli timeout 60 softcm exec -- rping -c -a 10.79.0.1 -p 7175 -C 3 -S 64 -V -v
+echo
+echo "# what rping on rxe printed:"
 reap
 step rdma link delete rxe0
 step ip link del r0
