@@ -385,9 +385,10 @@ run_rdma_example() {
 
 # perftest's latency tests with -R: 100 ping-pongs (SEND, WRITE) of 64
 # bytes; the client prints the line of that size and count, both exit 0.
-# (ib_read_lat -R is not here: in 2 of 6 runs on a loaded host its client
-# was refused, REJ 8, no listener on the port, though the server had
-# one; not understood yet.)
+# (ib_read_lat -R is not here: in 2 of 8 runs on a loaded host its client
+# was refused with REJ 8, no listener on the port, though the server
+# listened there, and once perftest's retry then crashed in libsoftcm's
+# rdma_resolve_addr; not understood yet, see issue 29's notes.)
 run_lat() {
 	local prog=$1 port=$2 name=datapath/$1-R srv=$tmp/$1.server cli=$tmp/$1.client crc
 	local opts=(-R -F -s 64 -n 100 -p $port)
