@@ -1391,7 +1391,9 @@ TEST_F_TIMEOUT(wire, forged_header_addresses, 600)
  * - every byte of b's mapping outside W and V, and all of a's, is what
  *   it was: no packet wrote where no rkey allows (atomics, which softcm
  *   does not carry yet, are dropped or NAKed: executed, they may only
- *   change W);
+ *   change W); and no byte of b's is 0, which only the payloads of
+ *   WRITEs b must refuse carry: none landed before its refusal, not
+ *   even in W;
  * - sc-w2's counters moved by exactly what each packet's bytes predict
  *   (wire_oracle.h, rc_predict(): drop_length, drop_header, drop_icrc,
  *   rc_rx_packets and rc_rx_bytes, the AETHs received by kind), b's
@@ -1658,6 +1660,20 @@ struct dround {
 	 * odds sent / BURST, and a hostile one may also be mutated.
 	 */
 	bool hostile;
+	unsigned int access;	/* b's QP's, this round */
+	/*
+	 * Every byte a packet carries is non-zero but for the payload of a
+	 * WRITE whose RETH names a range b does not allow: b's mapping has
+	 * no zero byte to begin with, so a zero found in it after a round is
+	 * a byte that landed from a refused WRITE, even inside W (a refusal
+	 * must come before a byte moves).  @marker says the packet being
+	 * built is such a payload, @cur_hdr and @cur_pay where it is; a
+	 * mutation fills it with non-zero bytes first, since a mutated packet
+	 * may become part of another message.  @last_ok: the last packet
+	 * reached b unchanged at its expected PSN.
+	 */
+	bool marker, last_ok;
+	size_t cur_hdr, cur_pay;
 	uint8_t last_read[16];	/* the RETH of the last READ, and its PSN */
 	uint32_t last_read_psn;
 	struct expect e;
@@ -1740,10 +1756,19 @@ static void d_target(struct dround *d, uint32_t total, bool dma_len, uint64_t *v
 	}
 }
 
+/* Random bytes, never 0 (the refused WRITEs' mark). */
 static void d_fill(struct rng *r, uint8_t *p, size_t n)
 {
 	while (n--)
-		*p++ = rnd(r);
+		*p++ = 1 + below(r, 255);
+}
+
+static uint64_t d_nonzero64(struct rng *r)
+{
+	uint8_t b[8];
+
+	d_fill(r, b, 8);
+	return (uint64_t)get32(b) << 32 | get32(b + 4);
 }
 
 /*
@@ -1758,8 +1783,13 @@ static int d_send(struct dround *d, struct wire *w)
 	struct rc_pred p;
 	uint32_t q;
 	size_t n;
+	int m = d->hostile ? below(r, 32) : 32;
+	uint8_t op = bth[0];
 
-	switch (d->hostile ? below(r, 32) : 32) {
+	if (d->marker && m < 12)
+		d_fill(r, bth + d->cur_hdr, d->cur_pay);
+	d->last_ok = false;
+	switch (m) {
 	case 0:
 		bth[0] = below(r, 0x18);
 		break;
@@ -1777,9 +1807,10 @@ static int d_send(struct dround *d, struct wire *w)
 		w->paylen -= n;
 		break;
 	case 5:
+		/* the old ICRC becomes payload: no zero in it either */
 		n = 1 + below(r, 16);
 		if (w->paylen + n <= WIRE_MAX) {
-			d_fill(r, bth + w->paylen, n);
+			d_fill(r, bth + w->paylen - RC_ICRC, RC_ICRC + n);
 			w->paylen += n;
 		}
 		break;
@@ -1792,7 +1823,7 @@ static int d_send(struct dround *d, struct wire *w)
 		put32(bth + 4, q);
 		break;
 	case 8:
-		bth[below(r, w->paylen)] = rnd(r);
+		bth[below(r, w->paylen)] = 1 + below(r, 255);
 		break;
 	case 9:
 		bth[1] ^= 0xc0;		/* SE, MigReq */
@@ -1805,6 +1836,10 @@ static int d_send(struct dround *d, struct wire *w)
 	default:
 		break;
 	}
+	/* an opcode with shorter headers makes header bytes payload: no zero */
+	if (bth[0] != op && bth[0] < 0x18 && op < 0x18 && rc_ops[bth[0]].hdr &&
+	    rc_ops[bth[0]].hdr < rc_ops[op].hdr && rc_ops[op].hdr <= w->paylen)
+		d_fill(r, bth + rc_ops[bth[0]].hdr, rc_ops[op].hdr - rc_ops[bth[0]].hdr);
 	rc_finish(w, false);
 	if (bad_icrc)
 		w->pkt[28 + below(r, w->paylen)] ^= 1 << below(r, 8);
@@ -1821,6 +1856,7 @@ static int d_send(struct dround *d, struct wire *w)
 		d->kind[p.request ? DK_REQUEST : DK_RESPONSE]++;
 		/* at the PSN b expects: what it takes next, if it takes this */
 		if (p.request && (get32(bth + 8) & 0xffffff) == (d->epsn & 0xffffff)) {
+			d->last_ok = m >= 12;
 			uint32_t dma = get32(bth + RC_BTH + 12);
 
 			d->epsn += bth[0] != RC_READ_REQUEST ? 1 :
@@ -1856,7 +1892,9 @@ static int d_message(struct dround *d)
 	static const int32_t offs[] = { -1, 1, -2, 2, 1 << 23, (1 << 23) - 1, -(1 << 23) };
 	struct rng *r = d->r;
 	uint32_t psn = d->epsn, total, rkey, len, pay, delta = 0;
+	uint64_t wbase = (uintptr_t)d->self->b + D_W;
 	int kind = below(r, 16), n, ret = 0;
+	bool refused;
 	uint8_t op, *ext, syn;
 	struct wire w;
 	uint64_t va;
@@ -1891,6 +1929,9 @@ static int d_message(struct dround *d)
 			pay = 1;
 		total = (n - 1) * D_MTU + pay;
 		d_target(d, total, true, &va, &rkey, &len);
+		refused = write && !((d->access & IBV_ACCESS_REMOTE_WRITE) &&
+				     rkey == d->self->mw->rkey && len && len <= D_W_LEN &&
+				     va >= wbase && va - wbase <= D_W_LEN - len);
 		for (int i = 0; i < n && !ret; i++) {
 			bool first = !i, last = i == n - 1;
 			size_t hdr = RC_BTH, plen = last ? pay : D_MTU;
@@ -1915,9 +1956,17 @@ static int d_message(struct dround *d)
 				d_fill(r, rc_bth(&w) + hdr, 4);	/* ImmDt or IETH */
 				hdr += 4;
 			}
-			d_fill(r, rc_bth(&w) + hdr, plen);
+			/* pad bytes too: a mutated pad count makes them payload */
+			d_fill(r, rc_bth(&w) + hdr, (plen + 3) & ~(size_t)3);
+			/* the mark, while the packets before reached b as they were */
+			d->marker = refused && (first || d->last_ok);
+			if (d->marker)
+				memset(rc_bth(&w) + hdr, 0, plen);
+			d->cur_hdr = hdr;
+			d->cur_pay = (plen + 3) & ~(size_t)3;
 			rc_set_len(&w, hdr, plen);
 			ret = d_send(d, &w);
+			d->marker = false;
 		}
 	} else if (kind < 12) {
 		total = below(r, 4) ? 1 + below(r, 4 * D_MTU) : below(r, D_W_LEN + 1);
@@ -1932,8 +1981,10 @@ static int d_message(struct dround *d)
 		d_target(d, 8, false, &va, &rkey, &len);
 		if (below(r, 4))
 			va &= ~7ULL;
-		rc_atomiceth(d_bth(d, &w, below(r, 2) ? RC_COMPARE_SWAP : RC_FETCH_ADD, psn),
-			     va, rkey, (uint64_t)rnd(r) << 32 | rnd(r),
+		/* executed in W, an atomic may not leave a zero there: swap no zero, add 0 */
+		op = below(r, 2) ? RC_COMPARE_SWAP : RC_FETCH_ADD;
+		rc_atomiceth(d_bth(d, &w, op, psn), va, rkey,
+			     op == RC_COMPARE_SWAP ? d_nonzero64(r) : 0,
 			     (uint64_t)rnd(r) << 32 | rnd(r));
 		rc_set_len(&w, RC_BTH + RC_ATOMICETH, 0);
 		ret = d_send(d, &w);
@@ -2094,6 +2145,7 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 		uint64_t first = (uint64_t)rounds * D_RECV + 1;
 		long long want_b, got_b;
 		int got, state;
+		uint8_t *zero;
 		long off;
 
 		ASSERT_EQ(0, d_connect(self->qb, self->gidb, PEER, self->qa->qp_num, base,
@@ -2103,6 +2155,7 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 		for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++)
 			expect_add(&d.e, answers[i], SNAP_ANY);
 		d.epsn = base;
+		d.access = access;
 		d.last_read_psn = ~0u;
 		d.sent = 0;
 		d.requests = 0;
@@ -2182,6 +2235,13 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 		EXPECT_EQ(-1, off) {
 			TH_LOG("round %ld (rq_psn %#x): b's byte %ld, in %s, is %#x, was %#x",
 			       rounds, base, off, d_where(off), self->b[off], self->orig_b[off]);
+		}
+		zero = memchr(self->b, 0, D_SIZE);
+		off = zero ? zero - self->b : -1;
+		EXPECT_EQ(-1, off) {
+			TH_LOG("round %ld (rq_psn %#x): b's byte %ld, in %s, is 0: a byte of a refused WRITE landed",
+			       rounds, base, off, off >= D_W && off < D_W + D_W_LEN ? "W" :
+			       off >= D_V && off < D_V + D_RECV * D_SLOT ? "V" : d_where(off));
 		}
 		off = d_changed(self->a, self->orig_a, D_A_SIZE, 0, 0, 0, 0);
 		EXPECT_EQ(-1, off) TH_LOG("round %ld: a's byte %ld", rounds, off);
