@@ -50,7 +50,8 @@ COMPAT_MAP := userspace/compat/compat.map
 COMPAT_OBJS := $(patsubst userspace/compat/%.c,$(BUILD)/compat/%.o,$(wildcard userspace/compat/*.c))
 TOOL := $(BUILD)/bin/softcm
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
-# Fuzzers (ioctl and wire), built and run as the selftests are.
+# Fuzzers (ioctl and wire), built and run as the selftests are (the wire
+# fuzzer's data path sets its QPs up through libsoftcm's verbs).
 FUZZTESTS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/%,$(wildcard tests/fuzz/*_test.c))
 # Shell test programs (interop with soft-RoCE), copied as they are.
 SCRIPT_TESTS := $(patsubst tests/interop/%,$(BUILD)/tests/%,$(wildcard tests/interop/*_test.sh))
@@ -216,10 +217,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all bench-progs
 	@$(TOP)/tests/bench/run.sh
 
-$(BUILD)/tests/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h tests/selftests/*.h) $(HEADERS)
+$(BUILD)/tests/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h tests/selftests/*.h) $(LIB_SO) \
+		$(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(TOP)/tests/selftests -I$(KSRC)/tools/testing/selftests $(CFLAGS) \
-		-Wno-sign-compare -o $@ $< -lpthread
+		-Wno-sign-compare -o $@ $< -L$(BUILD)/lib -lsoftcm -lpthread
 
 run: deps
 	@$(MAKE) --no-print-directory all

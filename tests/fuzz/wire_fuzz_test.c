@@ -34,17 +34,23 @@
  * real peer's address) and forged_header_addresses (rdma_cm headers that
  * name addresses other than the packet's: issue 16, A3).
  *
+ * And the data path (the data fixture, hostile_data_packets): RC packets
+ * of every opcode, crafted from the peer's address to a live RC QP, with
+ * hostile PSNs, rkeys, addresses and lengths; see its comment.
+ *
  * SOFTCM_FUZZ_SECONDS (10 s, 30 s on the debug kernel) and
  * SOFTCM_FUZZ_SEED as for ioctl_fuzz_test: from the environment or from
  * build/tests/lib/fuzz.env.
  */
 #include <arpa/inet.h>
+#include <infiniband/verbs.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -56,6 +62,7 @@
 #include "vm_helpers.h"
 #include "topo_helpers.h"
 #include "wire_helpers.h"
+#include "rc_wire.h"
 #include "wire_oracle.h"
 
 static const char *const setup_cmds =
@@ -1356,6 +1363,960 @@ TEST_F_TIMEOUT(wire, forged_header_addresses, 600)
 	close(w1.raw);
 	/* fail, not skip, on a kernel without the fix */
 	ASSERT_TRUE(has);
+}
+
+/*
+ * The data path (issue 29): an RC QP pair connected by hand between the
+ * same two namespaces (a in sc-w1, b in sc-w2, path MTU 256, so that a
+ * whole packet fits a struct wire), and thousands of RC packets crafted
+ * in sc-w1 FROM a's address, so that they pass b's address check and
+ * reach b's responder and completer: every RC opcode (SENDs and WRITEs
+ * of one to three packets, with and without immediate or invalidate,
+ * READ requests, atomics, READ responses, ACKs and atomic ACKs), at,
+ * behind and ahead of the expected PSN (b's rq_psn is chosen anew for
+ * every round of BURST packets, near the 24-bit wrap as often as not),
+ * with RETHs and AtomicETHs whose rkeys (0, the region's own, one off,
+ * its lkey, another region's, another PD's), addresses (the region's
+ * start - 1, its end - len + 1, past 2^64) and DMA lengths (0, 2^31,
+ * 2^31 + 1, 2^32 - 1, one off the payload) are hostile, and packets
+ * whose opcode, pad count, version, P_Key, QPN, length or ICRC were
+ * changed after the fact.
+ *
+ * b's memory, one mapping: canary bytes around and between its regions,
+ * a region it grants remote write, read and atomics (W), one remote
+ * read only (R), one of another PD granting everything (O), one local
+ * write only (N), and its receives' buffers (V); some receives name R
+ * or O, or no region, as if b's program were wrong.  Checked after every
+ * round:
+ * - every byte of b's mapping outside W and V, and all of a's, is what
+ *   it was: no packet wrote where no rkey allows (atomics, which softcm
+ *   does not carry yet, are dropped or NAKed: executed, they may only
+ *   change W); and no byte of b's is 0, which only the payloads of
+ *   WRITEs b must refuse carry: none landed before its refusal, not
+ *   even in W;
+ * - sc-w2's counters moved by exactly what each packet's bytes predict
+ *   (wire_oracle.h, rc_predict(): drop_length, drop_header, drop_icrc,
+ *   rc_rx_packets and rc_rx_bytes, the AETHs received by kind), b's
+ *   answers (ACKs, NAKs, READ responses, refusals, duplicates) by no
+ *   more than the requests that reached it, and nothing else at all;
+ * - each receive completes exactly once and in order (success, a local
+ *   length or protection error, or flushed when the round ends b with
+ *   ERR), one that names R or O never with bytes, and b, which posts no
+ *   send, completes none.
+ * At the end b is made RTS once more and a SEND, a WRITE and a READ
+ * between a and b carry their bytes.  The debug kernel must stay silent.
+ */
+#define D_MTU		256
+#define D_SIZE		65536		/* b's mapping */
+#define D_W		(4096 + 64)	/* remote write, read, atomic */
+#define D_W_LEN		8192
+#define D_R		(16384 + 32)	/* remote read only */
+#define D_R_LEN		4096
+#define D_O		(24576 + 16)	/* another PD, every access */
+#define D_O_LEN		4096
+#define D_N		(32768 + 8)	/* local write only */
+#define D_N_LEN		2048
+#define D_V		40960		/* the receives' buffers */
+#define D_SLOT		512
+#define D_RECV		8
+#define D_A_SIZE	8192		/* a's mapping */
+#define D_A_PSN		0x5a5a5a	/* a's first PSN, b's rq_psn at the end */
+#define D_B_PSN		0xfffff0	/* b's first PSN: the stray responses near it */
+
+FIXTURE(data) {
+	int home, ns1, ns2, st1, st2;
+	struct ibv_context *ca, *cb;
+	struct ibv_pd *pa, *pb, *pb2;
+	struct ibv_cq *sa, *ra, *sb, *rb;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ma, *mw, *mr, *mo, *mn, *mv;
+	uint8_t *a, *b, *orig_a, *orig_b;
+	int gida, gidb;
+};
+
+/* The device of namespace @nsfd, through the library. */
+static struct ibv_context *open_dev_in(int nsfd, int home)
+{
+	struct ibv_context *ctx = NULL;
+	struct ibv_device **list;
+	int n;
+
+	if (netns_enter(nsfd))
+		return NULL;
+	list = ibv_get_device_list(&n);
+	if (list && n == 1)
+		ctx = ibv_open_device(list[0]);
+	if (list)
+		ibv_free_device_list(list);
+	netns_enter(home);
+	return ctx;
+}
+
+static void v4_gid(union ibv_gid *gid, const char *ip)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	inet_pton(AF_INET, ip, &gid->raw[12]);
+}
+
+static int gid_index_of(struct ibv_context *ctx, const char *ip)
+{
+	union ibv_gid gid, want;
+
+	v4_gid(&want, ip);
+	for (int i = 0; i < 32; i++)
+		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
+			return i;
+	return -1;
+}
+
+/* @qp from any state to RTS, its peer QP @dqpn at @dst. */
+static int d_connect(struct ibv_qp *qp, int sgid, const char *dst, uint32_t dqpn,
+		     uint32_t rq_psn, uint32_t sq_psn, unsigned int access)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	if (ret)
+		return ret;
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = access;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_256;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 2;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = sgid;
+	v4_gid(&a.ah_attr.grh.dgid, dst);
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 14 + softcm_slow_shift();
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 2;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+#define D_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		 IBV_ACCESS_REMOTE_ATOMIC)
+
+FIXTURE_SETUP(data)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	ASSERT_EQ(0, softcm_ensure_loaded());
+	ASSERT_EQ(0, system(setup_cmds));
+	self->home = netns_self();
+	self->ns1 = netns_open("sc-w1");
+	self->ns2 = netns_open("sc-w2");
+	ASSERT_LE(0, self->home);
+	ASSERT_LE(0, self->ns1);
+	ASSERT_LE(0, self->ns2);
+	self->st1 = stats_open(self->ns1, self->home);
+	self->st2 = stats_open(self->ns2, self->home);
+	ASSERT_LE(0, self->st1);
+	ASSERT_LE(0, self->st2);
+	self->ca = open_dev_in(self->ns1, self->home);
+	self->cb = open_dev_in(self->ns2, self->home);
+	ASSERT_NE(NULL, self->ca);
+	ASSERT_NE(NULL, self->cb);
+	self->gida = gid_index_of(self->ca, PEER);
+	self->gidb = gid_index_of(self->cb, TARGET);
+	ASSERT_LE(0, self->gida);
+	ASSERT_LE(0, self->gidb);
+	self->pa = ibv_alloc_pd(self->ca);
+	self->pb = ibv_alloc_pd(self->cb);
+	self->pb2 = ibv_alloc_pd(self->cb);
+	ASSERT_NE(NULL, self->pa);
+	ASSERT_NE(NULL, self->pb);
+	ASSERT_NE(NULL, self->pb2);
+	self->sa = ibv_create_cq(self->ca, 32, NULL, NULL, 0);
+	self->ra = ibv_create_cq(self->ca, 32, NULL, NULL, 0);
+	self->sb = ibv_create_cq(self->cb, 64, NULL, NULL, 0);
+	self->rb = ibv_create_cq(self->cb, 64, NULL, NULL, 0);
+	ASSERT_NE(NULL, self->sa);
+	ASSERT_NE(NULL, self->ra);
+	ASSERT_NE(NULL, self->sb);
+	ASSERT_NE(NULL, self->rb);
+	qa.send_cq = self->sa;
+	qa.recv_cq = self->ra;
+	self->qa = ibv_create_qp(self->pa, &qa);
+	qa.send_cq = self->sb;
+	qa.recv_cq = self->rb;
+	self->qb = ibv_create_qp(self->pb, &qa);
+	ASSERT_NE(NULL, self->qa);
+	ASSERT_NE(NULL, self->qb);
+
+	self->a = mmap(NULL, D_A_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	self->b = mmap(NULL, D_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->a);
+	ASSERT_NE(MAP_FAILED, self->b);
+	self->orig_a = malloc(D_A_SIZE);
+	self->orig_b = malloc(D_SIZE);
+	ASSERT_NE(NULL, self->orig_a);
+	ASSERT_NE(NULL, self->orig_b);
+	for (int i = 0; i < D_A_SIZE; i++)
+		self->a[i] = i * 7 + 3;
+	/* never 0: a region zeroed by mistake shows */
+	for (int i = 0; i < D_SIZE; i++)
+		self->b[i] = 1 + (i * 131 + (i >> 8)) % 255;
+	memcpy(self->orig_a, self->a, D_A_SIZE);
+	memcpy(self->orig_b, self->b, D_SIZE);
+	self->ma = ibv_reg_mr(self->pa, self->a, D_A_SIZE, D_ALL);
+	self->mw = ibv_reg_mr(self->pb, self->b + D_W, D_W_LEN, D_ALL);
+	self->mr = ibv_reg_mr(self->pb, self->b + D_R, D_R_LEN, IBV_ACCESS_REMOTE_READ);
+	self->mo = ibv_reg_mr(self->pb2, self->b + D_O, D_O_LEN, D_ALL);
+	self->mn = ibv_reg_mr(self->pb, self->b + D_N, D_N_LEN, IBV_ACCESS_LOCAL_WRITE);
+	self->mv = ibv_reg_mr(self->pb, self->b + D_V, D_RECV * D_SLOT, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, self->ma);
+	ASSERT_NE(NULL, self->mw);
+	ASSERT_NE(NULL, self->mr);
+	ASSERT_NE(NULL, self->mo);
+	ASSERT_NE(NULL, self->mn);
+	ASSERT_NE(NULL, self->mv);
+	ASSERT_EQ(0, d_connect(self->qa, self->gida, TARGET, self->qb->qp_num, D_B_PSN,
+			       D_A_PSN, D_ALL));
+}
+
+FIXTURE_TEARDOWN(data)
+{
+	struct ibv_mr *mrs[] = { self->ma, self->mw, self->mr, self->mo, self->mn, self->mv };
+
+	for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++)
+		if (mrs[i])
+			ibv_dereg_mr(mrs[i]);
+	if (self->qa)
+		ibv_destroy_qp(self->qa);
+	if (self->qb)
+		ibv_destroy_qp(self->qb);
+	if (self->sa)
+		ibv_destroy_cq(self->sa);
+	if (self->ra)
+		ibv_destroy_cq(self->ra);
+	if (self->sb)
+		ibv_destroy_cq(self->sb);
+	if (self->rb)
+		ibv_destroy_cq(self->rb);
+	if (self->pa)
+		ibv_dealloc_pd(self->pa);
+	if (self->pb)
+		ibv_dealloc_pd(self->pb);
+	if (self->pb2)
+		ibv_dealloc_pd(self->pb2);
+	if (self->ca)
+		ibv_close_device(self->ca);
+	if (self->cb)
+		ibv_close_device(self->cb);
+	if (self->a && self->a != MAP_FAILED)
+		munmap(self->a, D_A_SIZE);
+	if (self->b && self->b != MAP_FAILED)
+		munmap(self->b, D_SIZE);
+	free(self->orig_a);
+	free(self->orig_b);
+	EXPECT_EQ(0, stats_wait_idle(self->st1, WAIT_MS));
+	EXPECT_EQ(0, stats_wait_idle(self->st2, WAIT_MS));
+	close(self->st1);
+	close(self->st2);
+	system("ip netns del sc-w1; ip netns del sc-w2");
+	close(self->ns1);
+	close(self->ns2);
+	close(self->home);
+}
+
+/* One round's crafting: where packets go and what they must move. */
+struct dround {
+	FIXTURE_DATA(data) *self;
+	struct rng *r;
+	int raw;
+	uint32_t epsn;		/* b's expected PSN, as far as the round knows */
+	/*
+	 * A round begins with messages b may carry out, so that it is in
+	 * the middle of things (a message begun, READs being answered)
+	 * when the hostile ones come: each message is hostile with the
+	 * odds sent / BURST, and a hostile one may also be mutated.
+	 */
+	bool hostile;
+	unsigned int access;	/* b's QP's, this round */
+	/*
+	 * Every byte a packet carries is non-zero but for the payload of a
+	 * WRITE whose RETH names a range b does not allow: b's mapping has
+	 * no zero byte to begin with, so a zero found in it after a round is
+	 * a byte that landed from a refused WRITE, even inside W (a refusal
+	 * must come before a byte moves).  @marker says the packet being
+	 * built is such a payload, @cur_hdr and @cur_pay where it is; a
+	 * mutation fills it with non-zero bytes first, since a mutated packet
+	 * may become part of another message.  @last_ok: the last packet
+	 * reached b unchanged at its expected PSN.
+	 */
+	bool marker, last_ok;
+	size_t cur_hdr, cur_pay;
+	uint8_t last_read[16];	/* the RETH of the last READ, and its PSN */
+	uint32_t last_read_psn;
+	struct expect e;
+	long sent, requests;	/* packets; requests that reach b */
+	long kind[8];		/* how each prediction came out, for the summary */
+};
+
+enum { DK_LENGTH, DK_HEADER, DK_ICRC, DK_REQUEST, DK_RESPONSE, DK_COUNT };
+
+/* A region of b's: its offset, length and MR. */
+static void d_region(FIXTURE_DATA(data) *self, int i, uint64_t *start, uint32_t *len,
+		     struct ibv_mr **mr)
+{
+	static const uint32_t off[] = { D_W, D_R, D_O, D_N, D_V };
+	static const uint32_t lens[] = { D_W_LEN, D_R_LEN, D_O_LEN, D_N_LEN, D_RECV * D_SLOT };
+	struct ibv_mr *mrs[] = { self->mw, self->mr, self->mo, self->mn, self->mv };
+
+	*start = (uintptr_t)self->b + off[i];
+	*len = lens[i];
+	*mr = mrs[i];
+}
+
+/*
+ * A RETH's or AtomicETH's target for @total bytes: before a round turns
+ * hostile, a place in W that its rkey allows, so that b lives on to take
+ * what follows.  A hostile one begins as a place that one of b's regions
+ * (W for one in two, else R, O, N or V) holds, named by that region's
+ * rkey, with the payload's length, the one thing wrong being the region
+ * (for all but W); then one of rkey, address and DMA length, or each of
+ * them with even odds, is made wrong in one of the ways that matter.
+ */
+static void d_target(struct dround *d, uint32_t total, bool dma_len, uint64_t *va,
+		     uint32_t *rkey, uint32_t *len)
+{
+	struct rng *r = d->r;
+	int reg = below(r, 8), m = below(r, 8);
+	struct ibv_mr *mr;
+	uint64_t start;
+	uint32_t rlen;
+
+	if (!d->hostile && total <= D_W_LEN) {
+		*rkey = d->self->mw->rkey;
+		*len = total;
+		*va = (uintptr_t)d->self->b + D_W + below(r, D_W_LEN - total + 1);
+		return;
+	}
+	d_region(d->self, reg < 4 ? 0 : reg - 3, &start, &rlen, &mr);
+	*rkey = mr->rkey;
+	if (m == 1 || m == 2 || (m == 7 && below(r, 2))) {
+		switch (below(r, 6)) {
+		case 0: *rkey = 0; break;
+		case 1: *rkey = mr->rkey + 1 - 2 * below(r, 2); break;
+		case 2: *rkey = mr->lkey; break;
+		case 3: *rkey = d->self->mo->rkey; break;
+		case 4: *rkey = d->self->mw->rkey; break;
+		default: *rkey = rnd(r); break;
+		}
+	}
+	*len = total;
+	if (dma_len && (m == 3 || m == 4 || (m == 7 && below(r, 2)))) {
+		switch (below(r, 6)) {
+		case 0: *len = 0; break;
+		case 1: *len = 0x80000000u; break;
+		case 2: *len = 0x80000001u; break;
+		case 3: *len = 0xffffffffu; break;
+		case 4: *len = total + 1 - 2 * below(r, 2); break;
+		default: *len = total + D_MTU * (1 + below(r, 4)); break;
+		}
+	}
+	*va = start + (*len < rlen ? below(r, rlen - *len + 1) : 0);
+	if (m == 5 || m == 6 || (m == 7 && below(r, 2))) {
+		/* the bounds most: one byte before, one byte past the end */
+		switch (below(r, 8)) {
+		case 0: case 1: *va = start - 1; break;
+		case 2: case 3: case 4: *va = start + rlen - *len + 1; break;
+		case 5: *va = start + rlen - *len; break;
+		case 6: *va = ~0ULL - below(r, 2 * D_MTU); break;
+		default: *va = (uint64_t)rnd(r) << 32 | rnd(r); break;
+		}
+	}
+}
+
+/* Random bytes, never 0 (the refused WRITEs' mark). */
+static void d_fill(struct rng *r, uint8_t *p, size_t n)
+{
+	while (n--)
+		*p++ = 1 + below(r, 255);
+}
+
+static uint64_t d_nonzero64(struct rng *r)
+{
+	uint8_t b[8];
+
+	d_fill(r, b, 8);
+	return (uint64_t)get32(b) << 32 | get32(b + 4);
+}
+
+/*
+ * The packet in @w, made wrong in one way or not at all (one in five),
+ * finished, predicted and sent.
+ */
+static int d_send(struct dround *d, struct wire *w)
+{
+	struct rng *r = d->r;
+	uint8_t *bth = rc_bth(w);
+	bool bad_icrc = false;
+	struct rc_pred p;
+	uint32_t q;
+	size_t n;
+	int m = d->hostile ? below(r, 32) : 32;
+	uint8_t op = bth[0];
+
+	if (d->marker && m < 12)
+		d_fill(r, bth + d->cur_hdr, d->cur_pay);
+	d->last_ok = false;
+	switch (m) {
+	case 0:
+		bth[0] = below(r, 0x18);
+		break;
+	case 1:
+		bth[0] = rnd(r);
+		break;
+	case 2:
+		bth[1] = (bth[1] & ~0x30) | below(r, 4) << 4;
+		break;
+	case 3:
+		bth[1] |= 1 + below(r, 15);
+		break;
+	case 4:
+		n = 1 + below(r, w->paylen < 40 ? w->paylen - 4 : 36);
+		w->paylen -= n;
+		break;
+	case 5:
+		/* the old ICRC becomes payload: no zero in it either */
+		n = 1 + below(r, 16);
+		if (w->paylen + n <= WIRE_MAX) {
+			d_fill(r, bth + w->paylen - RC_ICRC, RC_ICRC + n);
+			w->paylen += n;
+		}
+		break;
+	case 6:
+		bth[2] = rnd(r);
+		bth[3] = rnd(r);
+		break;
+	case 7:
+		q = (get32(bth + 4) ^ (1 + below(r, 0xfffffe))) & 0xffffff;
+		put32(bth + 4, q);
+		break;
+	case 8:
+		bth[below(r, w->paylen)] = 1 + below(r, 255);
+		break;
+	case 9:
+		bth[1] ^= 0xc0;		/* SE, MigReq */
+		bth[8] ^= 0x80;		/* AckReq */
+		break;
+	case 10:
+	case 11:
+		bad_icrc = true;
+		break;
+	default:
+		break;
+	}
+	/* an opcode with shorter headers makes header bytes payload: no zero */
+	if (bth[0] != op && bth[0] < 0x18 && op < 0x18 && rc_ops[bth[0]].hdr &&
+	    rc_ops[bth[0]].hdr < rc_ops[op].hdr && rc_ops[op].hdr <= w->paylen)
+		d_fill(r, bth + rc_ops[bth[0]].hdr, rc_ops[op].hdr - rc_ops[bth[0]].hdr);
+	rc_finish(w, false);
+	if (bad_icrc)
+		w->pkt[28 + below(r, w->paylen)] ^= 1 << below(r, 8);
+	/* QP1 is the CM's: this oracle is the data path's */
+	if (w->paylen >= RC_BTH && (get32(bth + 4) & 0xffffff) == 1)
+		bth[7] = 3;
+	rc_predict(w, d->self->qb->qp_num, &p);
+	expect_add(&d->e, p.counter, 1);
+	if (!strcmp(p.counter, "rc_rx_packets")) {
+		expect_add(&d->e, "rc_rx_bytes", p.payload);
+		if (p.aeth)
+			expect_add(&d->e, p.aeth, 1);
+		d->requests += p.request;
+		d->kind[p.request ? DK_REQUEST : DK_RESPONSE]++;
+		/* at the PSN b expects: what it takes next, if it takes this */
+		if (p.request && (get32(bth + 8) & 0xffffff) == (d->epsn & 0xffffff)) {
+			d->last_ok = m >= 12;
+			uint32_t dma = get32(bth + RC_BTH + 12);
+
+			d->epsn += bth[0] != RC_READ_REQUEST ? 1 :
+				   dma ? (dma + D_MTU - 1) / D_MTU : 1;
+		}
+	} else {
+		d->kind[!strcmp(p.counter, "drop_length") ? DK_LENGTH :
+			!strcmp(p.counter, "drop_icrc") ? DK_ICRC : DK_HEADER]++;
+	}
+	d->sent++;
+	return wire_send_on(d->raw, w, true);
+}
+
+/* A request's BTH from a's address to b's QP. */
+static uint8_t *d_bth(struct dround *d, struct wire *w, uint8_t op, uint32_t psn)
+{
+	uint8_t *ext = rc_init(w, PEER, TARGET, op, d->self->qb->qp_num, psn,
+			       below(d->r, 8) != 0);
+
+	if (!below(d->r, 4))
+		rc_bth(w)[1] |= 0x80;	/* SE */
+	return ext;
+}
+
+/*
+ * One message: a SEND or WRITE of one to three packets, a READ, an
+ * atomic, a response for b's requester (which has nothing outstanding),
+ * or a packet of random bytes.  At b's expected PSN or off it.
+ */
+static int d_message(struct dround *d)
+{
+	static const uint8_t resp_ops[] = { 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12 };
+	static const int32_t offs[] = { -1, 1, -2, 2, 1 << 23, (1 << 23) - 1, -(1 << 23) };
+	struct rng *r = d->r;
+	uint32_t psn = d->epsn, total, rkey, len, pay, delta = 0;
+	uint64_t wbase = (uintptr_t)d->self->b + D_W;
+	int kind = below(r, 16), n, ret = 0;
+	bool refused;
+	uint8_t op, *ext, syn;
+	struct wire w;
+	uint64_t va;
+
+	d->hostile = below(r, BURST) < d->sent;
+	/* b's own: SENDs, WRITEs, READs (or the last one again), responses */
+	if (!d->hostile && kind >= 12 && kind < 16)
+		kind = kind == 15 && d->last_read_psn != ~0u ? 16 : 13;
+	/* one hostile message in three off the expected PSN: behind, ahead, far */
+	if (d->hostile && !below(r, 3))
+		delta = below(r, 8) ? offs[below(r, 7)] : rnd(r);
+	psn += delta;
+	if (kind == 16) {
+		/* a duplicate READ: answered again if b still keeps it */
+		memcpy(d_bth(d, &w, RC_READ_REQUEST, d->last_read_psn), d->last_read, RC_RETH);
+		rc_set_len(&w, RC_BTH + RC_RETH, 0);
+		ret = d_send(d, &w);
+	} else if (kind < 10) {
+		bool write = kind >= 5;
+		/* plain, immediate, invalidate (which a WRITE has not) */
+		int v = below(r, 8) < 5 ? 0 : below(r, 3) ? 1 : 2;
+
+		if (!d->hostile && v == 2)
+			v = 1;
+
+		if (write && v == 2)
+			v = 0;
+
+		n = 1 + below(r, 3);
+		pay = below(r, D_MTU + 1);
+		if (n > 1 && !pay)
+			pay = 1;
+		total = (n - 1) * D_MTU + pay;
+		d_target(d, total, true, &va, &rkey, &len);
+		refused = write && !((d->access & IBV_ACCESS_REMOTE_WRITE) &&
+				     rkey == d->self->mw->rkey && len && len <= D_W_LEN &&
+				     va >= wbase && va - wbase <= D_W_LEN - len);
+		for (int i = 0; i < n && !ret; i++) {
+			bool first = !i, last = i == n - 1;
+			size_t hdr = RC_BTH, plen = last ? pay : D_MTU;
+
+			if (!write)
+				op = n == 1 ? (v == 1 ? RC_SEND_ONLY_IMM : v == 2 ? RC_SEND_ONLY_INV :
+					       RC_SEND_ONLY) :
+				     first ? RC_SEND_FIRST : !last ? RC_SEND_MIDDLE :
+				     v == 1 ? RC_SEND_LAST_IMM : v == 2 ? RC_SEND_LAST_INV :
+				     RC_SEND_LAST;
+			else
+				op = n == 1 ? (v == 1 ? RC_WRITE_ONLY_IMM : RC_WRITE_ONLY) :
+				     first ? RC_WRITE_FIRST : !last ? RC_WRITE_MIDDLE :
+				     v == 1 ? RC_WRITE_LAST_IMM : RC_WRITE_LAST;
+			/* each packet where the last one left b, or off it */
+			ext = d_bth(d, &w, op, d->epsn + (delta ? delta + i : 0));
+			if (write && first) {
+				rc_reth(ext, va, rkey, len);
+				hdr += RC_RETH;
+			}
+			if (last && v) {
+				d_fill(r, rc_bth(&w) + hdr, 4);	/* ImmDt or IETH */
+				hdr += 4;
+			}
+			/* pad bytes too: a mutated pad count makes them payload */
+			d_fill(r, rc_bth(&w) + hdr, (plen + 3) & ~(size_t)3);
+			/* the mark, while the packets before reached b as they were */
+			d->marker = refused && (first || d->last_ok);
+			if (d->marker)
+				memset(rc_bth(&w) + hdr, 0, plen);
+			d->cur_hdr = hdr;
+			d->cur_pay = (plen + 3) & ~(size_t)3;
+			rc_set_len(&w, hdr, plen);
+			ret = d_send(d, &w);
+			d->marker = false;
+		}
+	} else if (kind < 12) {
+		total = below(r, 4) ? 1 + below(r, 4 * D_MTU) : below(r, D_W_LEN + 1);
+		d_target(d, total, true, &va, &rkey, &len);
+		ext = d_bth(d, &w, RC_READ_REQUEST, psn);
+		rc_reth(ext, va, rkey, len);
+		memcpy(d->last_read, ext, RC_RETH);
+		d->last_read_psn = psn;
+		rc_set_len(&w, RC_BTH + RC_RETH, 0);
+		ret = d_send(d, &w);
+	} else if (kind < 13) {
+		d_target(d, 8, false, &va, &rkey, &len);
+		if (below(r, 4))
+			va &= ~7ULL;
+		/* executed in W, an atomic may not leave a zero there: swap no zero, add 0 */
+		op = below(r, 2) ? RC_COMPARE_SWAP : RC_FETCH_ADD;
+		rc_atomiceth(d_bth(d, &w, op, psn), va, rkey,
+			     op == RC_COMPARE_SWAP ? d_nonzero64(r) : 0,
+			     (uint64_t)rnd(r) << 32 | rnd(r));
+		rc_set_len(&w, RC_BTH + RC_ATOMICETH, 0);
+		ret = d_send(d, &w);
+	} else if (kind < 15) {
+		static const uint8_t syns[] = { 0x1f, 0x00, 0x20, 0x60, 0x61, 0x62, 0x63, 0x64 };
+
+		op = resp_ops[below(r, 6)];
+		psn = D_B_PSN + (below(r, 4) ? (int)below(r, 9) - 4 : (int)rnd(r));
+		ext = rc_init(&w, PEER, TARGET, op, d->self->qb->qp_num, psn, false);
+		syn = below(r, 8) ? syns[below(r, 8)] | (below(r, 2) ? 0 : below(r, 32) & 0x1f)
+				  : rnd(r);
+		pay = op == 0x0d || op == 0x0e ? D_MTU :
+		      op == 0x0f || op == 0x10 ? below(r, D_MTU + 1) : 0;
+		if (op == 0x0e) {
+			d_fill(r, ext, pay);
+			rc_set_len(&w, RC_BTH, pay);
+		} else {
+			rc_aeth(ext, syn, rnd(r));
+			n = RC_BTH + RC_AETH + (op == 0x12 ? RC_ATOMICACKETH : 0);
+			d_fill(r, rc_bth(&w) + RC_BTH + RC_AETH, n - RC_BTH - RC_AETH + pay);
+			rc_set_len(&w, n, pay);
+		}
+		ret = d_send(d, &w);
+	} else {
+		ext = d_bth(d, &w, rnd(r), psn);
+		pay = below(r, 300);
+		d_fill(r, ext, pay);
+		w.paylen = RC_BTH + pay + RC_ICRC;
+		ret = d_send(d, &w);
+	}
+	return ret;
+}
+
+/* Every packet sc-w2's softcm took for the data path, by the counters that say so. */
+static long long d_taken(const struct snap *s)
+{
+	return snap_get(s, "drop_length") + snap_get(s, "drop_header") +
+	       snap_get(s, "drop_icrc") + snap_get(s, "rc_rx_packets") +
+	       snap_get(s, "drop_address");
+}
+
+/* The first byte of @now that is not @then's outside [@w0, @w1) and [@v0, @v1); -1. */
+static long d_changed(const uint8_t *now, const uint8_t *then, size_t size, size_t w0,
+		      size_t w1, size_t v0, size_t v1)
+{
+	for (size_t i = 0; i < size; i++) {
+		if ((i >= w0 && i < w1) || (i >= v0 && i < v1))
+			continue;
+		if (now[i] != then[i])
+			return i;
+	}
+	return -1;
+}
+
+static const char *d_where(long off)
+{
+	if (off >= D_R && off < D_R + D_R_LEN)
+		return "R (remote read only)";
+	if (off >= D_O && off < D_O + D_O_LEN)
+		return "O (another PD)";
+	if (off >= D_N && off < D_N + D_N_LEN)
+		return "N (local write only)";
+	return "a canary (no region)";
+}
+
+/* A receive per slot of V; one in eight names R, O or no region instead. */
+static int d_post_recvs(FIXTURE_DATA(data) *self, struct rng *r, uint64_t first, bool *bad)
+{
+	for (int i = 0; i < D_RECV; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)self->b + D_V + i * D_SLOT,
+				       .length = D_SLOT, .lkey = self->mv->lkey };
+		struct ibv_recv_wr wr = { .wr_id = first + i, .sg_list = &sge, .num_sge = 1 },
+			*badwr;
+
+		bad[i] = !below(r, 8);
+		if (bad[i]) {
+			switch (below(r, 3)) {
+			case 0:
+				sge.addr = (uintptr_t)self->b + D_R;
+				sge.lkey = self->mr->lkey;
+				break;
+			case 1:
+				sge.addr = (uintptr_t)self->b + D_O;
+				sge.lkey = self->mo->lkey;
+				break;
+			default:
+				sge.lkey = rnd(r);
+				break;
+			}
+		}
+		if (ibv_post_recv(self->qb, &wr, &badwr))
+			return -1;
+	}
+	return 0;
+}
+
+/* @n completions of @cq within @ms, polled: how many came, or -1. */
+static int poll_cq_until(struct ibv_cq *cq, struct ibv_wc *wc, int n, long ms)
+{
+	long end = topo_now_ms() + ms;
+	int got = 0, ret;
+
+	while (got < n) {
+		ret = ibv_poll_cq(cq, n - got, wc + got);
+		if (ret < 0)
+			return -1;
+		got += ret;
+		if (got < n && topo_now_ms() > end)
+			break;
+		if (got < n && !ret)
+			usleep(200);
+	}
+	return got;
+}
+
+static int d_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+TEST_F_TIMEOUT(data, hostile_data_packets, 600)
+{
+	static const char *const answers[] = {
+		"rc_tx_packets", "rc_tx_bytes", "rc_acks_sent", "rc_seq_naks_sent",
+		"rnr_naks_sent", "drop_access", "rc_duplicates", "read_replays",
+		"rd_atomic_exhausted",
+	};
+	static const uint32_t bases[] = { 0xffffff, 0xfffffe, 0xfffff0, 0, 0x7fffff, 0x800000 };
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_slow_shift() ? 30 : 10);
+	static struct snap s0, s1, a0, a1;
+	long end, rounds = 0, sent = 0, err_rounds = 0, recvs[4] = { 0 };
+	long kind[DK_COUNT] = { 0 };
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct dround d = { .self = self };
+	struct ibv_wc wc[D_RECV];
+	struct rng r;
+	char why[1024];
+	bool bad[D_RECV];
+
+	r.s = (__u64)fuzz_seed() * 0x9E3779B97F4A7C15ULL | 1;
+	pin_cpu0();
+	d.r = &r;
+	d.raw = raw_in(self->ns1, self->home);
+	ASSERT_LE(0, d.raw);
+	ASSERT_EQ(0, snap_take(self->st1, &a0));
+
+	end = topo_now_ms() + seconds * 1000;
+	for (; topo_now_ms() < end && _metadata->passed; rounds++) {
+		uint32_t base = below(&r, 2) ? bases[below(&r, 6)] : rnd(&r) & 0xffffff;
+		unsigned int access = below(&r, 4) ? D_ALL :
+				      below(&r, 2) ? D_ALL & ~IBV_ACCESS_REMOTE_WRITE :
+				      D_ALL & ~IBV_ACCESS_REMOTE_READ;
+		uint64_t first = (uint64_t)rounds * D_RECV + 1;
+		long long want_b, got_b;
+		int got, state;
+		uint8_t *zero;
+		long off;
+
+		ASSERT_EQ(0, d_connect(self->qb, self->gidb, PEER, self->qa->qp_num, base,
+				       D_B_PSN, access));
+		ASSERT_EQ(0, d_post_recvs(self, &r, first, bad));
+		memset(&d.e, 0, sizeof(d.e));
+		for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++)
+			expect_add(&d.e, answers[i], SNAP_ANY);
+		d.epsn = base;
+		d.access = access;
+		d.last_read_psn = ~0u;
+		d.sent = 0;
+		d.requests = 0;
+		memset(d.kind, 0, sizeof(d.kind));
+		ASSERT_EQ(0, snap_take(self->st2, &s0));
+		while (d.sent < BURST)
+			ASSERT_EQ(0, d_message(&d));
+
+		/* every packet taken; then ERR, under b's lock: none is still being handled */
+		want_b = d_taken(&s0) + d.sent;
+		for (long dl = topo_now_ms() + WAIT_MS; topo_now_ms() < dl; usleep(1000)) {
+			ASSERT_EQ(0, snap_take(self->st2, &s1));
+			if (d_taken(&s1) >= want_b)
+				break;
+		}
+		got_b = d_taken(&s1);
+		state = d_state(self->qb);
+		err_rounds += state == IBV_QPS_ERR;
+		EXPECT_TRUE(state == IBV_QPS_RTS || state == IBV_QPS_ERR) {
+			TH_LOG("round %ld: b in state %d", rounds, state);
+		}
+		ASSERT_EQ(0, ibv_modify_qp(self->qb, &attr, IBV_QP_STATE));
+		ASSERT_EQ(0, snap_take(self->st2, &s1));
+		EXPECT_EQ(want_b, got_b) {
+			TH_LOG("round %ld: %ld packets, %lld taken", rounds, d.sent,
+			       got_b - d_taken(&s0));
+		}
+		EXPECT_EQ(0, expect_check(&d.e, &s0, &s1, why, sizeof(why))) {
+			TH_LOG("round %ld (rq_psn %#x):%s", rounds, base, why);
+		}
+		/* b answers only requests that reached it, each at most once */
+		EXPECT_GE(d.requests, snap_get(&s1, "rc_acks_sent") - snap_get(&s0, "rc_acks_sent") +
+			  snap_get(&s1, "rc_seq_naks_sent") - snap_get(&s0, "rc_seq_naks_sent") +
+			  snap_get(&s1, "rnr_naks_sent") - snap_get(&s0, "rnr_naks_sent")) {
+			TH_LOG("round %ld: %ld requests", rounds, d.requests);
+		}
+		EXPECT_GE(d.requests, snap_get(&s1, "drop_access") - snap_get(&s0, "drop_access") +
+			  snap_get(&s1, "rc_duplicates") - snap_get(&s0, "rc_duplicates"));
+
+		/* each receive once, in order: ERR flushed those left */
+		got = poll_cq_until(self->rb, wc, D_RECV, WAIT_MS);
+		EXPECT_EQ(D_RECV, got) TH_LOG("round %ld", rounds);
+		for (int i = 0; i < got; i++) {
+			EXPECT_EQ(first + i, wc[i].wr_id) TH_LOG("round %ld", rounds);
+			EXPECT_EQ(self->qb->qp_num, wc[i].qp_num);
+			switch (wc[i].status) {
+			case IBV_WC_SUCCESS:
+				recvs[0]++;
+				EXPECT_TRUE(wc[i].opcode == IBV_WC_RECV ||
+					    wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM);
+				if (wc[i].opcode == IBV_WC_RECV)
+					EXPECT_GE(bad[i] ? 0 : D_SLOT, wc[i].byte_len) {
+						TH_LOG("round %ld: receive %d", rounds, i);
+					}
+				break;
+			case IBV_WC_WR_FLUSH_ERR:
+				recvs[1]++;
+				break;
+			case IBV_WC_LOC_LEN_ERR:
+			case IBV_WC_LOC_PROT_ERR:
+				recvs[2]++;
+				break;
+			default:
+				recvs[3]++;
+				EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) {
+					TH_LOG("round %ld: receive %d: %s", rounds, i,
+					       ibv_wc_status_str(wc[i].status));
+				}
+				break;
+			}
+		}
+		/* b posted no send: nothing may complete one */
+		EXPECT_EQ(0, ibv_poll_cq(self->sb, 1, wc)) TH_LOG("round %ld", rounds);
+
+		off = d_changed(self->b, self->orig_b, D_SIZE, D_W, D_W + D_W_LEN, D_V,
+				D_V + D_RECV * D_SLOT);
+		EXPECT_EQ(-1, off) {
+			TH_LOG("round %ld (rq_psn %#x): b's byte %ld, in %s, is %#x, was %#x",
+			       rounds, base, off, d_where(off), self->b[off], self->orig_b[off]);
+		}
+		zero = memchr(self->b, 0, D_SIZE);
+		off = zero ? zero - self->b : -1;
+		EXPECT_EQ(-1, off) {
+			TH_LOG("round %ld (rq_psn %#x): b's byte %ld, in %s, is 0: a byte of a refused WRITE landed",
+			       rounds, base, off, off >= D_W && off < D_W + D_W_LEN ? "W" :
+			       off >= D_V && off < D_V + D_RECV * D_SLOT ? "V" : d_where(off));
+		}
+		off = d_changed(self->a, self->orig_a, D_A_SIZE, 0, 0, 0, 0);
+		EXPECT_EQ(-1, off) TH_LOG("round %ld: a's byte %ld", rounds, off);
+		sent += d.sent;
+		for (int k = 0; k < DK_COUNT; k++)
+			kind[k] += d.kind[k];
+	}
+	close(d.raw);
+	printf("# %ld rounds, %ld packets: drop_length %ld, drop_header %ld, drop_icrc %ld, requests to b %ld, responses to b %ld; b in ERR after %ld rounds; receives: %ld done, %ld flushed, %ld local errors\n",
+	       rounds, sent, kind[DK_LENGTH], kind[DK_HEADER], kind[DK_ICRC], kind[DK_REQUEST],
+	       kind[DK_RESPONSE], err_rounds, recvs[0], recvs[1], recvs[2]);
+	printf("# b's answers: acks %lld, sequence NAKs %lld, RNR NAKs %lld, refused (drop_access) %lld, duplicates %lld, READs replayed %lld, beyond rd_atomic %lld; packets sent %lld\n",
+	       stats_get(self->st2, "rc_acks_sent"), stats_get(self->st2, "rc_seq_naks_sent"),
+	       stats_get(self->st2, "rnr_naks_sent"), stats_get(self->st2, "drop_access"),
+	       stats_get(self->st2, "rc_duplicates"), stats_get(self->st2, "read_replays"),
+	       stats_get(self->st2, "rd_atomic_exhausted"), stats_get(self->st2, "rc_tx_packets"));
+	/* thousands of packets, most of them past the parser and the ICRC */
+	EXPECT_LE(BURST, sent);
+	EXPECT_LT(kind[DK_LENGTH] + kind[DK_HEADER] + kind[DK_ICRC], kind[DK_REQUEST]);
+
+	/* a took only b's answers, all from b's address; it is still RTS */
+	ASSERT_EQ(0, snap_take(self->st1, &a1));
+	for (size_t i = 0; i < sizeof(early_drops) / sizeof(early_drops[0]); i++) {
+		EXPECT_EQ(snap_get(&a0, early_drops[i]), snap_get(&a1, early_drops[i])) {
+			TH_LOG("sc-w1's %s", early_drops[i]);
+		}
+	}
+	EXPECT_EQ(snap_get(&a0, "drop_address"), snap_get(&a1, "drop_address"));
+	EXPECT_EQ(IBV_QPS_RTS, d_state(self->qa));
+
+	/* and the pair still works: a SEND, a WRITE into W, a READ of R */
+	ASSERT_EQ(0, d_connect(self->qb, self->gidb, PEER, self->qa->qp_num, D_A_PSN,
+			       D_B_PSN, D_ALL));
+	{
+		struct ibv_sge rs = { .addr = (uintptr_t)self->b + D_V, .length = D_SLOT,
+				      .lkey = self->mv->lkey };
+		struct ibv_recv_wr rw = { .wr_id = 7, .sg_list = &rs, .num_sge = 1 }, *badr;
+		struct ibv_sge ss[3] = {
+			{ .addr = (uintptr_t)self->a, .length = 300, .lkey = self->ma->lkey },
+			{ .addr = (uintptr_t)self->a + 512, .length = 100, .lkey = self->ma->lkey },
+			{ .addr = (uintptr_t)self->a + 4096, .length = 600, .lkey = self->ma->lkey },
+		};
+		struct ibv_send_wr sw[3] = {
+			{ .wr_id = 1, .sg_list = &ss[0], .num_sge = 1, .opcode = IBV_WR_SEND,
+			  .send_flags = IBV_SEND_SIGNALED },
+			{ .wr_id = 2, .sg_list = &ss[1], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+			  .send_flags = IBV_SEND_SIGNALED,
+			  .wr.rdma = { .remote_addr = (uintptr_t)self->b + D_W + 8,
+				       .rkey = self->mw->rkey } },
+			{ .wr_id = 3, .sg_list = &ss[2], .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+			  .send_flags = IBV_SEND_SIGNALED,
+			  .wr.rdma = { .remote_addr = (uintptr_t)self->b + D_R + 16,
+				       .rkey = self->mr->rkey } },
+		}, *bads;
+
+		ASSERT_EQ(0, ibv_post_recv(self->qb, &rw, &badr));
+		sw[0].next = &sw[1];
+		sw[1].next = &sw[2];
+		ASSERT_EQ(0, ibv_post_send(self->qa, &sw[0], &bads));
+		ASSERT_EQ(3, poll_cq_until(self->sa, wc, 3, WAIT_MS));
+		for (int i = 0; i < 3; i++) {
+			EXPECT_EQ(i + 1, wc[i].wr_id);
+			EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("%s",
+				ibv_wc_status_str(wc[i].status));
+		}
+		ASSERT_EQ(1, poll_cq_until(self->rb, wc, 1, WAIT_MS));
+		EXPECT_EQ(7, wc[0].wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		EXPECT_EQ(300, wc[0].byte_len);
+		EXPECT_EQ(0, memcmp(self->b + D_V, self->a, 300));
+		EXPECT_EQ(0, memcmp(self->b + D_W + 8, self->a + 512, 100));
+		EXPECT_EQ(0, memcmp(self->a + 4096, self->orig_b + D_R + 16, 600));
+	}
+	EXPECT_EQ(IBV_QPS_RTS, d_state(self->qa));
+	EXPECT_EQ(IBV_QPS_RTS, d_state(self->qb));
 }
 
 TEST_HARNESS_MAIN

@@ -6,6 +6,8 @@
  * counter, so that a case can assert that what it expected moved, by
  * exactly that much, and that nothing else did.
  *
+ * And the same for RC data packets (rc_predict()).
+ *
  * Include after wire_helpers.h.
  */
 #ifndef _SOFTCM_WIRE_ORACLE_H
@@ -125,8 +127,8 @@ static inline long long snap_get(const struct snap *s, const char *name)
 /* What one case must move, counter by counter; 0 for any other. */
 struct expect {
 	int n;
-	const char *name[24];
-	long long delta[24];
+	const char *name[32];
+	long long delta[32];
 };
 
 static inline void expect_add(struct expect *e, const char *name, long long delta)
@@ -140,7 +142,7 @@ static inline void expect_add(struct expect *e, const char *name, long long delt
 			return;
 		}
 	}
-	if (e->n < 24) {
+	if (e->n < 32) {
 		e->name[e->n] = name;
 		e->delta[e->n++] = delta;
 	}
@@ -204,6 +206,148 @@ static inline int expect_check(const struct expect *e, const struct snap *a,
 			expect_one(e, e->name[i], a, b, out, size, &bad);
 	}
 	return bad;
+}
+
+/*
+ * The data path's oracle: what softcm must count a crafted RC packet
+ * under, predicted from its bytes alone with the checks transport.c,
+ * rcrecv.c and ibhdr.c make, in their order.  A UDP payload shorter than
+ * a BTH is drop_length; one the parser refuses (length against opcode,
+ * pad, transport version, QPN 0, reserved AETH syndrome, RETH length
+ * beyond 2^31 or not an ONLY's payload), an opcode that is not RC's, or
+ * a P_Key that is not the default is drop_header; then a wrong ICRC is
+ * drop_icrc; then a QPN that names no QP is drop_header.  Sent from the
+ * QP's peer, every other packet reaches the QP: rc_rx_packets, its
+ * payload (without the pad) in rc_rx_bytes, and a response's AETH
+ * counted by its kind.  None of this depends on the QP's state, its
+ * PSNs or the timing: the counts are exact.
+ */
+enum { RCP_REQ = 1, RCP_PAY = 2, RCP_RETH = 4, RCP_AETH = 8 };
+enum { RCP_ONLY, RCP_FIRST, RCP_MIDDLE, RCP_LAST };
+
+struct rc_op_info {
+	uint8_t hdr;		/* BTH and extension headers; 0: not an RC opcode */
+	uint8_t pos;
+	uint8_t flags;
+};
+
+static const struct rc_op_info rc_ops[0x18] = {
+	[0x00] = { 12, RCP_FIRST, RCP_REQ | RCP_PAY },
+	[0x01] = { 12, RCP_MIDDLE, RCP_REQ | RCP_PAY },
+	[0x02] = { 12, RCP_LAST, RCP_REQ | RCP_PAY },
+	[0x03] = { 16, RCP_LAST, RCP_REQ | RCP_PAY },
+	[0x04] = { 12, RCP_ONLY, RCP_REQ | RCP_PAY },
+	[0x05] = { 16, RCP_ONLY, RCP_REQ | RCP_PAY },
+	[0x06] = { 28, RCP_FIRST, RCP_REQ | RCP_PAY | RCP_RETH },
+	[0x07] = { 12, RCP_MIDDLE, RCP_REQ | RCP_PAY },
+	[0x08] = { 12, RCP_LAST, RCP_REQ | RCP_PAY },
+	[0x09] = { 16, RCP_LAST, RCP_REQ | RCP_PAY },
+	[0x0a] = { 28, RCP_ONLY, RCP_REQ | RCP_PAY | RCP_RETH },
+	[0x0b] = { 32, RCP_ONLY, RCP_REQ | RCP_PAY | RCP_RETH },
+	[0x0c] = { 28, RCP_ONLY, RCP_REQ | RCP_RETH },
+	[0x0d] = { 16, RCP_FIRST, RCP_PAY | RCP_AETH },
+	[0x0e] = { 12, RCP_MIDDLE, RCP_PAY },
+	[0x0f] = { 16, RCP_LAST, RCP_PAY | RCP_AETH },
+	[0x10] = { 16, RCP_ONLY, RCP_PAY | RCP_AETH },
+	[0x11] = { 16, RCP_ONLY, RCP_AETH },
+	[0x12] = { 24, RCP_ONLY, RCP_AETH },		/* AETH, AtomicAckETH */
+	[0x13] = { 40, RCP_ONLY, RCP_REQ },		/* AtomicETH */
+	[0x14] = { 40, RCP_ONLY, RCP_REQ },
+	[0x16] = { 16, RCP_LAST, RCP_REQ | RCP_PAY },	/* IETH */
+	[0x17] = { 16, RCP_ONLY, RCP_REQ | RCP_PAY },
+};
+
+struct rc_pred {
+	const char *counter;	/* drop_length, drop_header, drop_icrc, rc_rx_packets */
+	const char *aeth;	/* rc_acks_received, ..., or NULL */
+	unsigned int payload;	/* what rc_rx_bytes adds */
+	bool request;		/* a request that reached the QP */
+};
+
+/* A syndrome the IBTA defines (ibhdr.c's aeth_valid()). */
+static inline bool rc_aeth_valid(uint8_t syn)
+{
+	if (syn & 0x80)
+		return false;
+	switch (syn & 0x60) {
+	case 0x00:
+	case 0x20:
+		return true;
+	case 0x60:
+		return (syn & 0x1f) <= 4;
+	}
+	return false;
+}
+
+/* What a packet finished by rc_finish() must move, sent to QP @qpn from its peer. */
+static inline void rc_predict(const struct wire *w, uint32_t qpn, struct rc_pred *p)
+{
+	const uint8_t *bth = w->pkt + 28;
+	const struct rc_op_info *op;
+	size_t len = w->paylen, room;
+	unsigned int pad, payload;
+	uint32_t crc;
+	uint8_t syn = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->counter = "drop_length";
+	if (len < 12)
+		return;
+	p->counter = "drop_header";
+	if (len < 16 || len % 4 || bth[0] >= 0x18 || !rc_ops[bth[0]].hdr)
+		return;
+	op = &rc_ops[bth[0]];
+	if (len < op->hdr + 4u || (bth[1] & 0x0f))
+		return;
+	pad = (bth[1] >> 4) & 3;
+	room = len - op->hdr - 4;
+	if (!(op->flags & RCP_PAY)) {
+		if (pad || room)
+			return;
+	} else if (op->pos == RCP_FIRST || op->pos == RCP_MIDDLE) {
+		if (pad || !room)
+			return;
+	} else if (pad > room) {
+		return;
+	}
+	payload = room - pad;
+	if (op->pos == RCP_LAST && (op->flags & RCP_REQ) && !payload)
+		return;
+	if (!(get32(bth + 4) & 0xffffff))
+		return;
+	if (op->flags & RCP_AETH) {
+		syn = bth[12];		/* no opcode with an AETH has a RETH */
+		if (!rc_aeth_valid(syn))
+			return;
+	}
+	if (op->flags & RCP_RETH) {
+		uint32_t dma = get32(bth + 12 + 12);
+
+		if (dma > 0x80000000u)
+			return;
+		if (op->pos == RCP_ONLY && (op->flags & RCP_PAY) && payload != dma)
+			return;
+	}
+	if ((((bth[2] << 8) | bth[3]) & 0x7fff) != 0x7fff)
+		return;
+	p->counter = "drop_icrc";
+	memcpy(&crc, bth + len - 4, 4);
+	if (crc != icrc(w->pkt, 28 + len))
+		return;
+	p->counter = "drop_header";
+	if ((get32(bth + 4) & 0xffffff) != qpn)
+		return;
+	p->counter = "rc_rx_packets";
+	p->payload = payload;
+	p->request = op->flags & RCP_REQ;
+	if (p->request || !(op->flags & RCP_AETH))
+		return;
+	if ((syn & 0x60) == 0x00)
+		p->aeth = bth[0] == 0x11 ? "rc_acks_received" : NULL;
+	else if ((syn & 0x60) == 0x20)
+		p->aeth = "rc_rnr_naks_received";
+	else if (!(syn & 0x1f))
+		p->aeth = "rc_seq_naks_received";
 }
 
 #endif /* _SOFTCM_WIRE_ORACLE_H */

@@ -19,6 +19,7 @@
 #include "vm_helpers.h"
 #include "topo_helpers.h"
 #include "wire_helpers.h"
+#include "rc_wire.h"
 
 TOPO_NAMESPACES("rp-a rp-f")
 
@@ -159,21 +160,11 @@ static int respond(FIXTURE_DATA(peer) * self, unsigned int psn, unsigned int syn
 		   unsigned int msn)
 {
 	struct wire w;
-	unsigned char *bth = w.pkt + 28;
-	unsigned int crc;
 
-	wire_init(&w, "10.33.0.2", "10.33.0.1", 0);
-	memset(bth, 0, 20);
-	w.paylen = 12 + 4 + 4;		/* BTH, AETH, ICRC */
-	bth[0] = OP_ACK;
-	bth[2] = 0xff;			/* P_Key */
-	bth[3] = 0xff;
-	put32(bth + 4, self->qp->qp_num);
-	put32(bth + 8, psn);
-	put32(bth + 12, syndrome << 24 | msn);
-	wire_finish(&w, true);
-	crc = icrc(w.pkt, 28 + w.paylen);
-	memcpy(bth + 16, &crc, 4);
+	rc_aeth(rc_init(&w, "10.33.0.2", "10.33.0.1", OP_ACK, self->qp->qp_num, psn, false),
+		syndrome, msn);
+	rc_set_len(&w, RC_BTH + RC_AETH, 0);
+	rc_finish(&w, false);
 	return wire_send_on(self->raw, &w, true);
 }
 
