@@ -1,0 +1,294 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The data path, inside the bench VM, on the topology bench.sh set up:
+# perftest's SEND, WRITE and READ bandwidth (and message rate) per message
+# size and their latency, in three configurations, and kernel TCP's
+# stream throughput with iperf3 across the same veth:
+#
+#   softcm      softcm <-> softcm, ba (v0 10.91.0.1) --veth-- bb (v1)
+#   rxe         rxe <-> rxe, both ends on rxe0 in init_net: rxe's own
+#               loopback (two rxe devices in init_net would need policy
+#               routing; rxe hands a packet to itself without the IP stack)
+#   softcm-rxe  softcm in bx (r1 10.90.0.2, the requester, under softcm
+#               exec) --veth-- rxe0 on r0 10.90.0.1 (the responder)
+#   tcp         iperf3, ba --veth-- bb, writes of the message size
+#
+#   datapath.sh OUT
+#
+# Every perftest program runs with -R (rdma_cm connects), -F (the TCG
+# guest's CPU frequency cannot be measured) and -n (sized by iterations,
+# never by seconds).  Appends one "dpbench key=value ..." line per
+# measurement to OUT (status=ok or status=failed, with the tool's error)
+# and echoes everything as "# " comments.  For softcm it also counts, in
+# runs of their own, the system calls per message (strace -c -f of both
+# programs at two iteration counts: the difference leaves setup out) and,
+# in every softcm run, the ACKs and packets per message from
+# /proc/net/softcm_stats (rc_acks_sent, rc_acks_received, rc_tx_packets,
+# before and after).
+#
+# Environment: DP_SIZES (message sizes, "64 4096 65536 1048576"),
+# DP_LAT_SIZES ("64 4096"), DP_BYTES (bytes per bandwidth run, 64 MiB;
+# iterations = DP_BYTES / size, within DP_MIN_ITERS..DP_MAX_ITERS,
+# 1000..20000), DP_LAT_ITERS (1000), DP_SC_ITERS (2000: the strace runs,
+# 4 KiB, against 200).
+set -u
+out=$1
+[ -r "$(dirname "$0")/bench.conf" ] && . "$(dirname "$0")/bench.conf"
+DP_SIZES=${DP_SIZES:-64 4096 65536 1048576}
+DP_LAT_SIZES=${DP_LAT_SIZES:-64 4096}
+DP_BYTES=${DP_BYTES:-67108864}
+DP_MIN_ITERS=${DP_MIN_ITERS:-1000}
+DP_MAX_ITERS=${DP_MAX_ITERS:-20000}
+DP_LAT_ITERS=${DP_LAT_ITERS:-1000}
+DP_SC_ITERS=${DP_SC_ITERS:-2000}
+T=${DP_TIMEOUT:-300}
+tmp=$(mktemp -d)
+port=18600
+spid=
+trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+say() { echo "# $*"; }
+emit() { echo "dpbench $*" | tee -a "$out" | sed 's/^/# /'; }
+
+poll() {
+	local i tries=$1
+	shift
+	for ((i = 0; i < tries; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+sc_listening() {
+	ip netns exec "$1" awk -v p=":$2" '$4 == "LISTEN" && substr($5, length($5) - length(p) + 1) == p { f = 1 }
+		END { exit !f }' /proc/net/softcm
+}
+rxe_listening() {
+	rdma resource show cm_id 2>/dev/null | grep "state LISTEN" | grep -q ":$1 "
+}
+tcp_listening() {
+	ip netns exec "$1" awk -v p=":$(printf %04X "$2")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6
+}
+# The sum of softcm counter NAME over namespaces NS...
+stat_sum() {
+	local name=$1 ns s=0 v
+	shift
+	for ns in "$@"; do
+		v=$(ip netns exec "$ns" awk -v n="$name" '$1 == n { print $2 }' /proc/net/softcm_stats)
+		s=$((s + ${v:-0}))
+	done
+	echo $s
+}
+# One word for a failure: the tool's first line that says what went wrong.
+why() {
+	local w
+	w=$(grep -hiE 'error|fail|unable|couldn|cannot|invalid|timed out|refused|not ' "$@" \
+		2>/dev/null | head -n 1)
+	[ -n "$w" ] || w=$(tail -q -n 1 "$@" 2>/dev/null | head -n 1)
+	w=${w//[^A-Za-z0-9_.:,()\/-]/_}
+	echo "${w:-no_output}"
+}
+iters_for() {
+	local n=$((DP_BYTES / $1))
+	((n < DP_MIN_ITERS)) && n=$DP_MIN_ITERS
+	((n > DP_MAX_ITERS)) && n=$DP_MAX_ITERS
+	echo $n
+}
+
+# The commands of one configuration's server and client, and where the
+# server listens: sets srv=() cli=() addr wait_listen stat_ns.
+config() {
+	case $1 in
+	softcm)
+		srv=(ip netns exec ba softcm exec --) cli=(ip netns exec bb softcm exec --)
+		addr=10.91.0.1 wait_listen="sc_listening ba" stat_ns=(ba bb) ;;
+	rxe)
+		srv=(env) cli=(env) addr=10.90.0.1 wait_listen=rxe_listening stat_ns=() ;;
+	softcm-rxe)
+		srv=(env) cli=(ip netns exec bx softcm exec --)
+		addr=10.90.0.1 wait_listen=rxe_listening stat_ns=(bx) ;;
+	esac
+}
+
+# perftest CONFIG PROG SIZE ITERS [WRAP]: one run; on success leaves the
+# client's result line in $tmp/line.  WRAP "strace" runs both programs
+# under strace -c -f (their summaries in $tmp/sc.server, $tmp/sc.client).
+perftest() {
+	local cfg=$1 prog=$2 size=$3 iters=$4 wrap=${5:-} crc=0 src=0 dev=()
+	local sw=() cw=()
+	config "$cfg"
+	[ "$cfg" = rxe ] && dev=(-d rxe0)
+	if [ "$wrap" = strace ]; then
+		sw=(strace -f -c -o "$tmp/sc.server") cw=(strace -f -c -o "$tmp/sc.client")
+		# strace goes inside ip netns exec, around softcm exec
+		srv=("${srv[@]:0:4}" "${sw[@]}" "${srv[@]:4}")
+		cli=("${cli[@]:0:4}" "${cw[@]}" "${cli[@]:4}")
+	fi
+	port=$((port + 1))
+	local opts=(-R -F -s "$size" -n "$iters" -p "$port")
+	timeout "$T" "${srv[@]}" "$prog" "${dev[@]}" "${opts[@]}" >"$tmp/server" 2>&1 &
+	spid=$!
+	if ! poll 300 $wait_listen $port; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		spid=
+		echo "the server did not listen" >>"$tmp/server"
+		return 1
+	fi
+	timeout "$T" "${cli[@]}" "$prog" "${dev[@]}" "${opts[@]}" "$addr" >"$tmp/client" 2>&1 ||
+		crc=$?
+	wait "$spid" || src=$?
+	spid=
+	grep -E "^ *$size +$iters " "$tmp/client" | head -n 1 >"$tmp/line"
+	if [ "$crc" != 0 ] || [ "$src" != 0 ] || [ ! -s "$tmp/line" ]; then
+		echo "client exit $crc, server exit $src" >>"$tmp/client"
+		return 1
+	fi
+}
+
+nfailed=0
+failed() {
+	nfailed=$((nfailed + 1))
+	emit "$1 status=failed error=$(why "$tmp/client" "$tmp/server")"
+	sed 's/^/#   client: /' "$tmp/client" | tail -n 8
+	sed 's/^/#   server: /' "$tmp/server" | tail -n 8
+}
+
+# bw CONFIG TEST SIZE: one bandwidth run.
+bw() {
+	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 a1 r1 p1 extra= tag t0=$SECONDS
+	iters=$(iters_for "$size")
+	tag="config=$cfg test=${t}_bw size=$size iters=$iters"
+	config "$cfg"
+	if [ ${#stat_ns[@]} -gt 0 ]; then
+		a0=$(stat_sum rc_acks_sent "${stat_ns[@]}") r0=$(stat_sum rc_acks_received "${stat_ns[@]}")
+		p0=$(stat_sum rc_tx_packets "${stat_ns[@]}")
+	fi
+	if ! perftest "$cfg" "ib_${t}_bw" "$size" "$iters"; then
+		failed "$tag"
+		return
+	fi
+	if [ ${#stat_ns[@]} -gt 0 ]; then
+		a1=$(stat_sum rc_acks_sent "${stat_ns[@]}") r1=$(stat_sum rc_acks_received "${stat_ns[@]}")
+		p1=$(stat_sum rc_tx_packets "${stat_ns[@]}")
+		# ACKs on the wire: softcm <-> softcm counts each twice (sent
+		# and received), softcm <-> rxe once each way.
+		local acks=$(((a1 - a0) + (r1 - r0)))
+		[ "$cfg" = softcm ] && acks=$(((a1 - a0)))
+		extra=$(awk -v a=$acks -v p=$((p1 - p0)) -v n="$iters" \
+			'BEGIN { printf " acks_per_msg=%.3f pkts_per_msg=%.3f", a / n, p / n }')
+	fi
+	# #bytes #iterations BW-peak BW-average[MB/sec] MsgRate[Mpps]
+	emit "$tag status=ok $(awk '{ printf "bw_mibs=%s mpps=%s", $4, $5 }' "$tmp/line")$extra" \
+		"secs=$((SECONDS - t0))"
+}
+
+# lat CONFIG TEST SIZE: one latency run.
+lat() {
+	local cfg=$1 t=$2 size=$3 tag t0=$SECONDS
+	tag="config=$cfg test=${t}_lat size=$size iters=$DP_LAT_ITERS"
+	if ! perftest "$cfg" "ib_${t}_lat" "$size" "$DP_LAT_ITERS"; then
+		failed "$tag"
+		return
+	fi
+	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+	emit "$tag status=ok $(awk '{ printf "lat_typ_us=%s lat_avg_us=%s lat_p99_us=%s", $5, $6, $8 }' \
+		"$tmp/line") secs=$((SECONDS - t0))"
+}
+
+# syscalls CONFIG TEST SIZE: strace -c -f of both programs at DP_SC_ITERS
+# and at a tenth of it; the calls per message are the difference over the
+# difference in messages (setup and teardown cancel out).
+syscalls() {
+	local cfg=$1 t=$2 size=$3 n1=$DP_SC_ITERS n0=$((DP_SC_ITERS / 10)) s0 c0 s1 c1 tag top
+	tag="config=$cfg test=${t}_syscalls size=$size iters=$n1"
+	total() { awk '$NF == "total" { print $4 }' "$1"; }
+	if ! perftest "$cfg" "ib_${t}_bw" "$size" "$n0" strace; then
+		failed "$tag"
+		return
+	fi
+	s0=$(total "$tmp/sc.server") c0=$(total "$tmp/sc.client")
+	if ! perftest "$cfg" "ib_${t}_bw" "$size" "$n1" strace; then
+		failed "$tag"
+		return
+	fi
+	s1=$(total "$tmp/sc.server") c1=$(total "$tmp/sc.client")
+	if [ -z "$s0$c0" ] || [ -z "$s1" ] || [ -z "$c1" ]; then
+		echo "no strace summary" >>"$tmp/client"
+		failed "$tag"
+		return
+	fi
+	# the client's three most frequent calls, for the report
+	top=$(awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print $4, $NF }' "$tmp/sc.client" |
+		sort -rn | head -n 3 | awk '{ printf "%s%s:%s", NR > 1 ? "," : "", $2, $1 }')
+	emit "$tag status=ok $(awk -v s0="$s0" -v s1="$s1" -v c0="$c0" -v c1="$c1" -v d=$((n1 - n0)) \
+		'BEGIN { printf "syscalls_server=%.3f syscalls_client=%.3f", (s1 - s0) / d, (c1 - c0) / d }')" \
+		"top_client=${top:-none}"
+	sed 's/^/#   strace client: /' "$tmp/sc.client" | head -n 12
+}
+
+# tcp SIZE: iperf3 ba <- bb, writes of SIZE, DP_BYTES (at most 20000
+# writes, at least 1000) in all.
+tcp() {
+	local size=$1 iters bytes crc=0 src=0 bps tag t0=$SECONDS
+	iters=$(iters_for "$size")
+	bytes=$((iters * size))
+	tag="config=tcp test=tcp_stream size=$size iters=$iters"
+	port=$((port + 1))
+	timeout "$T" ip netns exec ba iperf3 -s -1 -p "$port" >"$tmp/server" 2>&1 &
+	spid=$!
+	if ! poll 300 tcp_listening ba "$port"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		spid=
+		: >"$tmp/client"
+		echo "the server did not listen" >>"$tmp/server"
+		failed "$tag"
+		return
+	fi
+	timeout "$T" ip netns exec bb iperf3 -c 10.91.0.1 -p "$port" -l "$size" -n "$bytes" -J \
+		>"$tmp/client" 2>&1 || crc=$?
+	wait "$spid" || src=$?
+	spid=
+	bps=$(awk '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ { gsub(/[^0-9.e+]/, "", $2); print $2; exit }' \
+		"$tmp/client")
+	if [ "$crc" != 0 ] || [ -z "$bps" ]; then
+		echo "client exit $crc, server exit $src" >>"$tmp/client"
+		failed "$tag"
+		return
+	fi
+	emit "$tag status=ok $(awk -v b="$bps" -v s="$size" \
+		'BEGIN { printf "bw_mibs=%.2f mpps=%.5f", b / 8 / 1048576, b / 8 / s / 1e6 }')" \
+		"secs=$((SECONDS - t0))"
+}
+
+start=$SECONDS
+say "data path: sizes $DP_SIZES, latency at $DP_LAT_SIZES, $DP_BYTES bytes per bandwidth run"
+for t in send write read; do
+	for size in $DP_SIZES; do
+		for cfg in softcm rxe softcm-rxe; do
+			bw "$cfg" "$t" "$size"
+		done
+	done
+	for size in $DP_LAT_SIZES; do
+		for cfg in softcm rxe softcm-rxe; do
+			lat "$cfg" "$t" "$size"
+		done
+	done
+done
+for size in $DP_SIZES; do
+	tcp "$size"
+done
+if command -v strace >/dev/null; then
+	for t in send write read; do
+		for cfg in softcm rxe; do
+			syscalls "$cfg" "$t" 4096
+		done
+	done
+else
+	say "no strace in the VM: no system calls per message"
+fi
+say "data path: $((SECONDS - start)) s, $nfailed failed"
+[ "$nfailed" = 0 ]
