@@ -382,6 +382,15 @@ def datapath(res_path, out):
                     continue
                 table.append(["%s %s, %s" % (tname, what, size_name(size)), "µs"] + cells +
                              [rat(vals[0], vals[1]), "–", "", "", ""])
+        for size in sorted({k[2] for k in dp if k[1] == test + "_lat_e"}):
+            vals, cells = [], []
+            for cfg, _ in DP_CONFIGS:
+                v, c = cell(cfg, test + "_lat_e", size, "lat_typ_us")
+                vals.append(v)
+                cells.append(c)
+            table.append(["%s latency, typical, %s, sleeping on the CQ (-e)"
+                          % (tname, size_name(size)), "µs"] + cells +
+                         [rat(vals[0], vals[1]), "–", "", "", ""])
         for size in sorted({k[2] for k in dp if k[1] == test + "_syscalls"}):
             for side in ("client", "server"):
                 vals, cells = [], []
@@ -402,6 +411,11 @@ def datapath(res_path, out):
         if kv.get("status") != "ok":
             notes.append("failed: %s %s %s: %s" % (k[0], k[1], size_name(k[2]),
                                                    kv.get("error", "?")))
+    conflicting = sorted(k for k in dp if dp[k].get("clock") == "conflicting")
+    if conflicting:
+        notes.append("perftest saw its vCPUs' cpu MHz differ (timed on): %s"
+                     % ", ".join("%s %s %s" % (k[0], k[1], size_name(k[2]))
+                                 for k in conflicting))
     for k in sorted(dp):
         if k[1].endswith("_syscalls") and dp[k].get("status") == "ok":
             notes.append("%s %s %s: the client's most frequent calls (%s messages): %s"

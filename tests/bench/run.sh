@@ -20,7 +20,7 @@
 # BENCH_ONLY=datapath the data path alone (tests/bench/datapath.sh;
 # BENCH_DATAPATH=0: none), sized by BENCH_DP_SIZES ("64 4096 65536
 # 1048576"), BENCH_DP_LAT_SIZES ("64 4096"), BENCH_DP_BYTES (bytes per
-# bandwidth run, 64 MiB; iterations 1000..20000).
+# bandwidth run, 8 MiB; iterations 20..5000).
 # Writes build/bench/results.txt (one "cmbench ..." or "dpbench ..." line
 # per measurement, machine-readable), table.txt, table.rst, bench.png,
 # datapath.txt, datapath.rst and datapath.png.  The debug kernel
@@ -45,9 +45,9 @@ BURST_RDMACM=${BENCH_BURST_RDMACM:-0}
 BURST_DROP=${BENCH_BURST_DROP:-0}
 ONLY=${BENCH_ONLY:-}
 DATAPATH=${BENCH_DATAPATH:-1}
-${BENCH_DP_SIZES:+DP_SIZES="$BENCH_DP_SIZES"}
-${BENCH_DP_LAT_SIZES:+DP_LAT_SIZES="$BENCH_DP_LAT_SIZES"}
-${BENCH_DP_BYTES:+DP_BYTES=$BENCH_DP_BYTES}
+DP_SIZES="${BENCH_DP_SIZES:-64 4096 65536 1048576}"
+DP_LAT_SIZES="${BENCH_DP_LAT_SIZES:-64 4096}"
+DP_BYTES=${BENCH_DP_BYTES:-8388608}
 EOF
 
 rm -rf "$out/artifacts"
