@@ -44,7 +44,7 @@ DP_MIN_ITERS=${DP_MIN_ITERS:-20}
 DP_MAX_ITERS=${DP_MAX_ITERS:-5000}
 DP_LAT_ITERS=${DP_LAT_ITERS:-500}
 DP_SC_ITERS=${DP_SC_ITERS:-1000}
-T=${DP_TIMEOUT:-300}
+T=${DP_TIMEOUT:-180}
 tmp=$(mktemp -d)
 port=18600
 spid=
@@ -238,12 +238,15 @@ bw() {
 lat() {
 	local cfg=$1 t=$2 size=$3 ev=${4:-} tag t0=$SECONDS
 	tag="config=$cfg test=${t}_lat${ev:+_e} size=$size iters=$DP_LAT_ITERS"
+	# (500 round trips take seconds: a minute is a hang)
+	local T=$T
+	[ -n "$ev" ] && T=60
 	if ! perftest_retry "$cfg" "ib_${t}_lat" "$size" "$DP_LAT_ITERS" "" $ev; then
 		failed "$tag"
 		return
 	fi
 	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
-	emit "$tag status=ok $(awk '{ printf "lat_typ_us=%s lat_avg_us=%s lat_p99_us=%s", $5, $6, $8 }' \
+	emit "$tag status=ok $(awk '{ printf "lat_min_us=%s lat_typ_us=%s lat_avg_us=%s lat_p99_us=%s", $3, $5, $6, $8 }' \
 		"$tmp/line") clock=$clock secs=$((SECONDS - t0))"
 	sed 's/^/#   perftest: /' "$tmp/line"
 }
@@ -254,13 +257,25 @@ lat() {
 syscalls() {
 	local cfg=$1 t=$2 size=$3 n1=$DP_SC_ITERS n0=$((DP_SC_ITERS / 10)) s0 c0 s1 c1 tag top
 	tag="config=$cfg test=${t}_syscalls size=$size iters=$n1"
-	total() { awk '$NF == "total" { print $4 }' "$1"; }
-	if ! perftest_retry "$cfg" "ib_${t}_bw" "$size" "$n0" strace; then
+	# every call but the clock's: perftest samples the TSC against
+	# gettimeofday(), which has no vDSO path in the TCG guest, a varying
+	# number of times (cmbench's syscalls.sh leaves the clock out too)
+	total() {
+		awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ &&
+		     $NF !~ /^(gettimeofday|clock_gettime|clock_nanosleep|nanosleep)$/ { n += $4 }
+		     END { if (NR > 2) print n + 0 }' "$1"
+	}
+	# (the counts need no clock: a run perftest could not time counts)
+	local rc=0
+	perftest "$cfg" "ib_${t}_bw" "$size" "$n0" strace || rc=$?
+	if [ "$rc" != 0 ] && [ "$rc" != 2 ]; then
 		failed "$tag"
 		return
 	fi
 	s0=$(total "$tmp/sc.server") c0=$(total "$tmp/sc.client")
-	if ! perftest_retry "$cfg" "ib_${t}_bw" "$size" "$n1" strace; then
+	rc=0
+	perftest "$cfg" "ib_${t}_bw" "$size" "$n1" strace || rc=$?
+	if [ "$rc" != 0 ] && [ "$rc" != 2 ]; then
 		failed "$tag"
 		return
 	fi
@@ -272,7 +287,7 @@ syscalls() {
 	fi
 	# the client's three most frequent calls, for the report
 	top=$(awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print $4, $NF }' "$tmp/sc.client" |
-		sort -rn | head -n 3 | awk '{ printf "%s%s:%s", NR > 1 ? "," : "", $2, $1 }')
+		sort -rn | head -n 3 | awk '{ printf "%s%s:%s", (NR > 1 ? "," : ""), $2, $1 }')
 	emit "$tag status=ok $(awk -v s0="$s0" -v s1="$s1" -v c0="$c0" -v c1="$c1" -v d=$((n1 - n0)) \
 		'BEGIN { printf "syscalls_server=%.3f syscalls_client=%.3f", (s1 - s0) / d, (c1 - c0) / d }')" \
 		"top_client=${top:-none}"

@@ -368,7 +368,8 @@ def datapath(res_path, out):
                 table.append(["%s %s, %s" % (tname, what, size_name(size)), unit] + cells +
                              [rat(vals[0], vals[1]), rat(vals[0], vals[3])] + extra)
         for size in lat_sizes:
-            for what, key in (("latency, typical", "lat_typ_us"), ("latency, p99", "lat_p99_us")):
+            for what, key in (("latency, min", "lat_min_us"), ("latency, typical", "lat_typ_us"),
+                              ("latency, p99", "lat_p99_us")):
                 vals, cells = [], []
                 for cfg, _ in DP_CONFIGS:
                     if cfg == "tcp":
