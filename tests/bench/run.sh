@@ -64,14 +64,14 @@ mkdir -p "$out/artifacts"
 status=0
 start=$SECONDS
 if grep -q -- '--artifacts' "$top/tests/vm/run.sh"; then
-	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 1800 \
-		--test-timeout 1700 --artifacts "$out/artifacts" bench.sh || status=$?
+	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 3600 \
+		--test-timeout 3400 --artifacts "$out/artifacts" bench.sh || status=$?
 	res=$out/artifacts/bench-results.txt
 else
 	# A runner without an artifact channel: the results are also in the
 	# program's TAP comments, in the kept run directory.
-	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 1800 \
-		--test-timeout 1700 --keep bench.sh || status=$?
+	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 3600 \
+		--test-timeout 3400 --keep bench.sh || status=$?
 	run=$(ls -td "$top"/build/vm/stock.* | head -n1)
 	tr -d '\r' <"$run/results.log" |
 		sed -n -e 's/^# \([cd][mp]bench\) /\1 /p' -e '/^# \(guest\|slab\|run\|order\)/p' \
