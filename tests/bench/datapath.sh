@@ -69,6 +69,7 @@ sc_listening() {
 rxe_listening() {
 	rdma resource show cm_id 2>/dev/null | grep "state LISTEN" | grep -q ":$1 "
 }
+gone() { ! kill -0 "$1" 2>/dev/null; }
 tcp_listening() {
 	ip netns exec "$1" awk -v p=":$(printf %04X "$2")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
 		END { exit !f }' /proc/net/tcp /proc/net/tcp6
@@ -159,6 +160,12 @@ perftest() {
 		return 1
 	fi
 	"${cli[@]}" "$prog" "${dev[@]}" "${opts[@]}" "$addr" >"$tmp/client" 2>&1 || crc=$?
+	# a client that failed leaves its server waiting for it: 5 s, then
+	# it is stopped, not left to the timeout
+	if [ "$crc" != 0 ] && ! poll 50 gone "$spid"; then
+		kill "$spid" 2>/dev/null
+		echo "server stopped: its client had failed" >>"$tmp/server"
+	fi
 	wait "$spid" || src=$?
 	spid=
 	grep -E "^ *$size +$iters " "$tmp/client" | head -n 1 >"$tmp/line"
