@@ -187,7 +187,8 @@ $(BUILD)/tests/%: tests/selftests/%.c $(wildcard tests/selftests/*.h) $(LIB_SO) 
 # Not named *_test: make check never runs them.
 BENCH := $(BUILD)/bench
 BENCH_PROGS := $(BENCH)/lib/cmbench-softcm $(BENCH)/lib/cmbench-rdmacm $(BENCH)/bench.sh \
-	$(BENCH)/lib/verbsmem $(BENCH)/lib/stages.sh $(BENCH)/lib/syscalls.sh
+	$(BENCH)/lib/verbsmem $(BENCH)/lib/stages.sh $(BENCH)/lib/syscalls.sh \
+	$(BENCH)/lib/datapath.sh
 
 bench-progs: $(BENCH_PROGS)
 

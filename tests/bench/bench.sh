@@ -36,6 +36,8 @@ RUNS=3 WINDOW=256 LAT=200 SEED=
 # BURST_DROP=1 adds softcm as it was before its hold queue and as 6.1's
 # rdma_cm behaves (max_held_requests 0: drops; cm_response_timeout 20).
 BURST=200 BURST_BACKLOG=16 BURST_RDMACM=0 BURST_DROP=0 ONLY=
+# DATAPATH=0: no data-path case (ONLY=datapath: nothing else).
+DATAPATH=1
 [ -r "$dir/lib/bench.conf" ] && . "$dir/lib/bench.conf"
 out=${SOFTCM_ARTIFACTS:-/tmp}/bench-results.txt
 tmp=$(mktemp -d)
@@ -342,6 +344,11 @@ if [ "${ONLY:-verbs}" = verbs ]; then
 		{ say "verbsmem failed"; fail=1; }
 	ip netns del bv 2>/dev/null
 	sed 's/$/ run=0/' "$tmp/verbsmem" | tee -a "$out" | sed 's/^/# /'
+fi
+# The data path (tests/bench/datapath.sh): perftest over softcm, rxe and
+# softcm <-> rxe, iperf3 over TCP; its failures are its own lines.
+if [ "$DATAPATH" = 1 ] && [ "${ONLY:-datapath}" = datapath ]; then
+	"$dir/lib/datapath.sh" "$out" || fail=1
 fi
 echo "# guest memory at the end: $(awk '/MemFree/ {print $2, $3}' /proc/meminfo) free" >>"$out"
 

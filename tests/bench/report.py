@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn cmbench's lines into the ratio table and the chart's data.
+"""Turn cmbench's lines into the ratio table and the chart's data, and
+datapath.sh's dpbench lines into the data-path table and its chart.
 
     report.py RESULTS OUTDIR
 
@@ -13,6 +14,10 @@ with their range.  Writes
 OUTDIR/table.txt (plain), OUTDIR/table.rst (for performance.rst),
 OUTDIR/<system>-<topo>.dat (gnuplot: n, rate min/median/max, p99
 min/median/max) and OUTDIR/chart.gp; exits 1 when a system is missing.
+The data path (dpbench lines, when there are any) gives OUTDIR/datapath.txt,
+datapath.rst, dp-*.dat and chart-datapath.gp (datapath.png); a run that
+failed is a "failed" cell with its error listed under the table, and
+exits 1; either part's error never stops the other.
 """
 import os
 import sys
@@ -282,5 +287,267 @@ unset multiplot
     return missing
 
 
+DP_CONFIGS = [  # (config, column title)
+    ("softcm", "softcm veth"),
+    ("rxe", "rxe↔rxe (loopback)"),
+    ("softcm-rxe", "softcm→rxe veth"),
+    ("tcp", "TCP veth (iperf3)"),
+]
+DP_TESTS = [("send", "SEND"), ("write", "WRITE"), ("read", "READ")]
+
+
+def load_dp(path):
+    """{(config, test, size): {key: value}} from the dpbench lines."""
+    dp = {}
+    for line in open(path):
+        if not line.startswith("dpbench "):
+            continue
+        kv = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+        try:
+            dp[(kv["config"], kv["test"], int(kv["size"]))] = kv
+        except (KeyError, ValueError):
+            continue
+    return dp
+
+
+def size_name(n):
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return "%d MiB" % (n >> 20)
+    if n >= 1 << 10 and n % (1 << 10) == 0:
+        return "%d KiB" % (n >> 10)
+    return "%d B" % n
+
+
+def num(kv, key):
+    try:
+        return float(kv[key])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def datapath(res_path, out):
+    dp = load_dp(res_path)
+    if not dp:
+        return 0
+    sizes = sorted({k[2] for k in dp if k[1].endswith("_bw")} |
+                   {k[2] for k in dp if k[0] == "tcp"})
+    lat_sizes = sorted({k[2] for k in dp if k[1].endswith("_lat")})
+
+    def cell(cfg, test, size, key, scale=1.0):
+        kv = dp.get((cfg, test, size))
+        if kv is None:
+            return None, "–"
+        if kv.get("status") != "ok":
+            return None, "failed"
+        v = num(kv, key)
+        return (v * scale if v is not None else None), fmt(v * scale if v is not None else None)
+
+    def rat(a, b):
+        return fmt(a / b) + "×" if a and b and a > 0 and b > 0 else "–"
+
+    head = ["measurement", "unit"] + [t for _, t in DP_CONFIGS] + \
+        ["softcm / rxe", "softcm / TCP", "softcm ACKs/msg", "softcm pkts/msg",
+         "softcm→rxe ACKs/msg"]
+    table = []
+    for test, tname in DP_TESTS:
+        for what, key, unit, scale in (("bandwidth", "bw_mibs", "MiB/s", 1.0),
+                                       ("message rate", "mpps", "k msg/s", 1000.0)):
+            for size in sizes:
+                vals, cells = [], []
+                for cfg, _ in DP_CONFIGS:
+                    t = "tcp_stream" if cfg == "tcp" else test + "_bw"
+                    v, c = cell(cfg, t, size, key, scale)
+                    vals.append(v)
+                    cells.append(c)
+                if all(c == "–" for c in cells[:3]):
+                    continue  # TCP alone: this operation was not run
+                sc = dp.get(("softcm", test + "_bw", size), {})
+                x = dp.get(("softcm-rxe", test + "_bw", size), {})
+                extra = [fmt(num(sc, "acks_per_msg")), fmt(num(sc, "pkts_per_msg")),
+                         fmt(num(x, "acks_per_msg"))] if what == "bandwidth" else ["", "", ""]
+                table.append(["%s %s, %s" % (tname, what, size_name(size)), unit] + cells +
+                             [rat(vals[0], vals[1]), rat(vals[0], vals[3])] + extra)
+        for size in lat_sizes:
+            for what, key in (("latency, min", "lat_min_us"), ("latency, typical", "lat_typ_us"),
+                              ("latency, p99", "lat_p99_us")):
+                vals, cells = [], []
+                for cfg, _ in DP_CONFIGS:
+                    if cfg == "tcp":
+                        vals.append(None)
+                        cells.append("–")
+                        continue
+                    v, c = cell(cfg, test + "_lat", size, key)
+                    vals.append(v)
+                    cells.append(c)
+                if all(c == "–" for c in cells):
+                    continue
+                table.append(["%s %s, %s" % (tname, what, size_name(size)), "µs"] + cells +
+                             [rat(vals[0], vals[1]), "–", "", "", ""])
+        for size in sorted({k[2] for k in dp if k[1] == test + "_lat_e"}):
+            vals, cells = [], []
+            for cfg, _ in DP_CONFIGS:
+                v, c = cell(cfg, test + "_lat_e", size, "lat_typ_us")
+                vals.append(v)
+                cells.append(c)
+            table.append(["%s latency, typical, %s, sleeping on the CQ (-e)"
+                          % (tname, size_name(size)), "µs"] + cells +
+                         [rat(vals[0], vals[1]), "–", "", "", ""])
+        for size in sorted({k[2] for k in dp if k[1] == test + "_syscalls"}):
+            for side in ("client", "server"):
+                vals, cells = [], []
+                for cfg, _ in DP_CONFIGS:
+                    if (cfg, test + "_syscalls", size) not in dp:
+                        vals.append(None)
+                        cells.append("–")
+                        continue
+                    v, c = cell(cfg, test + "_syscalls", size, "syscalls_" + side)
+                    vals.append(v)
+                    cells.append(c)
+                table.append(["%s system calls per message, %s, %s" % (tname, size_name(size),
+                                                                         side),
+                              "calls/msg"] + cells + [rat(vals[0], vals[1]), "–", "", "", ""])
+    notes = []
+    for k in sorted(dp):
+        kv = dp[k]
+        if kv.get("status") != "ok":
+            notes.append("failed: %s %s %s: %s" % (k[0], k[1], size_name(k[2]),
+                                                   kv.get("error", "?")))
+    conflicting = sorted(k for k in dp if dp[k].get("clock") == "conflicting")
+    if conflicting:
+        notes.append("perftest saw its vCPUs' cpu MHz differ (timed on): %s"
+                     % ", ".join("%s %s %s" % (k[0], k[1], size_name(k[2]))
+                                 for k in conflicting))
+    for k in sorted(dp):
+        if k[1].endswith("_syscalls") and dp[k].get("status") == "ok":
+            notes.append("%s %s %s: the client's most frequent calls (%s messages): %s"
+                         % (k[0], k[1], size_name(k[2]), dp[k].get("iters", "?"),
+                            dp[k].get("top_client", "?").replace(",", ", ")))
+
+    widths = [max(len(r[i]) for r in table + [head]) for i in range(len(head))]
+    with open(os.path.join(out, "datapath.txt"), "w") as f:
+        f.write("  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() + "\n")
+        for r in table:
+            f.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+        for n in notes:
+            f.write(n + "\n")
+    with open(os.path.join(out, "datapath.rst"), "w") as f:
+        sep = "  ".join("=" * w for w in widths)
+        f.write(sep + "\n" + "  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip() +
+                "\n" + sep + "\n")
+        for r in table:
+            f.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+        f.write(sep + "\n")
+        if notes:
+            f.write("\n")
+            for n in notes:
+                f.write("- " + n + "\n")
+
+    # The chart: bandwidth per size for each operation, the ratios
+    # against their targets, latency and message rate.
+    def dat(name, lines):
+        path = os.path.join(out, name)
+        with open(path, "w") as f:
+            f.writelines(lines)
+        return path
+
+    titles = dict(DP_CONFIGS)
+    bw_plots, rate_plots, lat_plots, ratio_plots = {}, [], [], []
+    for test, tname in DP_TESTS:
+        bw_plots[test] = []
+        for cfg, _ in DP_CONFIGS:
+            t = "tcp_stream" if cfg == "tcp" else test + "_bw"
+            pts = []
+            for size in sizes:
+                kv = dp.get((cfg, t, size))
+                if kv and kv.get("status") == "ok" and num(kv, "bw_mibs") is not None:
+                    pts.append("%d %g %g\n" % (size, num(kv, "bw_mibs"),
+                                               (num(kv, "mpps") or 0) * 1000))
+            if not pts:
+                continue
+            p = dat("dp-%s-%s.dat" % (cfg, t), pts)
+            lc = [c for c, _ in DP_CONFIGS].index(cfg) + 1  # one colour a config
+            bw_plots[test].append("'%s' using 1:2 with linespoints lw 2 lc %d title '%s'"
+                                  % (p, lc, titles[cfg]))
+            if cfg != "tcp" or test == "send":
+                rate_plots.append("'%s' using 1:3 with linespoints lw 2 title '%s'"
+                                  % (p, titles[cfg] if cfg == "tcp" else
+                                     "%s %s" % (tname, titles[cfg])))
+        pts = []
+        for size in sizes:
+            a = dp.get(("softcm", test + "_bw", size), {})
+            b = dp.get(("rxe", test + "_bw", size), {})
+            c = dp.get(("tcp", "tcp_stream", size), {})
+            va, vb, vc = num(a, "bw_mibs"), num(b, "bw_mibs"), num(c, "bw_mibs")
+            if a.get("status") != "ok" or not va:
+                continue
+            pts.append("%d %s %s\n" % (size, "%g" % (va / vb) if b.get("status") == "ok" and vb
+                                       else "NaN",
+                                       "%g" % (va / vc) if c.get("status") == "ok" and vc
+                                       else "NaN"))
+        if pts:
+            p = dat("dp-ratio-%s.dat" % test, pts)
+            ratio_plots.append("'%s' using 1:2 with linespoints lw 2 title '%s softcm/rxe'"
+                               % (p, tname))
+            ratio_plots.append("'%s' using 1:3 with linespoints lw 2 dt 2 title '%s softcm/TCP'"
+                               % (p, tname))
+        for cfg, _ in DP_CONFIGS[:3]:
+            pts = []
+            for size in lat_sizes:
+                kv = dp.get((cfg, test + "_lat", size))
+                if kv and kv.get("status") == "ok" and num(kv, "lat_typ_us") is not None:
+                    pts.append("%d %g\n" % (size, num(kv, "lat_typ_us")))
+            if pts:
+                p = dat("dp-%s-%s_lat.dat" % (cfg, test), pts)
+                lat_plots.append("'%s' using 1:2 with linespoints lw 2 title '%s %s'"
+                                 % (p, tname, titles[cfg]))
+    xt = ", ".join("'%s' %d" % (size_name(s), s) for s in sizes)
+    panels = []
+    for test, tname in DP_TESTS:
+        panels.append("set title '%s bandwidth (perftest -R -F -n; TCP: iperf3 writes)'\n"
+                      "set ylabel 'MiB/s'\nset logscale y\nplot %s\n"
+                      % (tname, ", \\\n     ".join(bw_plots[test]) or "NaN notitle"))
+    panels.append("set title 'softcm / rxe and softcm / TCP bandwidth (targets 2x, 0.8x)'\n"
+                  "set ylabel 'ratio'\nset logscale y\nplot %s\n"
+                  % ", \\\n     ".join(ratio_plots + ["2 with lines lc rgb 'black' dt 3 "
+                                                       "title 'target softcm/rxe'",
+                                                       "0.8 with lines lc rgb 'black' dt 4 "
+                                                       "title 'target softcm/TCP'"]))
+    panels.append("set title 'latency, typical (perftest *_lat)'\nset ylabel 'µs'\n"
+                  "set logscale y\nplot %s\n" % (", \\\n     ".join(lat_plots) or
+                                                  "NaN notitle"))
+    panels.append("set title 'message rate'\nset ylabel 'thousand messages/s'\n"
+                  "set logscale y\nplot %s\n" % (", \\\n     ".join(rate_plots) or
+                                                  "NaN notitle"))
+    with open(os.path.join(out, "chart-datapath.gp"), "w") as f:
+        f.write("""set terminal pngcairo size 1500,900 font ',9' noenhanced
+set output '%s'
+set multiplot layout 2,3 title 'Data path: softcm, rxe and TCP, one VM boot (TCG guest, 2 vCPUs)'
+set logscale x 2
+set xrange [%g:%g]
+set xlabel 'message size'
+set xtics (%s)
+set key top left font ',8'
+set grid
+%s
+unset multiplot
+""" % (os.path.join(out, "datapath.png"), min(sizes) / 1.5 if sizes else 32,
+       max(sizes) * 1.5 if sizes else 2e6, xt, "".join(panels)))
+    return 1 if any(dp[k].get("status") != "ok" for k in dp) else 0
+
+
+def run_all():
+    status = 0
+    for part in (main, lambda: datapath(sys.argv[1], sys.argv[2])):
+        try:
+            status |= part() or 0
+        except Exception as e:  # one part's error never hides the other's
+            print("report.py: %s: %r" % (getattr(part, "__name__", "datapath"), e),
+                  file=sys.stderr)
+            import traceback
+            traceback.print_exc()
+            status = 1
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_all())

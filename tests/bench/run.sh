@@ -16,9 +16,14 @@
 # BENCH_BURST_DROP=1 softcm without its hold queue and with 6.1's response
 # timeout (as before the hold queue), BENCH_ONLY=burst the burst case alone,
 # BENCH_ONLY=stages the stages of one connection (tracepoints) alone,
-# BENCH_ONLY=verbs the kernel memory per CQ and per QP alone.
-# Writes build/bench/results.txt (one "cmbench ..." line per measurement,
-# machine-readable), table.txt, table.rst and bench.png.  The debug kernel
+# BENCH_ONLY=verbs the kernel memory per CQ and per QP alone,
+# BENCH_ONLY=datapath the data path alone (tests/bench/datapath.sh;
+# BENCH_DATAPATH=0: none), sized by BENCH_DP_SIZES ("64 4096 65536
+# 1048576"), BENCH_DP_LAT_SIZES ("64 4096"), BENCH_DP_BYTES (bytes per
+# bandwidth run, 8 MiB; iterations 20..5000).
+# Writes build/bench/results.txt (one "cmbench ..." or "dpbench ..." line
+# per measurement, machine-readable), table.txt, table.rst, bench.png,
+# datapath.txt, datapath.rst and datapath.png.  The debug kernel
 # never gives figures: this always boots the stock one.
 
 set -eu
@@ -39,6 +44,10 @@ BURST_BACKLOG=${BENCH_BURST_BACKLOG:-16}
 BURST_RDMACM=${BENCH_BURST_RDMACM:-0}
 BURST_DROP=${BENCH_BURST_DROP:-0}
 ONLY=${BENCH_ONLY:-}
+DATAPATH=${BENCH_DATAPATH:-1}
+DP_SIZES="${BENCH_DP_SIZES:-64 4096 65536 1048576}"
+DP_LAT_SIZES="${BENCH_DP_LAT_SIZES:-64 4096}"
+DP_BYTES=${BENCH_DP_BYTES:-8388608}
 EOF
 
 rm -rf "$out/artifacts"
@@ -55,17 +64,17 @@ mkdir -p "$out/artifacts"
 status=0
 start=$SECONDS
 if grep -q -- '--artifacts' "$top/tests/vm/run.sh"; then
-	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 1800 \
-		--test-timeout 1700 --artifacts "$out/artifacts" bench.sh || status=$?
+	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 3600 \
+		--test-timeout 3400 --artifacts "$out/artifacts" bench.sh || status=$?
 	res=$out/artifacts/bench-results.txt
 else
 	# A runner without an artifact channel: the results are also in the
 	# program's TAP comments, in the kept run directory.
-	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 1800 \
-		--test-timeout 1700 --keep bench.sh || status=$?
+	"$top/tests/vm/run.sh" --kernel stock --tests-dir "$out" --timeout 3600 \
+		--test-timeout 3400 --keep bench.sh || status=$?
 	run=$(ls -td "$top"/build/vm/stock.* | head -n1)
 	tr -d '\r' <"$run/results.log" |
-		sed -n -e 's/^# cmbench /cmbench /p' -e '/^# \(guest\|slab\|run\|order\)/p' \
+		sed -n -e 's/^# \([cd][mp]bench\) /\1 /p' -e '/^# \(guest\|slab\|run\|order\)/p' \
 		>"$out/artifacts/bench-results.txt"
 	res=$out/artifacts/bench-results.txt
 fi
@@ -75,14 +84,17 @@ fi
 	[ -e "$res" ] && cat "$res"
 } >>"$out/results.txt"
 
-if ! grep -q '^cmbench ' "$out/results.txt"; then
+if ! grep -q '^[cd][mp]bench ' "$out/results.txt"; then
 	echo "bench: no results (VM exit $status)" >&2
 	exit 1
 fi
 python3 "$here/report.py" "$out/results.txt" "$out" || status=1
-if [ -e "$out/chart.gp" ]; then
-	gnuplot "$out/chart.gp" 2>/dev/null || { echo "bench: gnuplot failed" >&2; status=1; }
-fi
-cat "$out/table.txt"
-echo "bench: $out/results.txt, $out/table.txt, $out/bench.png"
+for gp in chart.gp chart-datapath.gp; do
+	[ -e "$out/$gp" ] || continue
+	gnuplot "$out/$gp" 2>/dev/null || { echo "bench: gnuplot $gp failed" >&2; status=1; }
+done
+[ -e "$out/table.txt" ] && cat "$out/table.txt"
+[ -e "$out/datapath.txt" ] && cat "$out/datapath.txt"
+echo "bench: $out/results.txt, $out/table.txt, $out/bench.png, $out/datapath.txt," \
+	"$out/datapath.png"
 exit $status

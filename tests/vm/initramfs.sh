@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 tag=$1 kver=$2 modroot=$3
 modules_stamp=$(stat -c %Y "$modroot/lib/modules/$kver/modules.dep" 2>/dev/null || echo 0)
-key=$(cat "$0" /var/lib/dpkg/info/{busybox-static,iproute2,rdma-core,bash,tcpdump,trace-cmd,perftest,ibverbs-utils}.list 2>/dev/null |
+key=$(cat "$0" /var/lib/dpkg/info/{busybox-static,iproute2,rdma-core,bash,tcpdump,trace-cmd,perftest,ibverbs-utils,iperf3,strace,linux-perf}.list 2>/dev/null |
       { cat; echo "$kver $modules_stamp"; } | sha256sum | cut -c1-12)
 out="$SOFTCM_CACHE/initramfs/$tag-$kver-$key.cpio"
 if [ -e "$out" ]; then
@@ -37,6 +37,9 @@ binaries=(
 	# exec_test.sh: librdmacm's examples and perftest's latency tests
 	/usr/bin/rdma_server /usr/bin/rdma_client /usr/bin/rdma_xserver /usr/bin/rdma_xclient
 	/usr/bin/ib_send_lat /usr/bin/ib_write_lat /usr/bin/ib_read_lat
+	# make bench's data path (tests/bench/datapath.sh): TCP's stream
+	# throughput, system calls per message, a profile
+	/usr/bin/iperf3 /usr/bin/strace /usr/bin/perf
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.  crc32_pclmul is

@@ -27,8 +27,9 @@ packages=(
 	ccache tcpdump tshark
 	# tracepoints read by trace-cmd in the VM
 	trace-cmd
-	# make bench: the chart
-	gnuplot-nox
+	# make bench: the chart; the data path's TCP stream and system calls
+	# per message and a profile (in the VM)
+	gnuplot-nox iperf3 strace linux-perf
 	# static/dkms: make dkms-install's tree built by DKMS
 	dkms
 )
