@@ -647,7 +647,8 @@ struct softcm_batch {
  *                  EINVAL), as rdma_init_qp_attr() over the Linux CM:
  *                  INIT: port 1, P_Key index 0 and access flags (none
  *                  before a connection; REMOTE_WRITE, and REMOTE_READ
- *                  when our responder resources are not 0, once a REQ is
+ *                  and REMOTE_ATOMIC (ABI 3) when our responder
+ *                  resources are not 0, once a REQ is
  *                  sent or received); for SOFTCM_PS_UDP the Q_Key
  *                  SOFTCM_UDP_QKEY instead of access flags.  RTR: the
  *                  path (ah_attr: the peer's GID, our source address's
