@@ -11,7 +11,7 @@
  * the QP's state and the send queue's NEED_DOORBELL flag.  The send
  * queue's consumer runs under sq_mutex, in DOORBELL and POST_SEND.
  *
- * An RC QP's SENDs, WRITEs, READs and atomics go to its transport
+ * An RC QP's SENDs (with invalidate too), WRITEs, READs and atomics go to its transport
  * (rc.h): a send WR is taken, checked and handed to the requester, which
  * completes it when the peer acknowledges it (a READ: when its responses
  * all came; an atomic: when its ATOMIC ACKNOWLEDGE came); a receive WR
@@ -862,6 +862,7 @@ static int check_opcode(u8 type, u32 opcode)
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return 0;
+	case IB_UVERBS_WR_SEND_WITH_INV:
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 	case IB_UVERBS_WR_RDMA_READ:
@@ -870,7 +871,6 @@ static int check_opcode(u8 type, u32 opcode)
 		return type == IB_QPT_RC ? 0 : -EINVAL;
 	case IB_UVERBS_WR_LOCAL_INV:
 	case IB_UVERBS_WR_BIND_MW:
-	case IB_UVERBS_WR_SEND_WITH_INV:
 	case IB_UVERBS_WR_TSO:
 		return type == IB_QPT_RC ? -EOPNOTSUPP : -EINVAL;
 	default:

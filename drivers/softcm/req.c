@@ -20,7 +20,8 @@
  * READ here: it takes a credit of the same max_rd_atomic, is completed by
  * its one response (ATOMIC ACKNOWLEDGE) and is sent again whole, with
  * its PSN, from which the responder answers a duplicate without
- * executing it again.
+ * executing it again.  A SEND with invalidate ends with a LAST or ONLY
+ * WITH INVALIDATE carrying the WR's rkey in its IETH, as rxe's.
  *
  * The timer is the retransmission timer (4.096 us * 2^timeout, rxe's
  * and the IBTA's), or, after an RNR NAK, the wait the NAK asked for.
@@ -211,6 +212,7 @@ int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	switch (w->wr.opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_SEND_WITH_INV:
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 	case IB_UVERBS_WR_RDMA_READ:
@@ -310,14 +312,19 @@ static u8 write_opcode(bool first, bool last, bool imm)
 	return SOFTCM_IB_WRITE_MIDDLE;
 }
 
-static u8 send_opcode(bool first, bool last, bool imm)
+static u8 send_opcode(bool first, bool last, u32 wr_opcode)
 {
+	bool imm = wr_opcode == IB_UVERBS_WR_SEND_WITH_IMM;
+	bool inv = wr_opcode == IB_UVERBS_WR_SEND_WITH_INV;
+
 	if (first && last)
-		return imm ? SOFTCM_IB_SEND_ONLY_IMM : SOFTCM_IB_SEND_ONLY;
+		return imm ? SOFTCM_IB_SEND_ONLY_IMM :
+		       inv ? SOFTCM_IB_SEND_ONLY_INV : SOFTCM_IB_SEND_ONLY;
 	if (first)
 		return SOFTCM_IB_SEND_FIRST;
 	if (last)
-		return imm ? SOFTCM_IB_SEND_LAST_IMM : SOFTCM_IB_SEND_LAST;
+		return imm ? SOFTCM_IB_SEND_LAST_IMM :
+		       inv ? SOFTCM_IB_SEND_LAST_INV : SOFTCM_IB_SEND_LAST;
 	return SOFTCM_IB_SEND_MIDDLE;
 }
 
@@ -381,12 +388,13 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 		p->h.reth.rkey = w->wr.wr.rdma.rkey;
 		p->h.reth.len = s->len;
 	} else {
-		p->h.opcode = send_opcode(first, last,
-					  w->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM);
+		p->h.opcode = send_opcode(first, last, w->wr.opcode);
 	}
 	p->h.psn = rc->psn;
 	p->h.payload_len = plen;
 	p->h.imm = (__force __be32)w->wr.imm_data;
+	/* SEND with invalidate: the rkey, in host order where the immediate goes */
+	p->h.ieth_rkey = w->wr.imm_data;
 	p->h.se = last && (w->wr.send_flags & IB_SEND_SOLICITED);
 	/*
 	 * As rxe: on every message's last packet, and within a message on

@@ -28,7 +28,8 @@
  *   carrying the value it found, which one of the READ resources keeps:
  *   a duplicate of it (its PSN, its rkey and address) is answered again
  *   from there and not executed again (IBTA 9.9.3.3), one whose resource
- *   is gone is dropped, as rxe.
+ *   is gone is dropped, as rxe;
+ * - a SEND with invalidate fails its receive and is NAKed (send_inv()).
  * The ACK is decided here and sent by the caller once the lock is
  * released, unless READ responses wait to leave before it: it then
  * waits for them, so that the requester sees responses and ACKs in PSN
@@ -426,6 +427,36 @@ static bool atomic_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 	return false;
 }
 
+/*
+ * A SEND's LAST or ONLY with invalidate: its IETH names an rkey to
+ * invalidate, and no rkey of softcm's can be (it has no memory windows
+ * and no fast-registration MRs, and a user MR's cannot be, as rxe's
+ * rxe_invalidate_mr() refuses one).  As rxe's RESPST_ERR_INVALIDATE_RKEY,
+ * the message's receive (taken now for an ONLY, or an RNR NAK) completes
+ * with REM_INV_REQ_ERR, and the request is NAKed Invalid Request, the QP
+ * to ERR.  Its payload is not placed.
+ */
+static bool send_inv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		     struct softcm_ib_hdr *a)
+{
+	struct softcm_rc *rc = &qp->rc;
+	bool cont = h->op->pos == SOFTCM_IB_LAST;
+	int ret;
+
+	if ((cont ? SOFTCM_RC_IN_SEND : 0) != rc->in_msg || h->payload_len > rc->mtu)
+		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+	if (!cont) {
+		ret = take_recv(qp);
+		if (ret == -EAGAIN)
+			return ack(qp, a, h->psn, softcm_aeth_rnr_nak(qp->attr.min_rnr_timer));
+		if (ret)
+			return fail(qp, h, a, SOFTCM_NAK_REMOTE_OP_ERR);
+	}
+	rc->in_msg = 0;
+	complete_recv(qp, h, IB_WC_REM_INV_REQ_ERR, rc->roff);
+	return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+}
+
 static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		     const u8 *payload, struct softcm_ib_hdr *a)
 {
@@ -466,6 +497,8 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 			return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
 		return atomic_begin(qp, h, a);
 	}
+	if (h->opcode == SOFTCM_IB_SEND_LAST_INV || h->opcode == SOFTCM_IB_SEND_ONLY_INV)
+		return send_inv(qp, h, a);
 	/* the operations softcm's responder does not carry yet */
 	if (is_send(h->opcode))
 		kind = SOFTCM_RC_IN_SEND;

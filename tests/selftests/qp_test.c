@@ -867,7 +867,7 @@ TEST_F(qp, post_send_fails_without_data_path)
 	/* atomics without their one SGE, opcodes softcm lacks, and no such opcode */
 	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_CMP_AND_SWP, 1, &bad));
 	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_FETCH_AND_ADD, 1, &bad));
-	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_SEND_WITH_INV, 1, &bad));
+	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_BIND_MW, 1, &bad));
 	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_LOCAL_INV, 1, &bad));
 	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, 99, 1, &bad));
 	/*

@@ -432,4 +432,60 @@ TEST_F(peer, atomic_sent_again_with_its_psn)
 	EXPECT_EQ(5, got);
 }
 
+/*
+ * SEND with invalidate on the wire, as rxe sends it: one packet is a
+ * SEND ONLY WITH INVALIDATE (0x17) whose IETH, after the BTH, is the
+ * WR's rkey, then the payload; a longer one is SEND FIRST, then SEND
+ * LAST WITH INVALIDATE (0x16) with the IETH.  A responder that can
+ * invalidate the rkey acknowledges them, and they complete as SENDs.
+ */
+TEST_F(peer, send_with_invalidate_on_the_wire)
+{
+	unsigned char b[2048];
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf, .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	for (int i = 0; i < 1500; i++)
+		self->buf[i] = i * 13 + 1;
+	sge.length = 100;
+	wr.wr_id = 1;
+	wr.invalidate_rkey = 0x11223344;
+	ASSERT_EQ(0, ibv_post_send(self->qp, &wr, &bad));
+	ASSERT_EQ(12 + 4 + 100 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(0x17, b[0]);
+	EXPECT_EQ(0, b[1] & 0x30);	/* no pad */
+	EXPECT_EQ(SQ_PSN, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0x11223344, get32(b + 12));
+	EXPECT_EQ(0, memcmp(self->buf, b + 16, 100));
+	ASSERT_EQ(0, respond(self, SQ_PSN, AETH_ACK, 1));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+
+	sge.length = 1024 + 10;
+	wr.wr_id = 2;
+	wr.invalidate_rkey = 0xa5a5f00d;
+	ASSERT_EQ(0, ibv_post_send(self->qp, &wr, &bad));
+	ASSERT_EQ(12 + 1024 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(0x00, b[0]);
+	EXPECT_EQ(SQ_PSN + 1, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0, memcmp(self->buf, b + 12, 1024));
+	ASSERT_EQ(12 + 4 + 12 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(0x16, b[0]);
+	EXPECT_EQ(2 << 4, b[1] & 0x30);	/* 10 bytes, 2 of pad */
+	EXPECT_EQ(SQ_PSN + 2, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0xa5a5f00d, get32(b + 12));
+	EXPECT_EQ(0, memcmp(self->buf + 1024, b + 16, 10));
+	ASSERT_EQ(0, respond(self, SQ_PSN + 2, AETH_ACK, 2));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+}
+
 TEST_HARNESS_MAIN

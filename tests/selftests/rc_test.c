@@ -32,6 +32,8 @@
  * flight among READs, sharing max_rd_atomic; a duplicate answered from
  * the responder's resource and not executed again; each access
  * violation (rkey, bounds, access, PD, alignment, the QP's access).
+ * SEND with invalidate, refused on both ends as rxe refuses an rkey it
+ * cannot invalidate.
  *
  *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
  */
@@ -2217,6 +2219,67 @@ TEST_F(rc, atomic_access_violations)
 	}
 	close(st);
 	close(nsb);
+}
+
+/*
+ * SEND with invalidate, of one packet and of four: softcm has no rkey it
+ * can invalidate (no memory windows, no fast-registration MRs; rxe
+ * refuses a user MR's too), so, as rxe's RESPST_ERR_INVALIDATE_RKEY, the
+ * receive completes with REM_INV_REQ_ERR and the requester's WR too (NAK
+ * Invalid Request); both QPs end in ERR.  The bytes of the packet with
+ * the IETH are not placed (those before it are, as rxe places them), and
+ * the rkey it named still works.
+ */
+TEST_F(rc, send_with_invalidate_refused)
+{
+	const struct path p = { .sq_psn = 0x3c, .min_rnr_timer = 1, .rnr_retry = 7 };
+	static const uint32_t lens[] = { 100, 3 * MTU + 1 };
+
+	for (int v = 0; v < 2; v++) {
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { 0 }, *bad;
+		struct ibv_wc wc;
+		uint32_t placed;
+
+		pair(_metadata, self, false, &p, &p);
+		pattern(self->a.buf, lens[v], v);
+		memset(self->b.buf, 0xee, 8192);
+		ASSERT_EQ(0, post_recv(&self->b, 50 + v, 0, 8192));
+		sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = lens[v],
+					.lkey = self->a.mr->lkey };
+		wr.wr_id = 40 + v;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.invalidate_rkey = self->b.mr->rkey;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		POLL_ONE(self->a.scq, &wc);
+		EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status)
+			TH_LOG("case %d: %s", v, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(40 + v, wc.wr_id);
+		POLL_ONE(self->b.rcq, &wc);
+		EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status)
+			TH_LOG("case %d: %s", v, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(50 + v, wc.wr_id);
+		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a.qp)) TH_LOG("case %d", v);
+		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b.qp)) TH_LOG("case %d", v);
+		/* the packets before the one with the IETH were placed, as rxe */
+		placed = lens[v] / MTU * MTU;
+		EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, placed)) TH_LOG("case %d", v);
+		for (int i = placed; i < 8192; i++)
+			if (self->b.buf[i] != 0xee) {
+				EXPECT_EQ(0xee, self->b.buf[i]) TH_LOG("case %d byte %d", v, i);
+				break;
+			}
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	/* the rkey named is still valid: a WRITE through it works */
+	pair(_metadata, self, false, &p, &p);
+	write_one(_metadata, &self->a, &self->b, MTU + 1, false, 9);
 }
 
 TEST_HARNESS_MAIN

@@ -630,9 +630,12 @@ struct softcm_batch {
  *                  READs and atomics go to the data path (see Rings for
  *                  how they complete); atomics (ABI 3) take one SGE of
  *                  exactly 8 bytes, not inline (else EINVAL), where the
- *                  original value lands.  SEND_WITH_INV, LOCAL_INV,
- *                  BIND_MW and TSO are EOPNOTSUPP on RC, and every
- *                  opcode but SEND and SEND_WITH_IMM is EINVAL on UD.
+ *                  original value lands.  A SEND_WITH_INV goes on the
+ *                  wire with its IETH (a softcm responder has no rkey
+ *                  to invalidate: the WR completes with
+ *                  IBV_WC_REM_INV_REQ_ERR, the receive it took too).
+ *                  LOCAL_INV, BIND_MW and TSO are EOPNOTSUPP on RC, and
+ *                  every opcode but SEND and SEND_WITH_IMM is EINVAL on UD.
  *   CREATE_AH / DESTROY_AH   address handles for UD sends.
  *   DOORBELL       run the QP's send queue and/or flush its receive
  *                  queue (see Rings below); flags 0 or unknown EINVAL.
@@ -975,7 +978,8 @@ struct softcm_send_wr {
 	__u32		num_sge;
 	__u32		opcode;		/* enum ibv_wr_opcode */
 	__u32		send_flags;	/* IBV_SEND_* */
-	__u32		imm_data;	/* network order */
+	/* network order; SEND_WITH_INV: the rkey to invalidate, host order */
+	__u32		imm_data;
 	union {
 		struct {
 			__aligned_u64	remote_addr;

@@ -302,10 +302,10 @@ static int check_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC ? 0 : EINVAL;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
-	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_TSO:
 		return type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
 	default:
@@ -353,7 +353,8 @@ static int sq_write(struct softcm_qp *sqp, const struct ibv_send_wr *w)
 	wqe->wr.num_sge = w->num_sge;
 	wqe->wr.opcode = w->opcode;
 	wqe->wr.send_flags = w->send_flags;
-	wqe->wr.imm_data = w->imm_data;
+	/* SEND_WITH_INV: the rkey, in host order, where the immediate goes */
+	wqe->wr.imm_data = w->opcode == IBV_WR_SEND_WITH_INV ? w->invalidate_rkey : w->imm_data;
 	if (sqp->qp.qp_type == IBV_QPT_UD) {
 		wqe->wr.wr.ud.ah_handle = w->wr.ud.ah->handle;
 		wqe->wr.wr.ud.remote_qpn = w->wr.ud.remote_qpn;

@@ -20,9 +20,9 @@
  *
  * Operations: SEND, SEND_WITH_IMM (RC and UD), RDMA_WRITE,
  * RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP and
- * ATOMIC_FETCH_AND_ADD (RC), as ibv_post_send() takes them: an atomic's
- * one SGE of 8 bytes (ibv_wr_set_sge()) takes the original value.  What
- * ibv_post_send() answers EOPNOTSUPP for (SEND_WITH_INV, LOCAL_INV,
+ * ATOMIC_FETCH_AND_ADD and SEND_WITH_INV (RC), as ibv_post_send() takes
+ * them: an atomic's one SGE of 8 bytes (ibv_wr_set_sge()) takes the
+ * original value.  What ibv_post_send() answers EOPNOTSUPP for (LOCAL_INV,
  * BIND_MW, TSO) is refused in send_ops_flags with EOPNOTSUPP when the QP is created,
  * as rdma_rxe refuses what it lacks, so that those builders stay NULL.
  */
@@ -34,7 +34,7 @@
 #define RC_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
 #define UD_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 /* The wr_flags a builder takes; IBV_SEND_INLINE is the inline setters'. */
@@ -140,6 +140,15 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t r
 static void wr_send(struct ibv_qp_ex *qpx)
 {
 	wr_begin(qpx, IBV_WR_SEND);
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct softcm_sq_wqe *wqe = wr_begin(qpx, IBV_WR_SEND_WITH_INV);
+
+	/* the rkey, in host order, where the immediate goes */
+	if (wqe)
+		wqe->wr.imm_data = invalidate_rkey;
 }
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
@@ -311,6 +320,8 @@ static void set_send_ops(struct ibv_qp_ex *qpx, uint64_t ops)
 		qpx->wr_send = wr_send;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
 		qpx->wr_send_imm = wr_send_imm;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
+		qpx->wr_send_inv = wr_send_inv;
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE)
 		qpx->wr_rdma_write = wr_rdma_write;
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
