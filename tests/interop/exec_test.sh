@@ -47,7 +47,9 @@ rxe_data_cases=(
 	rxe-datapath/ib_send_bw-R-rxe-server-softcm-client
 	rxe-datapath/ib_write_bw-R-softcm-server-rxe-client
 	rxe-datapath/ib_write_bw-R-rxe-server-softcm-client
-	rxe-datapath/capture)
+	rxe-datapath/capture
+	rxe-datapath/ib_atomic_bw-R-softcm-server-rxe-client
+	rxe-datapath/ib_atomic_bw-R-rxe-server-softcm-client)
 
 cases=(setup
 	softcm/ucmatose softcm/cmtime
@@ -57,7 +59,7 @@ cases=(setup
 	qp/softcm-client-rxe-server
 	qp/rxe-client-softcm-server
 	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
-	datapath/rping-V datapath/ib_read_bw-R
+	datapath/rping-V datapath/ib_read_bw-R datapath/ib_atomic_bw-R
 	"${rxe_data_cases[@]}"
 	cleanup)
 echo "1..${#cases[@]}"
@@ -344,6 +346,39 @@ run_read_bw() {
 	fi
 }
 
+# ib_atomic_bw -R: connected through rdma_cm (INIT grants REMOTE_ATOMIC
+# with the responder resources, as the Linux CM), then five FETCH ADDs
+# and, as a second pair, five COMPARE SWAPs on the server's buffer: both
+# sides report them and exit 0.
+run_atomic_bw() {
+	local name=datapath/ib_atomic_bw-R port=18518 srv=$tmp/abw.server cli=$tmp/abw.client
+	local crc ok=1 type
+	for type in FETCH_AND_ADD CMP_AND_SWAP; do
+		bg "$srv" ip netns exec $nsa timeout $T softcm exec -- \
+			ib_atomic_bw -R -F -n 5 -A $type -p $port
+		poll $((100 * slow)) sc_listening $nsa $port ||
+			{ not_ok $name "$srv"; say "the server did not listen ($type)"; return; }
+		crc=0
+		ip netns exec $nsb timeout $T softcm exec -- \
+			ib_atomic_bw -R -F -n 5 -A $type -p $port $ip_a >"$cli" 2>&1 || crc=$?
+		finish "$bgpid"
+		if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+		   grep -qE '^ *8 +5 ' "$cli"; then
+			say "$type, the client: $(grep -E '^ *8 +5 ' "$cli" | head -n 1)"
+		else
+			ok=0
+			say "$type: client exit $crc, server exit $rc"
+			break
+		fi
+		port=$((port + 100))
+	done
+	if [ $ok = 1 ]; then
+		ok $name
+	else
+		not_ok $name "$cli" "$srv"
+	fi
+}
+
 # ---- rxe datapath: data between softcm and rdma_rxe, both ways ----
 #
 # softcm in sc-xb (xr1, under softcm exec) and rxe in init_net (xr0,
@@ -437,11 +472,13 @@ rxe_pingpong() {
 	fi
 }
 
-# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS: ib_send_bw or
-# ib_write_bw -R, softcm the server if SC_SERVER is 1, else rxe; both
-# sides must print the result line of the size and iterations asked for.
+# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS [SRV_LINE]: ib_send_bw,
+# ib_write_bw or ib_atomic_bw -R, softcm the server if SC_SERVER is 1,
+# else rxe; both sides must print the result line of the size and
+# iterations asked for (only the client with SRV_LINE 0: the server of a
+# one-sided test prints none).
 rxe_perftest() {
-	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srv cli crc line
+	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srvline=${7:-1} srv cli crc line
 	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- "$prog")
 	local rxx=(timeout "$T" "$prog" -d "$rxe")
 	local opts=(-R -F -s "$size" -n "$iters" -p "$port")
@@ -461,7 +498,7 @@ rxe_perftest() {
 	finish "$bgpid"
 	line="^ *$size +$iters "
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qE "$line" "$cli" && grep -qE "$line" "$srv"; then
+	   grep -qE "$line" "$cli" && { [ "$srvline" = 0 ] || grep -qE "$line" "$srv"; }; then
 		ok "$name"
 		say "the client: $(grep -E "$line" "$cli" | head -n 1)"
 	else
@@ -497,6 +534,13 @@ rxe_datapath() {
 	else
 		not_ok rxe-datapath/capture "$tmp/data-tcpdump"
 	fi
+	# FETCH ADDs each way, after the capture (the host's dissector knows
+	# SENDs, WRITEs and ACKs): rxe's requester on softcm's responder, and
+	# softcm's requester on rxe's.
+	rxe_perftest rxe-datapath/ib_atomic_bw-R-softcm-server-rxe-client ib_atomic_bw 1 18526 \
+		8 $rxe_bw_iters 0
+	rxe_perftest rxe-datapath/ib_atomic_bw-R-rxe-server-softcm-client ib_atomic_bw 0 18527 \
+		8 $rxe_bw_iters 0
 }
 
 # ---- the QPs, while connected ----
@@ -625,6 +669,7 @@ else
 	run_udaddy
 	run_rping
 	run_read_bw
+	run_atomic_bw
 
 	rxe_datapath
 fi

@@ -34,6 +34,8 @@ binaries=(
 	/usr/bin/ibv_rc_pingpong /usr/bin/ib_send_bw /usr/bin/ib_read_bw
 	# exec_test.sh's rxe datapath: WRITEs both ways
 	/usr/bin/ib_write_bw
+	# exec_test.sh: atomics softcm to softcm
+	/usr/bin/ib_atomic_bw
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.  crc32_pclmul is
