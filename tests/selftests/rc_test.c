@@ -31,7 +31,8 @@
  * and the wrap of 64 bits, both ways and within one namespace; many in
  * flight among READs, sharing max_rd_atomic; a duplicate answered from
  * the responder's resource and not executed again; each access
- * violation (rkey, bounds, access, PD, alignment, the QP's access).
+ * violation (rkey, bounds, access, PD, alignment, the QP's access); the
+ * WR builder's atomics, and the SGEs both ways of posting refuse.
  * SEND with invalidate, refused on both ends as rxe refuses an rkey it
  * cannot invalidate.
  *
@@ -2280,6 +2281,115 @@ TEST_F(rc, send_with_invalidate_refused)
 	/* the rkey named is still valid: a WRITE through it works */
 	pair(_metadata, self, false, &p, &p);
 	write_one(_metadata, &self->a, &self->b, MTU + 1, false, 9);
+}
+
+/*
+ * Atomics through libibverbs' WR builder (ibv_wr_atomic_cmp_swp() and
+ * ibv_wr_atomic_fetch_add() on an extended QP, the SGE set after each),
+ * two in one batch; then what both ways of posting refuse with EINVAL and
+ * without posting anything: an SGE of other than 8 bytes, two SGEs,
+ * inline data.
+ */
+TEST_F(rc, atomics_through_the_wr_builder)
+{
+	const struct path p = { .sq_psn = 0x4444, .min_rnr_timer = 1, .rnr_retry = 7,
+				.remote_atomic = true };
+	struct ibv_qp_init_attr_ex xa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = QP_WR, .max_recv_wr = QP_WR, .max_send_sge = 2,
+			 .max_recv_sge = 2, .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr, *bad;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc[2];
+	uint64_t raddr;
+
+	ASSERT_EQ(0, ep_make(&self->a, "rc-a", "10.29.0.1", self->home));
+	ASSERT_EQ(0, ep_make(&self->b, "rc-b", "10.29.0.2", self->home));
+	ASSERT_EQ(0, ibv_destroy_qp(self->a.qp));
+	xa.pd = self->a.pd;
+	xa.send_cq = self->a.scq;
+	xa.recv_cq = self->a.rcq;
+	self->a.qp = ibv_create_qp_ex(self->a.ctx, &xa);
+	ASSERT_NE(NULL, self->a.qp);
+	qpx = ibv_qp_to_qp_ex(self->a.qp);
+	ASSERT_NE(NULL, qpx);
+	ASSERT_NE(NULL, qpx->wr_atomic_cmp_swp);
+	ASSERT_NE(NULL, qpx->wr_atomic_fetch_add);
+	ASSERT_EQ(0, ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, ep_connect(&self->b, &self->a, &p, &p));
+	raddr = (uintptr_t)self->b.buf + AT_ROFF;
+	set_u64(self->b.buf + AT_ROFF, 100);
+	memset(self->a.buf, 0xee, 64);
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_cmp_swp(qpx, self->b.mr->rkey, raddr, 100, 200);
+	ibv_wr_set_sge(qpx, self->a.mr->lkey, (uintptr_t)self->a.buf, 8);
+	qpx->wr_id = 2;
+	ibv_wr_atomic_fetch_add(qpx, self->b.mr->rkey, raddr, 5);
+	ibv_wr_set_sge(qpx, self->a.mr->lkey, (uintptr_t)self->a.buf + 16, 8);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	ASSERT_EQ(2, poll_n(self->a.scq, wc, 2));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	EXPECT_EQ(1, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_COMP_SWAP, wc[0].opcode);
+	EXPECT_EQ(8, wc[0].byte_len);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
+	EXPECT_EQ(2, wc[1].wr_id);
+	EXPECT_EQ(IBV_WC_FETCH_ADD, wc[1].opcode);
+	EXPECT_EQ(8, wc[1].byte_len);
+	EXPECT_EQ(100, get_u64(self->a.buf));
+	EXPECT_EQ(200, get_u64(self->a.buf + 16));
+	EXPECT_EQ(0xeeeeeeeeeeeeeeeeULL, get_u64(self->a.buf + 8));
+	EXPECT_EQ(205, get_u64(self->b.buf + AT_ROFF));
+
+	/* the builder: an SGE of 16 bytes, two SGEs, inline data */
+	for (int v = 0; v < 3; v++) {
+		struct ibv_sge two[2] = {
+			{ .addr = (uintptr_t)self->a.buf, .length = 4, .lkey = self->a.mr->lkey },
+			{ .addr = (uintptr_t)self->a.buf + 4, .length = 4,
+			  .lkey = self->a.mr->lkey },
+		};
+
+		ibv_wr_start(qpx);
+		qpx->wr_id = 10 + v;
+		ibv_wr_atomic_fetch_add(qpx, self->b.mr->rkey, raddr, 1);
+		if (v == 0)
+			ibv_wr_set_sge(qpx, self->a.mr->lkey, (uintptr_t)self->a.buf, 16);
+		else if (v == 1)
+			ibv_wr_set_sge_list(qpx, 2, two);
+		else
+			ibv_wr_set_inline_data(qpx, self->a.buf, 8);
+		EXPECT_EQ(EINVAL, ibv_wr_complete(qpx)) TH_LOG("case %d", v);
+	}
+	/* ibv_post_send(): the same */
+	for (int v = 0; v < 3; v++) {
+		sge[0] = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 8,
+					   .lkey = self->a.mr->lkey };
+		sge[1] = sge[0];
+		wr = (struct ibv_send_wr){
+			.wr_id = 20 + v, .sg_list = sge, .num_sge = v == 1 ? 2 : 1,
+			.opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
+			.send_flags = IBV_SEND_SIGNALED | (v == 2 ? IBV_SEND_INLINE : 0),
+			.wr.atomic = { .remote_addr = raddr, .rkey = self->b.mr->rkey,
+				       .compare_add = 205, .swap = 1 },
+		};
+		if (v == 0)
+			sge[0].length = 4;
+		EXPECT_EQ(EINVAL, ibv_post_send(self->a.qp, &wr, &bad)) TH_LOG("case %d", v);
+	}
+	/* nothing went: no completion, the memory as it was, the QP usable */
+	usleep(softcm_quiet_ms(20) * 1000);
+	EXPECT_EQ(0, ibv_poll_cq(self->a.scq, 1, wc));
+	EXPECT_EQ(205, get_u64(self->b.buf + AT_ROFF));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
+	atomic_one(_metadata, &self->a, &self->b, false, 205, 1, 0, 30);
 }
 
 TEST_HARNESS_MAIN
