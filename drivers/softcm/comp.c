@@ -16,7 +16,9 @@
  * WRs before it.  An ACK or NAK whose PSN passes a READ it has no
  * response for, or a response after a gap, means responses were lost:
  * the READ is asked again from the first one missing (rxe's implicit
- * NAK), once until progress or the timer.
+ * NAK), once until progress or the timer.  An atomic is such a READ
+ * whose one response is its ATOMIC ACKNOWLEDGE: the original value it
+ * carries lands in the WR's SGE the same way, and completes it.
  */
 
 #include <linux/jiffies.h>
@@ -172,7 +174,7 @@ static void read_resp(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		if (d < s->npkts)
 			break;
 	}
-	if (i == rc->sq_next || !s->read)
+	if (i == rc->sq_next || !s->read || s->atomic)
 		goto drop;
 	/* it acknowledges the WRs before its READ, but not a READ before */
 	lim = s->first_psn;
@@ -197,6 +199,54 @@ static void read_resp(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	if (h->payload_len &&
 	    softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
 			       w->wr.num_sge, off, (u8 *)payload, h->payload_len, true)) {
+		softcm_rc_complete_err_at(qp, i, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	ack_before(qp, softcm_psn_add(h->psn, 1));
+	return;
+
+drop:
+	softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_LENGTH);
+}
+
+/*
+ * An ATOMIC ACKNOWLEDGE: for the atomic whose PSN it has, at una once the
+ * WRs before it are acknowledged (an earlier READ without its responses
+ * is asked again first), an ACK (AETH type 00).  Its value lands in the
+ * WR's one SGE, 8 bytes in host order, through the MR's pinned pages (a
+ * local SGE that cannot take them fails the WR with LOC_PROT_ERR); then
+ * the atomic completes.  One that does not fit is dropped.
+ */
+static void atomic_ack(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
+{
+	struct softcm_rc *rc = &qp->rc;
+	const struct softcm_sq_wqe *w;
+	const struct softcm_swqe *s = NULL;
+	u64 orig = h->atomic_orig;
+	u32 i, lim;
+
+	if (!outstanding(rc, h->psn))
+		return;
+	for (i = qp->sq_cons; i != rc->sq_next; i++) {
+		s = swqe(qp, i);
+		if (softcm_psn_diff(h->psn, s->first_psn) < s->npkts)
+			break;
+	}
+	if (i == rc->sq_next || !s->atomic || h->psn != s->first_psn ||
+	    softcm_aeth_type(h->aeth.syndrome) != SOFTCM_AETH_ACK)
+		goto drop;
+	lim = s->first_psn;
+	if (read_clamp(qp, &lim)) {
+		ack_before(qp, lim);
+		read_retry(qp);
+		return;
+	}
+	ack_before(qp, lim);
+	if (h->psn != rc->una)
+		return;
+	w = shadow(qp, i);
+	if (softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
+			       w->wr.num_sge, 0, (u8 *)&orig, sizeof(orig), true)) {
 		softcm_rc_complete_err_at(qp, i, IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -256,6 +306,9 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	case SOFTCM_IB_READ_RESPONSE_LAST:
 	case SOFTCM_IB_READ_RESPONSE_ONLY:
 		read_resp(qp, h, payload);
+		goto out;
+	case SOFTCM_IB_ATOMIC_ACKNOWLEDGE:
+		atomic_ack(qp, h);
 		goto out;
 	default:
 		return;

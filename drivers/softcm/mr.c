@@ -35,6 +35,7 @@
  */
 
 #include <kunit/visibility.h>
+#include <linux/atomic.h>
 #include <linux/errno.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -56,9 +57,8 @@
 #include "pd.h"
 
 /*
- * Access flags, libibverbs' values: what we enforce (REMOTE_ATOMIC is
- * accepted and kept, as the kernel and rxe accept it; atomic operations
- * themselves are refused when posted), what we refuse as not supported,
+ * Access flags, libibverbs' values: what we enforce (REMOTE_ATOMIC: a
+ * peer's atomics, softcm_mr_remote_atomic()), what we refuse as not supported,
  * and the hints that uverbs accepts from any caller and a
  * device may ignore (HUGETLB, and the optional range, relaxed ordering
  * among them), which we ignore.
@@ -530,6 +530,55 @@ int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey
 	mr = softcm_mr_find_rcu(sn, rkey, true);
 	if (mr && mr->pd == pd && (mr->access & access) == access && mr_covers(mr, va, len))
 		ret = 0;
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * A peer's atomic on the 8 bytes at @va of the region @rkey names (IBTA
+ * 9.4.5): with @cas, compare and swap (@swap_add stored if the value is
+ * @compare), else fetch and add (@swap_add added, wrapping at 2^64); the
+ * value found goes to @orig.  The MR must be in @pd, grant REMOTE_ATOMIC
+ * and hold the 8 bytes: -EACCES otherwise.  @va must be 8-byte aligned,
+ * and so must its byte in the pinned page (an MR whose iova is not
+ * aligned as its address has none such): -EINVAL otherwise, as rxe's
+ * RESPST_ERR_MISALIGNED_ATOMIC.  Nothing is touched on an error.
+ *
+ * The operation is the CPU's own atomic instruction on the kernel's
+ * mapping of the page: atomic against every other atomic on the address,
+ * whichever QP or namespace sends it, and against the CPU atomics of the
+ * processes that map the page (rxe's global spinlock covers only its own).
+ */
+int softcm_mr_remote_atomic(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			    u64 va, bool cas, u64 compare, u64 swap_add, u64 *orig)
+{
+	struct softcm_mr *mr;
+	struct page *page;
+	u64 off, *word;
+	u8 *map;
+	int ret = -EACCES;
+
+	rcu_read_lock();
+	mr = softcm_mr_find_rcu(sn, rkey, true);
+	if (!mr || mr->pd != pd || !(mr->access & IB_UVERBS_ACCESS_REMOTE_ATOMIC) ||
+	    !mr_covers(mr, va, sizeof(*word)))
+		goto out_unlock;
+	off = va - mr->iova + mr->offset;
+	ret = -EINVAL;
+	if ((va | off) & (sizeof(*word) - 1))
+		goto out_unlock;
+	/* aligned: the 8 bytes are in one page */
+	page = mr->pages[off >> PAGE_SHIFT];
+	map = kmap_local_page(page);
+	word = (u64 *)(map + offset_in_page(off));
+	if (cas)
+		*orig = cmpxchg64(word, compare, swap_add);
+	else
+		*orig = atomic64_fetch_add((s64)swap_add, (atomic64_t *)word);
+	flush_dcache_page(page);
+	kunmap_local(map);
+	ret = 0;
+out_unlock:
 	rcu_read_unlock();
 	return ret;
 }

@@ -53,6 +53,8 @@ int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 			  u64 va, u8 *buf, u32 len, u32 access, bool to_mr);
 int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 			   u64 va, u32 len, u32 access);
+int softcm_mr_remote_atomic(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			    u64 va, bool cas, u64 compare, u64 swap_add, u64 *orig);
 
 void softcm_mr_net_init(struct softcm_net *sn);
 void softcm_mr_net_uninit(struct softcm_net *sn);

@@ -11,13 +11,13 @@
  * the QP's state and the send queue's NEED_DOORBELL flag.  The send
  * queue's consumer runs under sq_mutex, in DOORBELL and POST_SEND.
  *
- * An RC QP's SENDs, WRITEs and READs go to its transport (rc.h): a send
- * WR is taken, checked and handed to the requester, which completes it
- * when the peer acknowledges it (a READ: when its responses all came);
- * a receive WR waits in its ring for the responder.  A READ on a QP
- * whose max_rd_atomic is 0 completes at once with IBV_WC_LOC_QP_OP_ERR
- * (rxe would wait for ever for a credit).  What the transport does not
- * carry yet (atomics) and every
+ * An RC QP's SENDs (with invalidate too), WRITEs, READs and atomics go to its transport
+ * (rc.h): a send WR is taken, checked and handed to the requester, which
+ * completes it when the peer acknowledges it (a READ: when its responses
+ * all came; an atomic: when its ATOMIC ACKNOWLEDGE came); a receive WR
+ * waits in its ring for the responder.  A READ or atomic on a QP whose
+ * max_rd_atomic is 0 completes at once with IBV_WC_LOC_QP_OP_ERR (rxe
+ * would wait for ever for a credit).  Every
  * send of a UD QP completes at once with IBV_WC_GENERAL_ERR and
  * vendor_err SOFTCM_VENDOR_ERR_NO_DATA_PATH, signalled or not, and the
  * QP enters ERR as after any completion error: the WRs in flight and
@@ -68,7 +68,7 @@
 
 static_assert(sizeof(struct softcm_qp_kpage) == 128);
 static_assert(sizeof(struct softcm_qp_upage) == 128);
-static_assert(sizeof(struct softcm_sq_wqe) == 48);
+static_assert(sizeof(struct softcm_sq_wqe) == 64);
 static_assert(sizeof(struct softcm_rq_wqe) == 16);
 
 static struct softcm_qp *qp_of(struct softcm_uobj *obj)
@@ -554,7 +554,7 @@ static int check_attr(struct softcm_net *sn, u32 mask, const struct softcm_qp_at
 	if ((mask & IB_QP_CUR_STATE) && a->cur_qp_state > IB_QPS_ERR)
 		return -EINVAL;
 	if (mask & IB_QP_ACCESS_FLAGS) {
-		/* REMOTE_ATOMIC as uverbs takes it; atomics fail when posted. */
+		/* REMOTE_ATOMIC: the responder's atomics need it (resp.c) */
 		if (a->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 					   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))
 			return -EINVAL;
@@ -866,15 +866,15 @@ static int check_opcode(u8 type, u32 opcode)
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		return 0;
+	case IB_UVERBS_WR_SEND_WITH_INV:
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 	case IB_UVERBS_WR_RDMA_READ:
-		return type == IB_QPT_RC ? 0 : -EINVAL;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC ? 0 : -EINVAL;
 	case IB_UVERBS_WR_LOCAL_INV:
 	case IB_UVERBS_WR_BIND_MW:
-	case IB_UVERBS_WR_SEND_WITH_INV:
 	case IB_UVERBS_WR_TSO:
 		return type == IB_QPT_RC ? -EOPNOTSUPP : -EINVAL;
 	default:
@@ -890,6 +890,10 @@ u32 softcm_wc_opcode(u32 wr_opcode)
 		return IB_WC_RDMA_WRITE;
 	case IB_UVERBS_WR_RDMA_READ:
 		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
 	default:
 		return IB_WC_SEND;
 	}
@@ -913,9 +917,15 @@ static int check_send(struct softcm_file *sf, struct softcm_qp *qp,
 	/* a READ's SGEs are where its bytes land: not inline */
 	if ((wr->send_flags & IB_SEND_INLINE) && wr->opcode == IB_UVERBS_WR_RDMA_READ)
 		return -EINVAL;
-	if (qp->type != IB_QPT_UD && softcm_wc_opcode(wr->opcode) != IB_WC_SEND &&
-	    wr->wr.rdma.reserved0)
+	if (softcm_is_atomic(wr->opcode)) {
+		/* one SGE for the original value (its 8 bytes: softcm_rc_take()) */
+		if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE) ||
+		    wr->wr.atomic.reserved0)
+			return -EINVAL;
+	} else if (qp->type != IB_QPT_UD && softcm_wc_opcode(wr->opcode) != IB_WC_SEND &&
+		   wr->wr.rdma.reserved0) {
 		return -EINVAL;
+	}
 	if (qp->type == IB_QPT_UD) {
 		if (wr->wr.ud.remote_qpn > QPN_MASK || wr->wr.ud.reserved0)
 			return -EINVAL;
@@ -965,14 +975,18 @@ static void complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq
 	if (qp->dead || qp->rc.sq_next != cons ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR))
 		goto out_unlock;
-	/* a READ with no READ credits at all could never be sent */
-	if (!err && qp->type == IB_QPT_RC && wr->opcode == IB_UVERBS_WR_RDMA_READ &&
-	    !qp->attr.max_rd_atomic)
+	/* a READ or atomic with no credits at all could never be sent */
+	if (!err && qp->type == IB_QPT_RC && !qp->attr.max_rd_atomic &&
+	    (wr->opcode == IB_UVERBS_WR_RDMA_READ || softcm_is_atomic(wr->opcode)))
 		err = -EINVAL;
-	if (qp->state == IB_QPS_RTS && !err && qp->type == IB_QPT_RC &&
-	    softcm_rc_take(qp, w, slot)) {
-		softcm_rc_queued(qp);
-		goto out_unlock;
+	if (qp->state == IB_QPS_RTS && !err && qp->type == IB_QPT_RC) {
+		err = softcm_rc_take(qp, w, slot);
+		if (!err) {
+			softcm_rc_queued(qp);
+			goto out_unlock;
+		}
+		if (err == -EOPNOTSUPP)
+			err = 0;
 	}
 	if (qp->state == IB_QPS_ERR) {
 		wc.status = IB_WC_WR_FLUSH_ERR;
@@ -1165,6 +1179,9 @@ int softcm_qp_post_send(struct softcm_file *sf, struct softcm_post *c)
 		ret = read_sges(c, off, wr.num_sge, sge);
 		if (!ret)
 			ret = check_send(sf, qp, &wr, inline_len(&wr, sge));
+		/* an atomic's SGE is its 8 bytes (the ring's: softcm_rc_take()) */
+		if (!ret && softcm_is_atomic(wr.opcode) && sge[0].length != sizeof(u64))
+			ret = -EINVAL;
 		if (!ret)
 			ret = post_one_send(sf, qp, &wr, sge);
 		off += wr.num_sge;

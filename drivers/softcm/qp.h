@@ -6,6 +6,7 @@
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/uidgid.h>
+#include <rdma/ib_user_verbs.h>
 #include <uapi/linux/softcm.h>
 
 #include "evfd.h"
@@ -97,5 +98,12 @@ int softcm_qp_move(struct softcm_qp *qp, const struct softcm_init_qp_attr *steps
 void softcm_qp_set_err(struct softcm_qp *qp);
 void softcm_qp_set_err_locked(struct softcm_qp *qp);
 u32 softcm_wc_opcode(u32 wr_opcode);
+
+/* IBV_WR_ATOMIC_CMP_AND_SWP or IBV_WR_ATOMIC_FETCH_AND_ADD */
+static inline bool softcm_is_atomic(u32 wr_opcode)
+{
+	return wr_opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       wr_opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
 
 #endif /* _SOFTCM_QP_H */

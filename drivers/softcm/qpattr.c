@@ -131,13 +131,10 @@ static int rc_init_attr(struct softcm_id *id, u32 *mask, struct softcm_qp_attr *
 		return -EINVAL;
 	attr->port_num = SOFTCM_PORT_NUM;
 	attr->pkey_index = 0;
-	/*
-	 * As cm_init_qp_init_attr(), but without REMOTE_ATOMIC: the device
-	 * has no atomics (atomic_cap NONE), though its QPs take the flag.
-	 */
+	/* as cm_init_qp_init_attr(): READs and atomics share the resources */
 	attr->qp_access_flags = IB_ACCESS_REMOTE_WRITE;
 	if (id->cm.responder_resources)
-		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ;
+		attr->qp_access_flags |= IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
 	*mask = INIT_MASK | IB_QP_ACCESS_FLAGS;
 	return 0;
 }

@@ -34,17 +34,24 @@ struct softcm_swqe {
 	u32 len;		/* bytes of the message */
 	u32 first_psn;
 	u32 npkts;		/* PSNs it takes: at least one */
-	bool read;		/* an RDMA READ: its responses complete it */
+	/* an RDMA READ or an atomic: its responses complete it, it takes a credit */
+	bool read;
+	bool atomic;		/* an atomic: one PSN, its ATOMIC ACKNOWLEDGE */
 };
 
 /*
- * One of the responder's RDMA READ resources (max_dest_rd_atomic of them,
- * rounded up to a power of two as rxe): a READ accepted, kept after its
- * responses went so that a duplicate of it can be answered again.  Its
- * responses leave from the responder's work, @cur_psn the next one; the
- * run that began at @seq_psn begins with a FIRST or ONLY.
+ * One of the responder's READ and atomic resources (max_dest_rd_atomic of
+ * them, rounded up to a power of two as rxe): a READ or atomic accepted,
+ * kept after its responses went so that a duplicate of it can be answered
+ * again.  Its responses leave from the responder's work, @cur_psn the
+ * next one; the run that began at @seq_psn begins with a FIRST or ONLY.
+ * An atomic's one response is its ATOMIC ACKNOWLEDGE, with @orig, the
+ * value the atomic found: a duplicate is answered with it and not
+ * executed again (IBTA 9.9.3.3, rxe's res->atomic.orig_val).
  */
 struct softcm_rd_res {
+	bool atomic;
+	u64 orig;
 	u64 va;
 	u32 rkey;
 	u32 len;
@@ -152,8 +159,8 @@ void softcm_rc_flush_sq(struct softcm_qp *qp);
 void softcm_rc_queued(struct softcm_qp *qp);
 void softcm_rc_complete_err(struct softcm_qp *qp, u32 status);
 void softcm_rc_complete_err_at(struct softcm_qp *qp, u32 i, u32 status);
-bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
-		    const void *slot);
+int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
+		   const void *slot);
 void softcm_rc_arm(struct softcm_qp *qp);
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
 

@@ -15,7 +15,13 @@
  * them are outstanding, exactly as negotiated, and a WR with
  * IBV_SEND_FENCE waits until the READs before it completed.  Sent again
  * from a PSN inside it, it asks for the rest, from the byte that PSN's
- * response begins with: the subset a responder replays.
+ * response begins with: the subset a responder replays.  An atomic
+ * (COMPARE SWAP, FETCH ADD: one AtomicETH packet, one PSN, as rxe) is a
+ * READ here: it takes a credit of the same max_rd_atomic, is completed by
+ * its one response (ATOMIC ACKNOWLEDGE) and is sent again whole, with
+ * its PSN, from which the responder answers a duplicate without
+ * executing it again.  A SEND with invalidate ends with a LAST or ONLY
+ * WITH INVALIDATE carrying the WR's rkey in its IETH, as rxe's.
  *
  * The timer is the retransmission timer (4.096 us * 2^timeout, rxe's
  * and the IBTA's), or, after an RNR NAK, the wait the NAK asked for.
@@ -180,11 +186,12 @@ void softcm_rc_flush_sq(struct softcm_qp *qp)
 
 /*
  * Take the checked send WR copied at @w, at sq_next, for the requester:
- * its copy and its PSNs.  false if the requester does not carry its
- * opcode yet.
+ * its copy and its PSNs.  -EOPNOTSUPP if the requester cannot carry it
+ * (no path, an opcode it lacks, more than a message), -EINVAL for an
+ * atomic whose SGE is not the 8 bytes of the original value.
  */
-bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
-		    const void *slot)
+int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
+		   const void *slot)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct softcm_sq_wqe *copy = shadow(qp, rc->sq_next);
@@ -201,16 +208,19 @@ bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	 * of WRs in flight from being overwritten if it ever did not.
 	 */
 	if (!rc->path_ok || rc->sq_next - qp->sq_cons >= qp->sq_entries)
-		return false;
+		return -EOPNOTSUPP;
 	switch (w->wr.opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_SEND_WITH_INV:
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		break;
 	default:
-		return false;
+		return -EOPNOTSUPP;
 	}
 	/* the SGEs or inline bytes read once, after the checked WR */
 	memcpy(copy + 1, (const struct softcm_sq_wqe *)slot + 1, qp->sq_stride - sizeof(*w));
@@ -224,21 +234,41 @@ bool softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	}
 	/* a message is at most 2^31 bytes (IBTA 9.7.2) */
 	if (len > (1U << 31))
-		return false;
+		return -EOPNOTSUPP;
+	/* an atomic's one SGE (check_send()) takes the original value, all of it */
+	if (softcm_is_atomic(w->wr.opcode) && len != sizeof(u64))
+		return -EINVAL;
 	s = swqe(qp, rc->sq_next);
 	s->len = len;
-	s->npkts = max_t(u32, 1, DIV_ROUND_UP(s->len, rc->mtu));
-	s->read = w->wr.opcode == IB_UVERBS_WR_RDMA_READ;
+	s->atomic = softcm_is_atomic(w->wr.opcode);
+	s->npkts = s->atomic ? 1 : max_t(u32, 1, DIV_ROUND_UP(s->len, rc->mtu));
+	s->read = w->wr.opcode == IB_UVERBS_WR_RDMA_READ || s->atomic;
 	s->first_psn = rc->tail_psn;
 	rc->tail_psn = softcm_psn_add(rc->tail_psn, s->npkts);
 	rc->sq_next++;
-	return true;
+	return 0;
+}
+
+/*
+ * An atomic's AtomicETH, as rxe's: COMPARE SWAP carries the swap value
+ * and the compare value, FETCH ADD the addend and a compare of 0.
+ */
+static void req_atomic(struct softcm_ib_hdr *h, const struct softcm_sq_wqe *w)
+{
+	bool cas = w->wr.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+
+	h->opcode = cas ? SOFTCM_IB_COMPARE_SWAP : SOFTCM_IB_FETCH_ADD;
+	h->atomic.va = w->wr.wr.atomic.remote_addr;
+	h->atomic.rkey = w->wr.wr.atomic.rkey;
+	h->atomic.swap_add = cas ? w->wr.wr.atomic.swap : w->wr.wr.atomic.compare_add;
+	h->atomic.compare = cas ? w->wr.wr.atomic.compare_add : 0;
 }
 
 /*
  * A READ request, from the byte req_off (a PSN inside the READ when it is
  * asked again): the rest of it, at the PSN whose response begins there.
  * The PSNs of its responses are its own: the next request after them.
+ * An atomic's request, whole, at its one PSN.
  */
 static bool req_read(struct softcm_qp *qp, struct req_pkt *p,
 		     const struct softcm_sq_wqe *w, const struct softcm_swqe *s)
@@ -246,11 +276,15 @@ static bool req_read(struct softcm_qp *qp, struct req_pkt *p,
 	struct softcm_rc *rc = &qp->rc;
 
 	memset(p, 0, sizeof(*p));
-	p->h.opcode = SOFTCM_IB_READ_REQUEST;
+	if (s->atomic) {
+		req_atomic(&p->h, w);
+	} else {
+		p->h.opcode = SOFTCM_IB_READ_REQUEST;
+		p->h.reth.va = w->wr.wr.rdma.remote_addr + rc->req_off;
+		p->h.reth.rkey = w->wr.wr.rdma.rkey;
+		p->h.reth.len = s->len - rc->req_off;
+	}
 	p->h.psn = rc->psn;
-	p->h.reth.va = w->wr.wr.rdma.remote_addr + rc->req_off;
-	p->h.reth.rkey = w->wr.wr.rdma.rkey;
-	p->h.reth.len = s->len - rc->req_off;
 	p->h.ackreq = true;
 	rc->noack = 0;
 	p->wqe = rc->req_wqe;
@@ -278,20 +312,26 @@ static u8 write_opcode(bool first, bool last, bool imm)
 	return SOFTCM_IB_WRITE_MIDDLE;
 }
 
-static u8 send_opcode(bool first, bool last, bool imm)
+static u8 send_opcode(bool first, bool last, u32 wr_opcode)
 {
+	bool imm = wr_opcode == IB_UVERBS_WR_SEND_WITH_IMM;
+	bool inv = wr_opcode == IB_UVERBS_WR_SEND_WITH_INV;
+
 	if (first && last)
-		return imm ? SOFTCM_IB_SEND_ONLY_IMM : SOFTCM_IB_SEND_ONLY;
+		return imm ? SOFTCM_IB_SEND_ONLY_IMM :
+		       inv ? SOFTCM_IB_SEND_ONLY_INV : SOFTCM_IB_SEND_ONLY;
 	if (first)
 		return SOFTCM_IB_SEND_FIRST;
 	if (last)
-		return imm ? SOFTCM_IB_SEND_LAST_IMM : SOFTCM_IB_SEND_LAST;
+		return imm ? SOFTCM_IB_SEND_LAST_IMM :
+		       inv ? SOFTCM_IB_SEND_LAST_INV : SOFTCM_IB_SEND_LAST;
 	return SOFTCM_IB_SEND_MIDDLE;
 }
 
 /*
  * Whether the WR at req_wqe must wait for READs before it: it is a READ
- * and max_rd_atomic of them are outstanding, or it is fenced and one is.
+ * (or atomic) and max_rd_atomic of them are outstanding, or it is fenced
+ * and one is.
  * The WRs before it are at most the window's (SOFTCM_RC_WINDOW PSNs).
  */
 static bool rd_wait(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
@@ -348,12 +388,13 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 		p->h.reth.rkey = w->wr.wr.rdma.rkey;
 		p->h.reth.len = s->len;
 	} else {
-		p->h.opcode = send_opcode(first, last,
-					  w->wr.opcode == IB_UVERBS_WR_SEND_WITH_IMM);
+		p->h.opcode = send_opcode(first, last, w->wr.opcode);
 	}
 	p->h.psn = rc->psn;
 	p->h.payload_len = plen;
 	p->h.imm = (__force __be32)w->wr.imm_data;
+	/* SEND with invalidate: the rkey, in host order where the immediate goes */
+	p->h.ieth_rkey = w->wr.imm_data;
 	p->h.se = last && (w->wr.send_flags & IB_SEND_SOLICITED);
 	/*
 	 * As rxe: on every message's last packet, and within a message on

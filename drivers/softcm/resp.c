@@ -19,7 +19,17 @@
  *   SOFTCM_RC_BATCH at a time, reading the region's pinned pages; a
  *   duplicate READ that asks again for the rest of one kept, from the
  *   PSN it names, is answered again from there (a replay), any other
- *   is dropped, as rxe.
+ *   is dropped, as rxe;
+ * - an atomic (COMPARE SWAP, FETCH ADD) is checked (the QP's
+ *   REMOTE_ATOMIC and a resource, else Invalid Request; rkey, 8 bytes in
+ *   bounds, PD and the region's REMOTE_ATOMIC, else Remote Access Error;
+ *   an address not 8-byte aligned, Invalid Request, as rxe), executed at
+ *   once on the pinned page, and answered with an ATOMIC ACKNOWLEDGE
+ *   carrying the value it found, which one of the READ resources keeps:
+ *   a duplicate of it (its PSN, its rkey and address) is answered again
+ *   from there and not executed again (IBTA 9.9.3.3), one whose resource
+ *   is gone is dropped, as rxe;
+ * - a SEND with invalidate fails its receive and is NAKed (send_inv()).
  * The ACK is decided here and sent by the caller once the lock is
  * released, unless READ responses wait to leave before it: it then
  * waits for them, so that the requester sees responses and ACKs in PSN
@@ -129,6 +139,11 @@ static bool is_send(u8 opcode)
 static bool is_write(u8 opcode)
 {
 	return opcode >= SOFTCM_IB_WRITE_FIRST && opcode <= SOFTCM_IB_WRITE_ONLY_IMM;
+}
+
+static bool is_atomic(u8 opcode)
+{
+	return opcode == SOFTCM_IB_COMPARE_SWAP || opcode == SOFTCM_IB_FETCH_ADD;
 }
 
 static bool has_imm(u8 opcode)
@@ -244,6 +259,7 @@ static bool read_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		return false;
 	}
 	r = rd_res(rc, rc->rd_head++);
+	r->atomic = false;
 	r->va = h->reth.va;
 	r->rkey = h->reth.rkey;
 	r->len = h->reth.len;
@@ -295,6 +311,9 @@ static bool read_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 		d = softcm_psn_diff(h->psn, r->first_psn);
 		if (d >= r->npkts)
 			continue;
+		/* an atomic's PSN: not a READ to answer */
+		if (r->atomic)
+			return false;
 		off = d * rc->mtu;
 		if (h->reth.rkey != r->rkey || h->reth.va != r->va + off ||
 		    h->reth.len != r->len - off)
@@ -313,6 +332,132 @@ static bool read_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 		return false;
 	}
 	return false;
+}
+
+/*
+ * A new atomic at the expected PSN: allowed by the QP, with a resource
+ * free (as read_begin(): a requester beyond its max_rd_atomic has it
+ * dropped before it executes, and sends it again), then executed on the
+ * region (softcm_mr_remote_atomic() checks it first) and kept in a
+ * resource with the value it found.  Its ATOMIC ACKNOWLEDGE is the
+ * caller's to send in @a, or, with READ responses waiting before it, the
+ * work's after them: it then also answers for an ACK kept, which its PSN
+ * covers.
+ */
+static bool atomic_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+			 struct softcm_ib_hdr *a)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_rd_res *r;
+	u64 orig;
+	int ret;
+
+	if (!(qp->attr.qp_access_flags & IB_UVERBS_ACCESS_REMOTE_ATOMIC) || !rc->rd_n)
+		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+	rd_skip_done(rc);
+	if (rc->rd_head - rc->rd_cur >= rc->rd_n) {
+		softcm_rc_count(qp, SOFTCM_RC_RD_EXHAUSTED, 1);
+		return false;
+	}
+	ret = softcm_mr_remote_atomic(qp->sn, qp->pd, h->atomic.rkey, h->atomic.va,
+				      h->opcode == SOFTCM_IB_COMPARE_SWAP, h->atomic.compare,
+				      h->atomic.swap_add, &orig);
+	if (ret == -EACCES) {
+		softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
+		return fail(qp, h, a, SOFTCM_NAK_REMOTE_ACCESS_ERR);
+	}
+	if (ret)
+		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+	r = rd_res(rc, rc->rd_head++);
+	r->atomic = true;
+	r->orig = orig;
+	r->va = h->atomic.va;
+	r->rkey = h->atomic.rkey;
+	r->len = sizeof(orig);
+	r->first_psn = h->psn;
+	r->npkts = 1;
+	r->seq_psn = h->psn;
+	r->cur_psn = rd_end(r);		/* answered below, unless others wait */
+	rc->epsn = rd_end(r);
+	rc->nak_sent = false;
+	rc->msn = (rc->msn + 1) & SOFTCM_PSN_MASK;
+	if (resp_queued(qp)) {
+		r->cur_psn = r->first_psn;
+		/* its ATOMIC ACKNOWLEDGE covers the ACK kept */
+		pend_drop(rc);
+		queue_work(softcm_workqueue(), &rc->resp_work);
+		return false;
+	}
+	a->opcode = SOFTCM_IB_ATOMIC_ACKNOWLEDGE;
+	a->psn = h->psn;
+	a->aeth.syndrome = softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID);
+	a->aeth.msn = rc->msn;
+	a->atomic_orig = orig;
+	return true;
+}
+
+/*
+ * An atomic behind the expected PSN: its ATOMIC ACKNOWLEDGE was lost, or
+ * came late.  Answered again from the resource kept with its PSN, if it
+ * names the same 8 bytes, by the work and after what waits before it;
+ * not executed again.  Dropped if no resource keeps it (rxe: class D).
+ * As read_dup(), the resources after it are not answered again: the
+ * requester sends their requests again after it.
+ */
+static bool atomic_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_rd_res *r;
+	u32 i, k;
+
+	for (i = rc->rd_head - 1; i != rc->rd_head - 1 - rc->rd_n; i--) {
+		r = rd_res(rc, i);
+		if (!r->atomic || r->first_psn != h->psn)
+			continue;
+		if (r->rkey != h->atomic.rkey || r->va != h->atomic.va)
+			return false;
+		r->seq_psn = h->psn;
+		r->cur_psn = h->psn;
+		for (k = i + 1; k != rc->rd_head; k++)
+			rd_res(rc, k)->cur_psn = rd_end(rd_res(rc, k));
+		if ((s32)(i - rc->rd_cur) < 0)
+			rc->rd_cur = i;
+		pend_drop(rc);
+		softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
+		queue_work(softcm_workqueue(), &rc->resp_work);
+		return false;
+	}
+	return false;
+}
+
+/*
+ * A SEND's LAST or ONLY with invalidate: its IETH names an rkey to
+ * invalidate, and no rkey of softcm's can be (it has no memory windows
+ * and no fast-registration MRs, and a user MR's cannot be, as rxe's
+ * rxe_invalidate_mr() refuses one).  As rxe's RESPST_ERR_INVALIDATE_RKEY,
+ * the message's receive (taken now for an ONLY, or an RNR NAK) completes
+ * with REM_INV_REQ_ERR, and the request is NAKed Invalid Request, the QP
+ * to ERR.  Its payload is not placed.
+ */
+static bool send_inv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		     struct softcm_ib_hdr *a)
+{
+	struct softcm_rc *rc = &qp->rc;
+	bool cont = h->op->pos == SOFTCM_IB_LAST;
+	int ret;
+
+	if ((cont ? SOFTCM_RC_IN_SEND : 0) != rc->in_msg || h->payload_len > rc->mtu)
+		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+	if (!cont) {
+		ret = take_recv(qp);
+		if (ret == -EAGAIN)
+			return ack(qp, a, h->psn, softcm_aeth_rnr_nak(qp->attr.min_rnr_timer));
+		if (ret)
+			return fail(qp, h, a, SOFTCM_NAK_REMOTE_OP_ERR);
+	}
+	rc->in_msg = 0;
+	complete_recv(qp, h, IB_WC_REM_INV_REQ_ERR, rc->roff);
+	return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
 }
 
 static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
@@ -340,6 +485,8 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		softcm_rc_count(qp, SOFTCM_RC_DUPLICATES, 1);
 		if (h->opcode == SOFTCM_IB_READ_REQUEST)
 			return read_dup(qp, h);
+		if (is_atomic(h->opcode))
+			return atomic_dup(qp, h);
 		return ack(qp, a, softcm_psn_add(rc->epsn, SOFTCM_PSN_MASK),
 			   softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID));
 	}
@@ -348,6 +495,13 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 			return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
 		return read_begin(qp, h, a);
 	}
+	if (is_atomic(h->opcode)) {
+		if (rc->in_msg)
+			return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
+		return atomic_begin(qp, h, a);
+	}
+	if (h->opcode == SOFTCM_IB_SEND_LAST_INV || h->opcode == SOFTCM_IB_SEND_ONLY_INV)
+		return send_inv(qp, h, a);
 	/* the operations softcm's responder does not carry yet */
 	if (is_send(h->opcode))
 		kind = SOFTCM_RC_IN_SEND;
@@ -475,7 +629,15 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p)
 		return false;
 	memset(p, 0, sizeof(*p));
 	rd_skip_done(rc);
-	if (rc->rd_cur != rc->rd_head) {
+	if (rc->rd_cur != rc->rd_head && rd_res(rc, rc->rd_cur)->atomic) {
+		r = rd_res(rc, rc->rd_cur);
+		p->h.opcode = SOFTCM_IB_ATOMIC_ACKNOWLEDGE;
+		p->h.psn = r->cur_psn;
+		p->h.aeth.syndrome = softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID);
+		p->h.aeth.msn = rc->msn;
+		p->h.atomic_orig = r->orig;
+		r->cur_psn = softcm_psn_add(r->cur_psn, 1);
+	} else if (rc->rd_cur != rc->rd_head) {
 		r = rd_res(rc, rc->rd_cur);
 		off = softcm_psn_diff(r->cur_psn, r->first_psn) * rc->mtu;
 		plen = min(rc->mtu, r->len - off);

@@ -27,7 +27,7 @@ enum softcm_rc_counter {
 	SOFTCM_RC_TIMEOUTS,		/* of the retransmission timer */
 	SOFTCM_RC_DUPLICATES,		/* requests received again */
 	SOFTCM_RC_DROPS,		/* for the QP, dropped: state, address */
-	/* duplicate READs answered again from the responder's resources */
+	/* duplicate READs and atomics answered again from the responder's resources */
 	SOFTCM_RC_READ_REPLAYS,
 	/* READs beyond the responder's resources, dropped (rd_atomic) */
 	SOFTCM_RC_RD_EXHAUSTED,

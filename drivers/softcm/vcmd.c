@@ -275,7 +275,7 @@ static_assert(sizeof(struct softcm_modify_qp) == 152);
 static_assert(sizeof(struct softcm_query_qp) == 184);
 static_assert(sizeof(struct softcm_destroy_qp) == 8);
 static_assert(sizeof(struct softcm_sge) == 16);
-static_assert(sizeof(struct softcm_send_wr) == 40);
+static_assert(sizeof(struct softcm_send_wr) == 56);
 static_assert(sizeof(struct softcm_recv_wr) == 16);
 static_assert(sizeof(struct softcm_post) == 32);
 static_assert(sizeof(struct softcm_create_ah) == 40);

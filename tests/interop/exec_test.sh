@@ -55,6 +55,8 @@ rxe_data_cases=(
 	rxe-datapath/ib_write_bw-R-softcm-server-rxe-client
 	rxe-datapath/ib_write_bw-R-rxe-server-softcm-client
 	"${rxe_read_cases[@]}"
+	rxe-datapath/ib_atomic_bw-R-softcm-server-rxe-client
+	rxe-datapath/ib_atomic_bw-R-rxe-server-softcm-client
 	rxe-datapath/capture)
 
 cases=(setup
@@ -65,7 +67,7 @@ cases=(setup
 	qp/softcm-client-rxe-server
 	qp/rxe-client-softcm-server
 	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
-	datapath/rping-V datapath/ib_read_bw-R
+	datapath/rping-V datapath/ib_read_bw-R datapath/ib_atomic_bw-R
 	datapath/ucmatose-messages
 	datapath/rdma_server-rdma_client datapath/rdma_xserver-rdma_xclient
 	datapath/ib_send_lat-R datapath/ib_write_lat-R
@@ -409,6 +411,39 @@ run_lat() {
 	fi
 }
 
+# ib_atomic_bw -R: connected through rdma_cm (INIT grants REMOTE_ATOMIC
+# with the responder resources, as the Linux CM), then five FETCH ADDs
+# and, as a second pair, five COMPARE SWAPs on the server's buffer: both
+# sides report them and exit 0.
+run_atomic_bw() {
+	local name=datapath/ib_atomic_bw-R port=18518 srv=$tmp/abw.server cli=$tmp/abw.client
+	local crc ok=1 type
+	for type in FETCH_AND_ADD CMP_AND_SWAP; do
+		bg "$srv" ip netns exec $nsa timeout $T softcm exec -- \
+			ib_atomic_bw -R -F -n 5 -A $type -p $port
+		poll $((100 * slow)) sc_listening $nsa $port ||
+			{ not_ok $name "$srv"; say "the server did not listen ($type)"; return; }
+		crc=0
+		ip netns exec $nsb timeout $T softcm exec -- \
+			ib_atomic_bw -R -F -n 5 -A $type -p $port $ip_a >"$cli" 2>&1 || crc=$?
+		finish "$bgpid"
+		if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
+		   grep -qE '^ *8 +5 ' "$cli"; then
+			say "$type, the client: $(grep -E '^ *8 +5 ' "$cli" | head -n 1)"
+		else
+			ok=0
+			say "$type: client exit $crc, server exit $rc"
+			break
+		fi
+		port=$((port + 100))
+	done
+	if [ $ok = 1 ]; then
+		ok $name
+	else
+		not_ok $name "$cli" "$srv"
+	fi
+}
+
 # ---- rxe datapath: data between softcm and rdma_rxe, both ways ----
 #
 # softcm in sc-xb (xr1, under softcm exec) and rxe in init_net (xr0,
@@ -419,7 +454,8 @@ run_lat() {
 # by iterations: 8 KiB messages (8 packets at the path MTU of 1024), 50
 # ping-pongs, 100 SENDs; 20 WRITEs of 128 KiB (128 packets: the
 # requester asks for an ACK within the message too); rping -V (RDMA
-# READs of 4000 bytes, checked) and 20 READs of 128 KiB by ib_read_bw.  A
+# READs of 4000 bytes, checked), 20 READs of 128 KiB by ib_read_bw and
+# 100 FETCH ADDs by ib_atomic_bw.  A
 # case passes only if both programs exit 0 and report every iteration.  Every packet
 # on xr0 is captured for the host, which dissects it with tshark
 # (tests/interop/dissect_data.py) and compares softcm's packets with
@@ -503,12 +539,13 @@ rxe_pingpong() {
 	fi
 }
 
-# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS: ib_send_bw,
-# ib_write_bw or ib_read_bw -R, softcm the server if SC_SERVER is 1, else
-# rxe; both sides must print the result line of the size and iterations
-# asked for (the client only, for READs).
+# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS [SRV_LINE]: ib_send_bw,
+# ib_write_bw or ib_atomic_bw -R, softcm the server if SC_SERVER is 1,
+# else rxe; both sides must print the result line of the size and
+# iterations asked for (only the client with SRV_LINE 0: the server of a
+# one-sided test prints none).
 rxe_perftest() {
-	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srv cli crc line
+	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srvline=${7:-1} srv cli crc line
 	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- "$prog")
 	local rxx=(timeout "$T" "$prog" -d "$rxe")
 	local opts=(-R -F -s "$size" -n "$iters" -p "$port")
@@ -527,9 +564,8 @@ rxe_perftest() {
 	fi
 	finish "$bgpid"
 	line="^ *$size +$iters "
-	# (a READ's responder is passive: its side prints no result)
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qE "$line" "$cli" && { [ "$prog" = ib_read_bw ] || grep -qE "$line" "$srv"; }; then
+	   grep -qE "$line" "$cli" && { [ "$srvline" = 0 ] || grep -qE "$line" "$srv"; }; then
 		ok "$name"
 		say "the client: $(grep -E "$line" "$cli" | head -n 1)"
 	else
@@ -556,6 +592,12 @@ rxe_datapath() {
 	rxe_perftest rxe-datapath/ib_write_bw-R-rxe-server-softcm-client ib_write_bw 0 18525 \
 		$rxe_write_size $rxe_write_iters
 	rxe_read
+	# FETCH ADDs each way: rxe's requester on softcm's responder, and
+	# softcm's requester on rxe's.
+	rxe_perftest rxe-datapath/ib_atomic_bw-R-softcm-server-rxe-client ib_atomic_bw 1 18528 \
+		8 $rxe_bw_iters 0
+	rxe_perftest rxe-datapath/ib_atomic_bw-R-rxe-server-softcm-client ib_atomic_bw 0 18529 \
+		8 $rxe_bw_iters 0
 	# The host dissects what was captured; here only that tcpdump kept
 	# it all.
 	data_capture_stop
@@ -605,9 +647,9 @@ rxe_read() {
 	rxe_rping rxe-read/rping-V-softcm-server-rxe-client 1 7182
 	rxe_rping rxe-read/rping-V-rxe-server-softcm-client 0 7183
 	rxe_perftest rxe-read/ib_read_bw-R-softcm-server-rxe-client ib_read_bw 1 18526 \
-		$rxe_write_size $rxe_write_iters
+		$rxe_write_size $rxe_write_iters 0
 	rxe_perftest rxe-read/ib_read_bw-R-rxe-server-softcm-client ib_read_bw 0 18527 \
-		$rxe_write_size $rxe_write_iters
+		$rxe_write_size $rxe_write_iters 0
 }
 
 # ---- the QPs, while connected ----
@@ -736,6 +778,7 @@ else
 	run_udaddy
 	run_rping
 	run_read_bw
+	run_atomic_bw
 	run_ucmatose datapath/ucmatose-messages $nsa $ip_a $nsb 7479 1 1 10
 	run_rdma_example rdma_ 7480
 	run_rdma_example rdma_x 7481

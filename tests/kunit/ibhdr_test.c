@@ -287,6 +287,70 @@ static void offsets_are_the_wires(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 42, h.aeth.msn);
 }
 
+/*
+ * The atomics' and SEND with invalidate's headers, byte by byte both
+ * ways: a FETCH ADD as softcm's requester builds it (the addend in the
+ * swap/add field, compare 0: rxe's), an ATOMIC ACKNOWLEDGE with its
+ * original value after the AETH, and a SEND ONLY WITH INVALIDATE whose
+ * IETH follows the BTH.
+ */
+static void atomics_and_ieth_on_the_wire(struct kunit *test)
+{
+	static const u8 fadd[40] = {
+		0x14, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x22,
+		0x80, 0x00, 0x00, 0x05,
+		0x00, 0x00, 0x7f, 0xff, 0x12, 0x34, 0x56, 0x78,	/* VA */
+		0xab, 0xcd, 0xef, 0x01,				/* rkey */
+		0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,	/* add */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	/* compare */
+	};
+	static const u8 aack[24] = {
+		0x12, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x33,
+		0x00, 0x00, 0x00, 0x05,
+		0x1f, 0x00, 0x00, 0x09,				/* ACK, MSN 9 */
+		0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,	/* original */
+	};
+	static const u8 sinv[16] = {
+		0x17, 0x30, 0xff, 0xff, 0x00, 0x00, 0x00, 0x44,
+		0x80, 0x00, 0x00, 0x06,
+		0x11, 0x22, 0x33, 0x44,				/* IETH */
+	};
+	struct softcm_ib_hdr h = {
+		.opcode = SOFTCM_IB_FETCH_ADD, .pkey = 0xffff, .dqpn = 0x22, .psn = 5,
+		.ackreq = true,
+		.atomic = { .va = 0x7fff12345678ull, .rkey = 0xabcdef01,
+			    .swap_add = 0x8000000000000001ull },
+	};
+	u8 buf[64] = {}, pkt[64] = {};
+
+	KUNIT_ASSERT_EQ(test, 40, softcm_ib_build(buf, sizeof(buf), &h));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(buf, fadd, sizeof(fadd)));
+
+	memcpy(pkt, aack, sizeof(aack));
+	KUNIT_ASSERT_EQ(test, 0, softcm_ib_parse(pkt, sizeof(pkt), 28, &h));
+	KUNIT_EXPECT_EQ(test, SOFTCM_IB_ATOMIC_ACKNOWLEDGE, h.opcode);
+	KUNIT_EXPECT_EQ(test, 5, h.psn);
+	KUNIT_EXPECT_EQ(test, 0x1f, h.aeth.syndrome);
+	KUNIT_EXPECT_EQ(test, 9, h.aeth.msn);
+	KUNIT_EXPECT_EQ(test, 0x0123456789abcdefull, h.atomic_orig);
+	KUNIT_EXPECT_EQ(test, 0, h.payload_len);
+	/* and built back to the same bytes */
+	memset(buf, 0, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, 24, softcm_ib_build(buf, sizeof(buf), &h));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(buf, aack, sizeof(aack)));
+
+	/* a SEND ONLY WITH INVALIDATE of 1 byte: pad 3 */
+	memset(pkt, 0, sizeof(pkt));
+	memcpy(pkt, sinv, sizeof(sinv));
+	KUNIT_ASSERT_EQ(test, 0, softcm_ib_parse(pkt, sizeof(pkt), 16 + 4 + 4, &h));
+	KUNIT_EXPECT_EQ(test, 0x11223344, h.ieth_rkey);
+	KUNIT_EXPECT_EQ(test, 1, h.payload_len);
+	KUNIT_EXPECT_EQ(test, 6, h.psn);
+	memset(buf, 0, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, 16, softcm_ib_build(buf, sizeof(buf), &h));
+	KUNIT_EXPECT_EQ(test, 0, memcmp(buf, sinv, sizeof(sinv)));
+}
+
 /* A valid RC SEND ONLY of 8 bytes and a WRITE ONLY of 8, to break. */
 static const u8 send8[12] = {
 	0x04, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x00, 0x01,
@@ -536,6 +600,7 @@ static struct kunit_case ibhdr_cases[] = {
 	KUNIT_CASE(table_is_the_ibtas),
 	KUNIT_CASE(every_opcode_round_trips),
 	KUNIT_CASE(offsets_are_the_wires),
+	KUNIT_CASE(atomics_and_ieth_on_the_wire),
 	KUNIT_CASE(malformed_is_refused),
 	KUNIT_CASE(pad_and_contiguity),
 	KUNIT_CASE(empty_last_request_is_refused),

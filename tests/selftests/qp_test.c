@@ -864,10 +864,11 @@ TEST_F(qp, post_send_fails_without_data_path)
 	a = rc_attr(QPS_RTS);
 	a.max_rd_atomic = 0;
 	ASSERT_EQ(0, modify_qp(self->fd, qp.h, RC_RTS_MASK, &a));
-	/* opcodes softcm lacks, and no such opcode */
-	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_CMP_AND_SWP, 1, &bad));
-	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_FETCH_AND_ADD, 1,
-					   &bad));
+	/* atomics without their one SGE, opcodes softcm lacks, and no such opcode */
+	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_CMP_AND_SWP, 1, &bad));
+	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, WR_ATOMIC_FETCH_AND_ADD, 1, &bad));
+	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_BIND_MW, 1, &bad));
+	EXPECT_EQ(-EOPNOTSUPP, post_send_n(self->fd, qp.h, 1, WR_LOCAL_INV, 1, &bad));
 	EXPECT_EQ(-EINVAL, post_send_n(self->fd, qp.h, 1, 99, 1, &bad));
 	/*
 	 * more than the send queue holds; RDMA READs, which with no READ

@@ -498,11 +498,13 @@ static void check_connected(struct __test_metadata *_metadata, int a, __u32 ah,
 	ASSERT_EQ(0, query_route(a, ah, &aq));
 	ASSERT_EQ(0, query_route(p, ph, &pq));
 
-	/* INIT: remote writes, and reads since both have responder resources */
+	/* INIT: remote writes, reads and atomics: both have responder resources */
 	EXPECT_EQ(INIT_MASK, ai.attr_mask);
 	EXPECT_EQ(INIT_MASK, pi.attr_mask);
-	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, ai.attr.qp_access_flags);
-	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, pi.attr.qp_access_flags);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC, ai.attr.qp_access_flags);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC, pi.attr.qp_access_flags);
 	EXPECT_EQ(1, ai.attr.port_num);
 	EXPECT_EQ(1, pi.attr.port_num);
 
@@ -580,7 +582,8 @@ TEST_F(qpattr, connection_sides_agree)
 	/* REQ sent: INIT with the REQ's responder resources, no RTR yet */
 	ASSERT_EQ(0, init_qp_attr(self->a, h, IBV_QPS_INIT, &c));
 	EXPECT_EQ(INIT_MASK, c.attr_mask);
-	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, c.attr.qp_access_flags);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC, c.attr.qp_access_flags);
 	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTR, &c));
 	EXPECT_EQ(-EINVAL, init_qp_attr(self->a, h, IBV_QPS_RTS, &c));
 
@@ -776,7 +779,8 @@ TEST_F(qpattr, cm_attributes_drive_qps)
 	EXPECT_EQ(aqpn, pq.attr.dest_qp_num);
 	EXPECT_EQ(pq.attr.rq_psn, aq.attr.sq_psn);
 	EXPECT_EQ(aq.attr.rq_psn, pq.attr.sq_psn);
-	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, aq.attr.qp_access_flags);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC, aq.attr.qp_access_flags);
 
 	/* a UD id's attributes take a UD QP to RTS */
 	ASSERT_EQ(0, create_id(self->a, SOFTCM_PS_UDP, 10, &h));

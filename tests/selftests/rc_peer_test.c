@@ -39,6 +39,9 @@ static const char *const setup_cmds =
 /* RC opcodes and AETH syndromes as the IBTA numbers them. */
 #define OP_SEND_ONLY	0x04
 #define OP_ACK		0x11
+#define OP_ATOMIC_ACK	0x12
+#define OP_CMP_SWAP	0x13
+#define OP_FETCH_ADD	0x14
 #define AETH_ACK	0x1f	/* ACK, no credits (as rxe) */
 #define AETH_RNR	0x20	/* RNR NAK; the low 5 bits: the timer, 0 = 655.36 ms */
 
@@ -135,21 +138,29 @@ out:
 }
 
 /*
- * The next request within @ms: its opcode and PSN; 0, or -ETIME.  The
- * UDP payload begins with the BTH.
+ * The next request within @ms, its UDP payload (BTH first, ICRC last) in
+ * @b of @size: its length, or -ETIME.
  */
-static int next_request(FIXTURE_DATA(peer) * self, int ms, unsigned int *opcode,
-			unsigned int *psn)
+static int next_request_raw(FIXTURE_DATA(peer) * self, int ms, unsigned char *b, size_t size)
 {
-	unsigned char b[2048];
 	struct pollfd p = { .fd = self->udp, .events = POLLIN };
 	ssize_t n;
 
 	if (poll(&p, 1, ms) != 1)
 		return -ETIME;
-	n = recv(self->udp, b, sizeof(b), 0);
-	if (n < 12)
-		return -EIO;
+	n = recv(self->udp, b, size, 0);
+	return n < 12 ? -EIO : n;
+}
+
+/* The next request within @ms: its opcode and PSN; 0, or -ETIME. */
+static int next_request(FIXTURE_DATA(peer) * self, int ms, unsigned int *opcode,
+			unsigned int *psn)
+{
+	unsigned char b[2048];
+	int n = next_request_raw(self, ms, b, sizeof(b));
+
+	if (n < 0)
+		return n;
 	*opcode = b[0];
 	*psn = get32(b + 8) & 0xffffff;
 	return 0;
@@ -166,6 +177,48 @@ static int respond(FIXTURE_DATA(peer) * self, unsigned int psn, unsigned int syn
 	rc_set_len(&w, RC_BTH + RC_AETH, 0);
 	rc_finish(&w, false);
 	return wire_send_on(self->raw, &w, true);
+}
+
+/* An ATOMIC ACKNOWLEDGE of @psn, MSN @msn, with @orig, from the scripted responder. */
+static int respond_atomic(FIXTURE_DATA(peer) * self, unsigned int psn, unsigned int msn,
+			  uint64_t orig)
+{
+	struct wire w;
+	unsigned char *bth = w.pkt + 28;
+	unsigned int crc;
+
+	wire_init(&w, "10.33.0.2", "10.33.0.1", 0);
+	memset(bth, 0, 28);
+	w.paylen = 12 + 4 + 8 + 4;	/* BTH, AETH, AtomicAckETH, ICRC */
+	bth[0] = OP_ATOMIC_ACK;
+	bth[2] = 0xff;
+	bth[3] = 0xff;
+	put32(bth + 4, self->qp->qp_num);
+	put32(bth + 8, psn);
+	put32(bth + 12, AETH_ACK << 24 | msn);
+	put32(bth + 16, orig >> 32);
+	put32(bth + 20, orig);
+	wire_finish(&w, true);
+	crc = icrc(w.pkt, 28 + w.paylen);
+	memcpy(bth + 24, &crc, 4);
+	return wire_send_on(self->raw, &w, true);
+}
+
+/* An atomic whose original value lands at byte 8 of the buffer. */
+static int post_atomic(FIXTURE_DATA(peer) * self, unsigned long wr_id, bool cas,
+		       uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf + 8, .length = 8,
+			       .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = raddr, .compare_add = cmp_add, .swap = swap,
+			       .rkey = rkey },
+	}, *bad;
+
+	return ibv_post_send(self->qp, &wr, &bad);
 }
 
 static int post_send(FIXTURE_DATA(peer) * self, unsigned long wr_id, unsigned int len)
@@ -296,6 +349,134 @@ TEST_F(peer, ack_of_everything_during_an_rnr_wait)
 	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
 	EXPECT_EQ(2, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+}
+
+/* The 64-bit big-endian value at @p. */
+static uint64_t get64(const unsigned char *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+/*
+ * A COMPARE SWAP as rxe puts it on the wire (one packet, AckReq, the
+ * AtomicETH: address, rkey, swap value, compare value), answered first
+ * with a plain ACK of its PSN: an ACK past an atomic without its answer
+ * says the answer was lost, and the requester sends the atomic again,
+ * the same bytes at the same PSN, which a responder answers from its
+ * resource without executing it again.  Its ATOMIC ACKNOWLEDGE then
+ * completes it, the value it carries in the SGE (host order).  Then a
+ * FETCH ADD at the next PSN: the addend where the swap value was, a
+ * compare value of 0.
+ */
+TEST_F(peer, atomic_sent_again_with_its_psn)
+{
+	unsigned char b[2048], first[40];
+	struct ibv_wc wc;
+	uint64_t got;
+
+	memset(self->buf, 0xee, 32);
+	ASSERT_EQ(0, post_atomic(self, 1, true, 0x7f0000001008ULL, 0xabcd1234,
+				 0x1111222233334444ULL, 0x5555666677778888ULL));
+	ASSERT_EQ(12 + 28 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(OP_CMP_SWAP, b[0]);
+	EXPECT_EQ(PEER_QPN, get32(b + 4) & 0xffffff);
+	EXPECT_EQ(SQ_PSN, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0x80, b[8] & 0x80);
+	EXPECT_EQ(0x7f0000001008ULL, get64(b + 12));
+	EXPECT_EQ(0xabcd1234, get32(b + 20));
+	EXPECT_EQ(0x5555666677778888ULL, get64(b + 24));
+	EXPECT_EQ(0x1111222233334444ULL, get64(b + 32));
+	memcpy(first, b, sizeof(first));
+	/* the answer lost: an ACK of the atomic's PSN without it */
+	ASSERT_EQ(0, respond(self, SQ_PSN, AETH_ACK, 1));
+	ASSERT_EQ(12 + 28 + 4, next_request_raw(self, 10000, b, sizeof(b)))
+		TH_LOG("the atomic was not sent again");
+	EXPECT_EQ(0, memcmp(first, b, sizeof(first)));
+	EXPECT_EQ(0, ibv_poll_cq(self->cq, 1, &wc));
+	ASSERT_EQ(0, respond_atomic(self, SQ_PSN, 1, 0x0123456789abcdefULL));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_COMP_SWAP, wc.opcode);
+	EXPECT_EQ(8, wc.byte_len);
+	memcpy(&got, self->buf + 8, 8);
+	EXPECT_EQ(0x0123456789abcdefULL, got);
+	EXPECT_EQ(0xee, self->buf[7]);
+	EXPECT_EQ(0xee, self->buf[16]);
+
+	ASSERT_EQ(0, post_atomic(self, 2, false, 0x7f0000002000ULL, 0x77,
+				 0xfedcba9876543210ULL, 0x99));
+	ASSERT_EQ(12 + 28 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(OP_FETCH_ADD, b[0]);
+	EXPECT_EQ(SQ_PSN + 1, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0x7f0000002000ULL, get64(b + 12));
+	EXPECT_EQ(0x77, get32(b + 20));
+	EXPECT_EQ(0xfedcba9876543210ULL, get64(b + 24));
+	EXPECT_EQ(0, get64(b + 32));
+	ASSERT_EQ(0, respond_atomic(self, SQ_PSN + 1, 2, 5));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
+	EXPECT_EQ(8, wc.byte_len);
+	memcpy(&got, self->buf + 8, 8);
+	EXPECT_EQ(5, got);
+}
+
+/*
+ * SEND with invalidate on the wire, as rxe sends it: one packet is a
+ * SEND ONLY WITH INVALIDATE (0x17) whose IETH, after the BTH, is the
+ * WR's rkey, then the payload; a longer one is SEND FIRST, then SEND
+ * LAST WITH INVALIDATE (0x16) with the IETH.  A responder that can
+ * invalidate the rkey acknowledges them, and they complete as SENDs.
+ */
+TEST_F(peer, send_with_invalidate_on_the_wire)
+{
+	unsigned char b[2048];
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf, .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	for (int i = 0; i < 1500; i++)
+		self->buf[i] = i * 13 + 1;
+	sge.length = 100;
+	wr.wr_id = 1;
+	wr.invalidate_rkey = 0x11223344;
+	ASSERT_EQ(0, ibv_post_send(self->qp, &wr, &bad));
+	ASSERT_EQ(12 + 4 + 100 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(0x17, b[0]);
+	EXPECT_EQ(0, b[1] & 0x30);	/* no pad */
+	EXPECT_EQ(SQ_PSN, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0x11223344, get32(b + 12));
+	EXPECT_EQ(0, memcmp(self->buf, b + 16, 100));
+	ASSERT_EQ(0, respond(self, SQ_PSN, AETH_ACK, 1));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+
+	sge.length = 1024 + 10;
+	wr.wr_id = 2;
+	wr.invalidate_rkey = 0xa5a5f00d;
+	ASSERT_EQ(0, ibv_post_send(self->qp, &wr, &bad));
+	ASSERT_EQ(12 + 1024 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(0x00, b[0]);
+	EXPECT_EQ(SQ_PSN + 1, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0, memcmp(self->buf, b + 12, 1024));
+	ASSERT_EQ(12 + 4 + 12 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	EXPECT_EQ(0x16, b[0]);
+	EXPECT_EQ(2 << 4, b[1] & 0x30);	/* 10 bytes, 2 of pad */
+	EXPECT_EQ(SQ_PSN + 2, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(0xa5a5f00d, get32(b + 12));
+	EXPECT_EQ(0, memcmp(self->buf + 1024, b + 16, 10));
+	ASSERT_EQ(0, respond(self, SQ_PSN + 2, AETH_ACK, 2));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 }
 
 TEST_HARNESS_MAIN

@@ -27,10 +27,21 @@
  * rest of the READ.  And a SEND whose SGE cannot be read fails with its
  * own wr_id, the WR before it flushed.
  *
+ * Atomics: COMPARE SWAP matching and not, FETCH ADD across the carries
+ * and the wrap of 64 bits, both ways and within one namespace; many in
+ * flight among READs, sharing max_rd_atomic; a duplicate answered from
+ * the responder's resource and not executed again; each access
+ * violation (rkey, bounds, access, PD, alignment, the QP's access); the
+ * WR builder's atomics, and the SGEs both ways of posting refuse.
+ * SEND with invalidate, refused on both ends as rxe refuses an rkey it
+ * cannot invalidate.
+ *
  *   rc-a: ra 10.29.0.1/24 --veth-- rc-b: rb 10.29.0.2/24
  */
 
 #include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <sys/socket.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <sched.h>
@@ -131,7 +142,8 @@ static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
 	if (!e->qp || e->buf == MAP_FAILED)
 		return -1;
 	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
 	return e->mr ? 0 : -1;
 }
 
@@ -159,6 +171,7 @@ struct path {
 	uint8_t rnr_retry;	/* this side's, as requester */
 	uint8_t rd_atomic;	/* max_rd_atomic and max_dest_rd_atomic; 0: 1 */
 	bool no_remote_read;	/* the QP's access flags without REMOTE_READ */
+	bool remote_atomic;	/* the QP's access flags with REMOTE_ATOMIC */
 };
 
 /* @e to RTS, connected to @peer. */
@@ -168,7 +181,8 @@ static int ep_connect(struct ep *e, const struct ep *peer, const struct path *mi
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   (mine->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ),
+				   (mine->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ) |
+				   (mine->remote_atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0),
 	};
 	int rd = mine->rd_atomic ?: 1;
 	int ret;
@@ -1058,7 +1072,8 @@ static uint64_t lcg(uint64_t *x)
  * (rkey, bounds, wrapping address, PD, access) ends b's QP with the
  * refusal counted, each one inside it (or of length 0) leaves it in RTS;
  * a length beyond 2^31 is dropped before the QP sees it; an atomic is
- * an Invalid Request (none carried yet). Neither buffer changes. Then
+ * an Invalid Request (the QP does not allow REMOTE_ATOMIC). Neither
+ * buffer changes. Then
  * responses and ACKs at random PSNs to a's QP, which has nothing
  * outstanding: ignored, a stays in RTS and its buffer unchanged.
  */
@@ -1817,6 +1832,564 @@ TEST_F(rc, read_ends_when_its_region_goes_mid_way)
 		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status) TH_LOG("%s",
 								  ibv_wc_status_str(wc.status));
 	}
+}
+
+/*
+ * Atomics (IBTA 9.4.5), 8 bytes at an aligned address of the responder's
+ * region: the original value lands in the requester's one 8-byte SGE.
+ */
+static int post_atomic(struct ep *s, uint64_t wr_id, bool cas, uint64_t raddr, uint32_t rkey,
+		       uint32_t loff, uint64_t cmp_add, uint64_t swap)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)s->buf + loff, .length = 8,
+			       .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = raddr, .compare_add = cmp_add, .swap = swap,
+			       .rkey = rkey },
+	}, *bad;
+
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void set_u64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+#define AT_ROFF		4096	/* the responder's 8 bytes */
+#define AT_LOFF		8192	/* where the requester's original value lands */
+
+/*
+ * One atomic from @s on the 8 bytes at AT_ROFF of @r's buffer, which hold
+ * @before: its completion, the original value in @s's SGE and not a byte
+ * beside it, the value after it in @r's memory and not a byte beside it.
+ */
+static void atomic_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r, bool cas,
+		       uint64_t before, uint64_t cmp_add, uint64_t swap, unsigned int seed)
+{
+	unsigned char around[256];
+	struct ibv_wc wc;
+	uint64_t want;
+
+	pattern(r->buf + AT_ROFF - 64, sizeof(around), seed);
+	set_u64(r->buf + AT_ROFF, before);
+	memcpy(around, r->buf + AT_ROFF - 64, sizeof(around));
+	memset(s->buf + AT_LOFF - 8, 0xee, 24);
+	ASSERT_EQ(0, post_atomic(s, 700 + seed, cas, (uintptr_t)r->buf + AT_ROFF, r->mr->rkey,
+				 AT_LOFF, cmp_add, swap));
+	POLL_ONE(s->scq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%u: %s", seed, ibv_wc_status_str(wc.status));
+	EXPECT_EQ(700 + seed, wc.wr_id);
+	EXPECT_EQ(cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD, wc.opcode);
+	EXPECT_EQ(8, wc.byte_len);
+	EXPECT_EQ(s->qp->qp_num, wc.qp_num);
+	EXPECT_EQ(before, get_u64(s->buf + AT_LOFF)) TH_LOG("%u", seed);
+	for (int i = 0; i < 8; i++) {
+		EXPECT_EQ(0xee, s->buf[AT_LOFF - 8 + i]);
+		EXPECT_EQ(0xee, s->buf[AT_LOFF + 8 + i]);
+	}
+	want = cas ? (before == cmp_add ? swap : before) : before + cmp_add;
+	EXPECT_EQ(want, get_u64(r->buf + AT_ROFF)) TH_LOG("%u", seed);
+	set_u64(around + 64, want);
+	EXPECT_EQ(0, memcmp(around, r->buf + AT_ROFF - 64, sizeof(around))) TH_LOG("%u", seed);
+	/* nothing for the responder's receive queue */
+	EXPECT_EQ(0, ibv_poll_cq(r->rcq, 1, &wc));
+}
+
+/*
+ * COMPARE SWAP that matches (the swap value stored) and that does not
+ * (memory left alone), FETCH ADD with the carries and wraps of 64 bits,
+ * both ways, across namespaces and within one; a SEND after them checks
+ * the PSNs they took.
+ */
+TEST_F(rc, atomics)
+{
+	const struct path pa = { .sq_psn = 0xfffffd, .min_rnr_timer = 1, .rnr_retry = 7,
+				 .remote_atomic = true };
+	const struct path pb = { .sq_psn = 0x2468, .min_rnr_timer = 1, .rnr_retry = 7,
+				 .remote_atomic = true };
+	struct ibv_device_attr da;
+
+	for (int one_ns = 0; one_ns < 2; one_ns++) {
+		unsigned int seed = 0;
+
+		pair(_metadata, self, one_ns, &pa, &pb);
+		ASSERT_EQ(0, ibv_query_device(self->a.ctx, &da));
+		EXPECT_EQ(IBV_ATOMIC_HCA, da.atomic_cap);
+		atomic_one(_metadata, &self->a, &self->b, true, 0x1122334455667788ULL,
+			   0x1122334455667788ULL, 0xdeadbeefcafef00dULL, seed++);
+		atomic_one(_metadata, &self->a, &self->b, true, 0x1122334455667788ULL,
+			   0x1122334455667789ULL, 1, seed++);
+		atomic_one(_metadata, &self->a, &self->b, true, 0x8000000000000000ULL,
+			   0x0000000000000080ULL, 2, seed++);
+		atomic_one(_metadata, &self->a, &self->b, false, 0xfffffffffffffffeULL, 5, 0,
+			   seed++);
+		atomic_one(_metadata, &self->a, &self->b, false, 0x00000000ffffffffULL, 1, 0,
+			   seed++);
+		atomic_one(_metadata, &self->a, &self->b, false, 0x8000000000000000ULL,
+			   0x8000000000000000ULL, 0, seed++);
+		atomic_one(_metadata, &self->a, &self->b, false, 7, 0xfffffffffffffff9ULL, 0,
+			   seed++);
+		send_one(_metadata, &self->a, &self->b, MTU + 1, true, seed++);
+		atomic_one(_metadata, &self->b, &self->a, true, 42, 42, 43, seed++);
+		atomic_one(_metadata, &self->b, &self->a, false, 42, 1ULL << 32, 0, seed++);
+		send_one(_metadata, &self->b, &self->a, 3, false, seed++);
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+}
+
+/*
+ * Forty FETCH ADDs and eight READs posted at once, with max_rd_atomic 2
+ * (and 3: 4 resources) on both sides: they share the credits, the
+ * responder drops none as beyond its resources, and the adds run in
+ * order, each returning the value the one before it left.  The READs'
+ * responses leave from the responder's work, the atomics' answers after
+ * them in PSN order.
+ */
+TEST_F(rc, many_atomics_in_flight)
+{
+	int nsb = netns_open("rc-b"), st;
+	const int n = 48;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	for (int rd = 2; rd <= 3; rd++) {
+		const struct path p = { .sq_psn = 0x301, .min_rnr_timer = 1, .rnr_retry = 7,
+					.rd_atomic = rd, .remote_atomic = true };
+		struct ibv_send_wr wr[48], *bad;
+		struct ibv_sge sge[48];
+		struct ibv_wc wc[48];
+		long long before = stats_get(st, "rd_atomic_exhausted");
+		uint64_t v = 1000;
+
+		pair(_metadata, self, false, &p, &p);
+		set_u64(self->b.buf + AT_ROFF, v);
+		pattern(self->b.buf + 65536, 8 * 3000, rd);
+		memset(self->a.buf, 0xee, 65536 + 8 * 3000);
+		for (int i = 0, r = 0; i < n; i++) {
+			bool read = i % 6 == 5;
+
+			sge[i] = (struct ibv_sge){
+				.addr = (uintptr_t)self->a.buf + (read ? 65536 + r * 3000 : 8 * i),
+				.length = read ? 3000 : 8, .lkey = self->a.mr->lkey };
+			wr[i] = (struct ibv_send_wr){
+				.wr_id = 800 + i, .sg_list = &sge[i], .num_sge = 1,
+				.opcode = read ? IBV_WR_RDMA_READ : IBV_WR_ATOMIC_FETCH_AND_ADD,
+				.send_flags = IBV_SEND_SIGNALED,
+				.next = i < n - 1 ? &wr[i + 1] : NULL,
+			};
+			if (read) {
+				wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + 65536 + r++ * 3000;
+				wr[i].wr.rdma.rkey = self->b.mr->rkey;
+			} else {
+				wr[i].wr.atomic.remote_addr = (uintptr_t)self->b.buf + AT_ROFF;
+				wr[i].wr.atomic.rkey = self->b.mr->rkey;
+				wr[i].wr.atomic.compare_add = 3;
+			}
+		}
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, wr, &bad));
+		ASSERT_EQ(n, poll_n(self->a.scq, wc, n));
+		for (int i = 0; i < n; i++) {
+			bool read = i % 6 == 5;
+
+			EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("%d: %s", i,
+								      ibv_wc_status_str(wc[i].status));
+			EXPECT_EQ(800 + i, wc[i].wr_id);
+			EXPECT_EQ(read ? IBV_WC_RDMA_READ : IBV_WC_FETCH_ADD, wc[i].opcode);
+			if (read)
+				continue;
+			EXPECT_EQ(8, wc[i].byte_len);
+			EXPECT_EQ(v, get_u64(self->a.buf + 8 * i)) TH_LOG("%d", i);
+			v += 3;
+		}
+		EXPECT_EQ(v, get_u64(self->b.buf + AT_ROFF));
+		EXPECT_EQ(0, memcmp(self->a.buf + 65536, self->b.buf + 65536, 8 * 3000));
+		for (int i = 0; i < n; i++)
+			if (i % 6 == 5)
+				EXPECT_EQ(0xeeeeeeeeeeeeeeeeULL, get_u64(self->a.buf + 8 * i));
+		EXPECT_EQ(before, stats_get(st, "rd_atomic_exhausted"));
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(st);
+	close(nsb);
+}
+
+/* A packet socket in namespace @name: the IP packets of its devices. */
+static int sniff_in(const char *name, int home)
+{
+	int ns = netns_open(name), fd = -1;
+
+	if (ns < 0 || netns_enter(ns))
+		return -1;
+	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_IP));
+	netns_enter(home);
+	close(ns);
+	return fd;
+}
+
+/*
+ * The next ATOMIC ACKNOWLEDGE of @psn that @fd sees within @ms, its
+ * AtomicAckETH in *@orig: 0, or -ETIME.
+ */
+static int sniff_atomic_ack(int fd, uint32_t psn, uint64_t *orig, int ms)
+{
+	long end = topo_now_ms() + ms;
+	uint8_t b[2048], *bth;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t ihl;
+	ssize_t n;
+
+	while (topo_now_ms() < end) {
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		n = recv(fd, b, sizeof(b), 0);
+		if (n < 20)
+			continue;
+		ihl = (b[0] & 0xf) * 4;
+		/* IP, UDP, BTH, AETH, AtomicAckETH */
+		if (b[9] != IPPROTO_UDP || (size_t)n < ihl + 8 + 12 + 4 + 8 ||
+		    (b[ihl + 2] << 8 | b[ihl + 3]) != 4791)
+			continue;
+		bth = b + ihl + 8;
+		if (bth[0] != 0x12 || (get32(bth + 8) & 0xffffff) != psn)
+			continue;
+		*orig = (uint64_t)get32(bth + 16) << 32 | get32(bth + 20);
+		return 0;
+	}
+	return -ETIME;
+}
+
+/*
+ * A FETCH ADD done, then its request again, crafted from rc-a at its PSN
+ * (what a requester that lost the answer sends): b answers it again with
+ * the value it found the first time, from its resource, and does not add
+ * again; a COMPARE SWAP at that PSN and address is the same request
+ * again: answered the same, not executed.  One at that PSN naming other
+ * bytes is dropped.  b stays in RTS and the pair goes on.
+ */
+TEST_F(rc, duplicate_atomic_answered_not_executed)
+{
+	const struct path p = { .sq_psn = 0xffffff, .min_rnr_timer = 1, .rnr_retry = 7,
+				.remote_atomic = true };
+	int nsb = netns_open("rc-b"), st, fd, sn;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	fd = raw_in("rc-a", self->home);
+	ASSERT_LE(0, fd);
+	sn = sniff_in("rc-a", self->home);
+	ASSERT_LE(0, sn);
+	pair(_metadata, self, false, &p, &p);
+	atomic_one(_metadata, &self->a, &self->b, false, 40, 2, 0, 1);
+	for (int v = 0; v < 3; v++) {
+		long long before = stats_get(st, "read_replays");
+		uint64_t orig = 0;
+		uint8_t ext[28] = { 0 };
+
+		put64(ext, (uintptr_t)self->b.buf + AT_ROFF + (v == 2 ? 8 : 0));
+		put32(ext + 8, self->b.mr->rkey);
+		put64(ext + 12, v == 1 ? 7 : 2);	/* swap, or add */
+		put64(ext + 20, v == 1 ? 42 : 0);	/* compare */
+		ASSERT_EQ(0, rc_packet(fd, "10.29.0.1", "10.29.0.2", v == 1 ? 0x13 : 0x14,
+				       self->b.qp->qp_num, p.sq_psn, ext, 28, 0));
+		if (v < 2) {
+			ASSERT_EQ(0, sniff_atomic_ack(sn, p.sq_psn, &orig, WAIT_MS))
+				TH_LOG("case %d: no answer", v);
+			EXPECT_EQ(40, orig) TH_LOG("case %d", v);
+		} else {
+			usleep(softcm_quiet_ms(50) * 1000);
+		}
+		EXPECT_EQ(before + (v < 2), stats_get(st, "read_replays")) TH_LOG("case %d", v);
+		EXPECT_EQ(42, get_u64(self->b.buf + AT_ROFF)) TH_LOG("case %d", v);
+		EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp)) TH_LOG("case %d", v);
+	}
+	/* the answers b sent again are stale for a: the pair goes on */
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
+	atomic_one(_metadata, &self->a, &self->b, false, 42, 1, 0, 2);
+	send_one(_metadata, &self->a, &self->b, 5, false, 3);
+	close(sn);
+	close(fd);
+	close(st);
+	close(nsb);
+}
+
+/*
+ * Each way an atomic may not touch the region: an rkey that names
+ * nothing, 8 bytes past the region's end, a region without
+ * REMOTE_ATOMIC, a region of another PD (REM_ACCESS_ERR, counted in
+ * drop_access); an address not 8-byte aligned, and a responder QP
+ * without REMOTE_ATOMIC (REM_INV_REQ_ERR, as rxe).  Both QPs end in ERR;
+ * neither the responder's memory nor the requester's SGE changes.
+ */
+TEST_F(rc, atomic_access_violations)
+{
+	const struct path p = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7,
+				.remote_atomic = true };
+	const struct path pna = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int nsb = netns_open("rc-b"), st;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	for (int v = 0; v < 6; v++) {
+		struct ibv_pd *pd2 = NULL;
+		struct ibv_mr *mr = NULL;
+		unsigned char want[4096];
+		uint64_t raddr;
+		uint32_t rkey;
+		struct ibv_wc wc;
+		long long before;
+
+		pair(_metadata, self, false, &p, v == 5 ? &pna : &p);
+		pattern(self->b.buf, 4096, v);
+		memcpy(want, self->b.buf, 4096);
+		pattern(self->b.buf + BUF - 4096, 4096, v + 1);
+		memset(self->a.buf, 0x5a, 4096);
+		raddr = (uintptr_t)self->b.buf + 64;
+		rkey = self->b.mr->rkey;
+		switch (v) {
+		case 0:		/* no such rkey */
+			rkey ^= 0x5500;
+			break;
+		case 1:		/* past the end */
+			raddr = (uintptr_t)self->b.buf + BUF;
+			break;
+		case 2:		/* no remote atomic */
+			mr = ibv_reg_mr(self->b.pd, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			ASSERT_NE(NULL, mr);
+			rkey = mr->rkey;
+			break;
+		case 3:		/* another PD's region */
+			pd2 = ibv_alloc_pd(self->b.ctx);
+			ASSERT_NE(NULL, pd2);
+			mr = ibv_reg_mr(pd2, self->b.buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_ATOMIC);
+			ASSERT_NE(NULL, mr);
+			rkey = mr->rkey;
+			break;
+		case 4:		/* not 8-byte aligned */
+			raddr += 4;
+			break;
+		}
+		before = stats_get(st, "drop_access");
+		ASSERT_EQ(0, post_atomic(&self->a, 90 + v, v & 1, raddr, rkey, 64,
+					 0x0102030405060708ULL, 9));
+		ASSERT_EQ(1, poll_n(self->a.scq, &wc, 1));
+		EXPECT_EQ(v >= 4 ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_ACCESS_ERR, wc.status)
+			TH_LOG("case %d: %s", v, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(90 + v, wc.wr_id);
+		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a.qp)) TH_LOG("case %d", v);
+		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b.qp)) TH_LOG("case %d", v);
+		for (int i = 0; i < 4096; i++)
+			if (self->a.buf[i] != 0x5a) {
+				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", v, i);
+				break;
+			}
+		EXPECT_EQ(0, memcmp(want, self->b.buf, 4096)) TH_LOG("case %d", v);
+		pattern(want, 4096, v + 1);
+		EXPECT_EQ(0, memcmp(want, self->b.buf + BUF - 4096, 4096)) TH_LOG("case %d", v);
+		EXPECT_EQ(before + (v < 4), stats_get(st, "drop_access")) TH_LOG("case %d", v);
+		if (mr)
+			ibv_dereg_mr(mr);
+		if (pd2)
+			ibv_dealloc_pd(pd2);
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	close(st);
+	close(nsb);
+}
+
+/*
+ * SEND with invalidate, of one packet and of four: softcm has no rkey it
+ * can invalidate (no memory windows, no fast-registration MRs; rxe
+ * refuses a user MR's too), so, as rxe's RESPST_ERR_INVALIDATE_RKEY, the
+ * receive completes with REM_INV_REQ_ERR and the requester's WR too (NAK
+ * Invalid Request); both QPs end in ERR.  The bytes of the packet with
+ * the IETH are not placed (those before it are, as rxe places them), and
+ * the rkey it named still works.
+ */
+TEST_F(rc, send_with_invalidate_refused)
+{
+	const struct path p = { .sq_psn = 0x3c, .min_rnr_timer = 1, .rnr_retry = 7 };
+	static const uint32_t lens[] = { 100, 3 * MTU + 1 };
+
+	for (int v = 0; v < 2; v++) {
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = { 0 }, *bad;
+		struct ibv_wc wc;
+		uint32_t placed;
+
+		pair(_metadata, self, false, &p, &p);
+		pattern(self->a.buf, lens[v], v);
+		memset(self->b.buf, 0xee, 8192);
+		ASSERT_EQ(0, post_recv(&self->b, 50 + v, 0, 8192));
+		sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = lens[v],
+					.lkey = self->a.mr->lkey };
+		wr.wr_id = 40 + v;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.invalidate_rkey = self->b.mr->rkey;
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		POLL_ONE(self->a.scq, &wc);
+		EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status)
+			TH_LOG("case %d: %s", v, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(40 + v, wc.wr_id);
+		POLL_ONE(self->b.rcq, &wc);
+		EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, wc.status)
+			TH_LOG("case %d: %s", v, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(50 + v, wc.wr_id);
+		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->a.qp)) TH_LOG("case %d", v);
+		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->b.qp)) TH_LOG("case %d", v);
+		/* the packets before the one with the IETH were placed, as rxe */
+		placed = lens[v] / MTU * MTU;
+		EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, placed)) TH_LOG("case %d", v);
+		for (int i = placed; i < 8192; i++)
+			if (self->b.buf[i] != 0xee) {
+				EXPECT_EQ(0xee, self->b.buf[i]) TH_LOG("case %d byte %d", v, i);
+				break;
+			}
+		ep_free(&self->a);
+		ep_free(&self->b);
+		memset(&self->a, 0, sizeof(self->a));
+		memset(&self->b, 0, sizeof(self->b));
+	}
+	/* the rkey named is still valid: a WRITE through it works */
+	pair(_metadata, self, false, &p, &p);
+	write_one(_metadata, &self->a, &self->b, MTU + 1, false, 9);
+}
+
+/*
+ * Atomics through libibverbs' WR builder (ibv_wr_atomic_cmp_swp() and
+ * ibv_wr_atomic_fetch_add() on an extended QP, the SGE set after each),
+ * two in one batch; then what both ways of posting refuse with EINVAL and
+ * without posting anything: an SGE of other than 8 bytes, two SGEs,
+ * inline data.
+ */
+TEST_F(rc, atomics_through_the_wr_builder)
+{
+	const struct path p = { .sq_psn = 0x4444, .min_rnr_timer = 1, .rnr_retry = 7,
+				.remote_atomic = true };
+	struct ibv_qp_init_attr_ex xa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = QP_WR, .max_recv_wr = QP_WR, .max_send_sge = 2,
+			 .max_recv_sge = 2, .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr, *bad;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc[2];
+	uint64_t raddr;
+
+	ASSERT_EQ(0, ep_make(&self->a, "rc-a", "10.29.0.1", self->home));
+	ASSERT_EQ(0, ep_make(&self->b, "rc-b", "10.29.0.2", self->home));
+	ASSERT_EQ(0, ibv_destroy_qp(self->a.qp));
+	xa.pd = self->a.pd;
+	xa.send_cq = self->a.scq;
+	xa.recv_cq = self->a.rcq;
+	self->a.qp = ibv_create_qp_ex(self->a.ctx, &xa);
+	ASSERT_NE(NULL, self->a.qp);
+	qpx = ibv_qp_to_qp_ex(self->a.qp);
+	ASSERT_NE(NULL, qpx);
+	ASSERT_NE(NULL, qpx->wr_atomic_cmp_swp);
+	ASSERT_NE(NULL, qpx->wr_atomic_fetch_add);
+	ASSERT_EQ(0, ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, ep_connect(&self->b, &self->a, &p, &p));
+	raddr = (uintptr_t)self->b.buf + AT_ROFF;
+	set_u64(self->b.buf + AT_ROFF, 100);
+	memset(self->a.buf, 0xee, 64);
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = 1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_cmp_swp(qpx, self->b.mr->rkey, raddr, 100, 200);
+	ibv_wr_set_sge(qpx, self->a.mr->lkey, (uintptr_t)self->a.buf, 8);
+	qpx->wr_id = 2;
+	ibv_wr_atomic_fetch_add(qpx, self->b.mr->rkey, raddr, 5);
+	ibv_wr_set_sge(qpx, self->a.mr->lkey, (uintptr_t)self->a.buf + 16, 8);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	ASSERT_EQ(2, poll_n(self->a.scq, wc, 2));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	EXPECT_EQ(1, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_COMP_SWAP, wc[0].opcode);
+	EXPECT_EQ(8, wc[0].byte_len);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status);
+	EXPECT_EQ(2, wc[1].wr_id);
+	EXPECT_EQ(IBV_WC_FETCH_ADD, wc[1].opcode);
+	EXPECT_EQ(8, wc[1].byte_len);
+	EXPECT_EQ(100, get_u64(self->a.buf));
+	EXPECT_EQ(200, get_u64(self->a.buf + 16));
+	EXPECT_EQ(0xeeeeeeeeeeeeeeeeULL, get_u64(self->a.buf + 8));
+	EXPECT_EQ(205, get_u64(self->b.buf + AT_ROFF));
+
+	/* the builder: an SGE of 16 bytes, two SGEs, inline data */
+	for (int v = 0; v < 3; v++) {
+		struct ibv_sge two[2] = {
+			{ .addr = (uintptr_t)self->a.buf, .length = 4, .lkey = self->a.mr->lkey },
+			{ .addr = (uintptr_t)self->a.buf + 4, .length = 4,
+			  .lkey = self->a.mr->lkey },
+		};
+
+		ibv_wr_start(qpx);
+		qpx->wr_id = 10 + v;
+		ibv_wr_atomic_fetch_add(qpx, self->b.mr->rkey, raddr, 1);
+		if (v == 0)
+			ibv_wr_set_sge(qpx, self->a.mr->lkey, (uintptr_t)self->a.buf, 16);
+		else if (v == 1)
+			ibv_wr_set_sge_list(qpx, 2, two);
+		else
+			ibv_wr_set_inline_data(qpx, self->a.buf, 8);
+		EXPECT_EQ(EINVAL, ibv_wr_complete(qpx)) TH_LOG("case %d", v);
+	}
+	/* ibv_post_send(): the same */
+	for (int v = 0; v < 3; v++) {
+		sge[0] = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 8,
+					   .lkey = self->a.mr->lkey };
+		sge[1] = sge[0];
+		wr = (struct ibv_send_wr){
+			.wr_id = 20 + v, .sg_list = sge, .num_sge = v == 1 ? 2 : 1,
+			.opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
+			.send_flags = IBV_SEND_SIGNALED | (v == 2 ? IBV_SEND_INLINE : 0),
+			.wr.atomic = { .remote_addr = raddr, .rkey = self->b.mr->rkey,
+				       .compare_add = 205, .swap = 1 },
+		};
+		if (v == 0)
+			sge[0].length = 4;
+		EXPECT_EQ(EINVAL, ibv_post_send(self->a.qp, &wr, &bad)) TH_LOG("case %d", v);
+	}
+	/* nothing went: no completion, the memory as it was, the QP usable */
+	usleep(softcm_quiet_ms(20) * 1000);
+	EXPECT_EQ(0, ibv_poll_cq(self->a.scq, 1, wc));
+	EXPECT_EQ(205, get_u64(self->b.buf + AT_ROFF));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->a.qp));
+	atomic_one(_metadata, &self->a, &self->b, false, 205, 1, 0, 30);
 }
 
 TEST_HARNESS_MAIN

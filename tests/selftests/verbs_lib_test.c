@@ -1365,9 +1365,9 @@ TEST_F(verbs, extended_creation_refuses_what_softcm_lacks)
 		enum ibv_qp_type type;
 		uint64_t ops;
 	} bad_ops[] = {
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP },
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD },
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_SEND_WITH_INV },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD },
+		{ IBV_QPT_UD, IBV_QP_EX_WITH_SEND_WITH_INV },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW },
 		{ IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE },

@@ -40,6 +40,8 @@ binaries=(
 	# make bench's data path (tests/bench/datapath.sh): TCP's stream
 	# throughput, system calls per message, a profile
 	/usr/bin/iperf3 /usr/bin/strace /usr/bin/perf
+	# exec_test.sh: atomics softcm to softcm
+	/usr/bin/ib_atomic_bw
 )
 # Modules for the tests' topologies (veth, netem) and for the soft-RoCE
 # peer; crc32_generic is a hidden dependency of rdma_rxe.  crc32_pclmul is

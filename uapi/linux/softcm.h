@@ -286,7 +286,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define SOFTCM_ABI_VERSION	2
+#define SOFTCM_ABI_VERSION	3
 
 #define SOFTCM_DEVICE_NAME	"softcm"
 #define SOFTCM_ABI_VERSION_PATH	"/sys/class/misc/softcm/abi_version"
@@ -591,9 +591,9 @@ struct softcm_batch {
  *                  beyond it, unless CAP_IPC_LOCK), whichever process of
  *                  it registers on the file; DEREG_MR returns once the
  *                  pages are unpinned and uncharged;
- *                  access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE (needs
- *                  LOCAL_WRITE), REMOTE_READ; REMOTE_ATOMIC, MW_BIND,
- *                  ZERO_BASED, ON_DEMAND EOPNOTSUPP; HUGETLB and the
+ *                  access: IBV_ACCESS_LOCAL_WRITE, REMOTE_WRITE and
+ *                  REMOTE_ATOMIC (both need LOCAL_WRITE), REMOTE_READ;
+ *                  MW_BIND, ZERO_BASED, ON_DEMAND EOPNOTSUPP; HUGETLB and the
  *                  optional range (bits 20-29, RELAXED_ORDERING among
  *                  them) accepted and ignored, as uverbs; other bits
  *                  EINVAL.
@@ -622,22 +622,25 @@ struct softcm_batch {
  *                  namespace, never 0 or 1.  MODIFY_QP follows the IBTA
  *                  modify-QP table: a transition not allowed, a required
  *                  attribute missing or one not allowed in the mask is
- *                  EINVAL; alternate paths, SQD and atomics EOPNOTSUPP.
+ *                  EINVAL; alternate paths and SQD EOPNOTSUPP.
  *                  DESTROY_QP returns how many async events were reported.
  *   POST_SEND / POST_RECV  validate and queue work requests.  On an error
  *                  the first bad one's index is in bad_wr, those before it
- *                  are queued.  An RC QP's SENDs and RDMA WRITEs go to
- *                  the data path and complete when acknowledged; any
- *                  other send (RDMA READ, UD) completes with
- *                  IBV_WC_GENERAL_ERR and vendor_err
- *                  SOFTCM_VENDOR_ERR_NO_DATA_PATH, and the QP enters ERR
- *                  (flushing its WRs in flight and its receives), as
- *                  after any completion error.
+ *                  are queued.  An RC QP's SENDs, RDMA WRITEs, RDMA
+ *                  READs and atomics go to the data path (see Rings for
+ *                  how they complete); atomics (ABI 3) take one SGE of
+ *                  exactly 8 bytes, not inline (else EINVAL), where the
+ *                  original value lands.  A SEND_WITH_INV goes on the
+ *                  wire with its IETH (a softcm responder has no rkey
+ *                  to invalidate: the WR completes with
+ *                  IBV_WC_REM_INV_REQ_ERR, the receive it took too).
+ *                  LOCAL_INV, BIND_MW and TSO are EOPNOTSUPP on RC, and
+ *                  every opcode but SEND and SEND_WITH_IMM is EINVAL on UD.
  *   CREATE_AH / DESTROY_AH   address handles for UD sends.
  *   DOORBELL       run the QP's send queue and/or flush its receive
  *                  queue (see Rings below); flags 0 or unknown EINVAL.
  *
- * Not supported, EOPNOTSUPP: SRQ, XRC, memory windows, atomics, on-demand
+ * Not supported, EOPNOTSUPP: SRQ, XRC, memory windows, on-demand
  * paging, alternate paths, raw packet QPs.
  *
  * The CM side, on an id:
@@ -647,7 +650,8 @@ struct softcm_batch {
  *                  EINVAL), as rdma_init_qp_attr() over the Linux CM:
  *                  INIT: port 1, P_Key index 0 and access flags (none
  *                  before a connection; REMOTE_WRITE, and REMOTE_READ
- *                  when our responder resources are not 0, once a REQ is
+ *                  and REMOTE_ATOMIC (ABI 3) when our responder
+ *                  resources are not 0, once a REQ is
  *                  sent or received); for SOFTCM_PS_UDP the Q_Key
  *                  SOFTCM_UDP_QKEY instead of access flags.  RTR: the
  *                  path (ah_attr: the peer's GID, our source address's
@@ -974,13 +978,22 @@ struct softcm_send_wr {
 	__u32		num_sge;
 	__u32		opcode;		/* enum ibv_wr_opcode */
 	__u32		send_flags;	/* IBV_SEND_* */
-	__u32		imm_data;	/* network order */
+	/* network order; SEND_WITH_INV: the rkey to invalidate, host order */
+	__u32		imm_data;
 	union {
 		struct {
 			__aligned_u64	remote_addr;
 			__u32		rkey;
 			__u32		reserved0;
 		} rdma;
+		/* ABI 3: IBV_WR_ATOMIC_CMP_AND_SWP and _FETCH_AND_ADD */
+		struct {
+			__aligned_u64	remote_addr;	/* 8-byte aligned */
+			__aligned_u64	compare_add;	/* compare, or add */
+			__aligned_u64	swap;
+			__u32		rkey;
+			__u32		reserved0;
+		} atomic;
 		struct {
 			__u32		ah_handle;
 			__u32		remote_qpn;
@@ -1049,11 +1062,15 @@ struct softcm_post {
  * the library sees the flag, so no doorbell is lost and WRs posted while
  * the kernel runs need none.  WRs wait while the QP is not in RTS or ERR.
  * An RC QP's SENDs and RDMA WRITEs complete when the peer acknowledges
- * them, holding their slots until then; any other send completes at
- * once with IBV_WC_GENERAL_ERR (vendor_err SOFTCM_VENDOR_ERR_NO_DATA_PATH)
- * and takes the QP to ERR; in ERR sends complete with IBV_WC_WR_FLUSH_ERR;
- * a WR that fails the kernel's checks completes with
- * IBV_WC_LOC_QP_OP_ERR and takes the QP to ERR.
+ * them, its RDMA READs when their responses all came, its atomics
+ * (IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD, byte_len 8) when their ATOMIC
+ * ACKNOWLEDGE came and its original value is in their SGE; each holds its
+ * slot until then.  An RDMA READ or atomic on a QP whose max_rd_atomic
+ * is 0 completes at once with IBV_WC_LOC_QP_OP_ERR.  A UD QP's sends
+ * complete at once with IBV_WC_GENERAL_ERR (vendor_err
+ * SOFTCM_VENDOR_ERR_NO_DATA_PATH) and take the QP to ERR; in ERR sends
+ * complete with IBV_WC_WR_FLUSH_ERR; a WR that fails the kernel's checks
+ * completes with IBV_WC_LOC_QP_OP_ERR and takes the QP to ERR.
  *
  * Receive queue: at most cap.max_recv_wr WRs between rq_cons and
  * rq_prod, no system call.  Receives complete only by flush: when the

@@ -245,7 +245,8 @@ static void device_attr_from_kern(struct ibv_device_attr *attr,
 	attr->max_qp_rd_atom = k->max_qp_rd_atom;
 	attr->max_res_rd_atom = k->max_qp_rd_atom * k->max_qp;
 	attr->max_qp_init_rd_atom = k->max_qp_init_rd_atom;
-	attr->atomic_cap = IBV_ATOMIC_NONE;
+	/* as rdma_rxe: atomics are atomic against each other, on any QP */
+	attr->atomic_cap = IBV_ATOMIC_HCA;
 	attr->max_ah = k->max_ah;
 	attr->max_pkeys = k->max_pkeys;
 	attr->local_ca_ack_delay = k->local_ca_ack_delay;

@@ -300,12 +300,12 @@ static int check_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
-		return type == IBV_QPT_RC ? 0 : EINVAL;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+		return type == IBV_QPT_RC ? 0 : EINVAL;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
-	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_TSO:
 		return type == IBV_QPT_RC ? EOPNOTSUPP : EINVAL;
 	default:
@@ -334,6 +334,10 @@ static int sq_write(struct softcm_qp *sqp, const struct ibv_send_wr *w)
 	if (sqp->qp.qp_type == IBV_QPT_UD &&
 	    (!w->wr.ud.ah || w->wr.ud.remote_qpn > 0xffffff))
 		return EINVAL;
+	/* an atomic's one SGE takes the 8 bytes of the original value */
+	if (softcm_wr_is_atomic(w->opcode) &&
+	    (w->num_sge != 1 || w->sg_list[0].length != 8 || (w->send_flags & IBV_SEND_INLINE)))
+		return EINVAL;
 	if (w->send_flags & IBV_SEND_INLINE) {
 		for (i = 0; i < w->num_sge; i++) {
 			len += w->sg_list[i].length;
@@ -349,11 +353,17 @@ static int sq_write(struct softcm_qp *sqp, const struct ibv_send_wr *w)
 	wqe->wr.num_sge = w->num_sge;
 	wqe->wr.opcode = w->opcode;
 	wqe->wr.send_flags = w->send_flags;
-	wqe->wr.imm_data = w->imm_data;
+	/* SEND_WITH_INV: the rkey, in host order, where the immediate goes */
+	wqe->wr.imm_data = w->opcode == IBV_WR_SEND_WITH_INV ? w->invalidate_rkey : w->imm_data;
 	if (sqp->qp.qp_type == IBV_QPT_UD) {
 		wqe->wr.wr.ud.ah_handle = w->wr.ud.ah->handle;
 		wqe->wr.wr.ud.remote_qpn = w->wr.ud.remote_qpn;
 		wqe->wr.wr.ud.remote_qkey = w->wr.ud.remote_qkey;
+	} else if (softcm_wr_is_atomic(w->opcode)) {
+		wqe->wr.wr.atomic.remote_addr = w->wr.atomic.remote_addr;
+		wqe->wr.wr.atomic.compare_add = w->wr.atomic.compare_add;
+		wqe->wr.wr.atomic.swap = w->wr.atomic.swap;
+		wqe->wr.wr.atomic.rkey = w->wr.atomic.rkey;
 	} else {
 		wqe->wr.wr.rdma.remote_addr = w->wr.rdma.remote_addr;
 		wqe->wr.wr.rdma.rkey = w->wr.rdma.rkey;

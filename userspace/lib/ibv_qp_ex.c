@@ -19,10 +19,11 @@
  * same errno values.
  *
  * Operations: SEND, SEND_WITH_IMM (RC and UD), RDMA_WRITE,
- * RDMA_WRITE_WITH_IMM and RDMA_READ (RC), as ibv_post_send() takes
- * them.  What ibv_post_send() answers EOPNOTSUPP for (atomics, SEND_WITH_INV,
- * LOCAL_INV, BIND_MW, TSO; the device's atomic_cap is IBV_ATOMIC_NONE)
- * is refused in send_ops_flags with EOPNOTSUPP when the QP is created,
+ * RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP and
+ * ATOMIC_FETCH_AND_ADD and SEND_WITH_INV (RC), as ibv_post_send() takes
+ * them: an atomic's one SGE of 8 bytes (ibv_wr_set_sge()) takes the
+ * original value.  What ibv_post_send() answers EOPNOTSUPP for (LOCAL_INV,
+ * BIND_MW, TSO) is refused in send_ops_flags with EOPNOTSUPP when the QP is created,
  * as rdma_rxe refuses what it lacks, so that those builders stay NULL.
  */
 #include <stdlib.h>
@@ -32,7 +33,8 @@
 
 #define RC_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
-			 IBV_QP_EX_WITH_RDMA_READ)
+			 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
 #define UD_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 
 /* The wr_flags a builder takes; IBV_SEND_INLINE is the inline setters'. */
@@ -110,9 +112,43 @@ static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t rem
 	wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, remote_addr, imm_data);
 }
 
+static void wr_atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode, uint32_t rkey,
+		      uint64_t remote_addr, uint64_t compare_add, uint64_t swap)
+{
+	struct softcm_sq_wqe *wqe = wr_begin(qpx, opcode);
+
+	if (!wqe)
+		return;
+	wqe->wr.wr.atomic.remote_addr = remote_addr;
+	wqe->wr.wr.atomic.compare_add = compare_add;
+	wqe->wr.wr.atomic.swap = swap;
+	wqe->wr.wr.atomic.rkey = rkey;
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
+			      uint64_t compare, uint64_t swap)
+{
+	wr_atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, remote_addr, compare, swap);
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
+				uint64_t add)
+{
+	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr, add, 0);
+}
+
 static void wr_send(struct ibv_qp_ex *qpx)
 {
 	wr_begin(qpx, IBV_WR_SEND);
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct softcm_sq_wqe *wqe = wr_begin(qpx, IBV_WR_SEND_WITH_INV);
+
+	/* the rkey, in host order, where the immediate goes */
+	if (wqe)
+		wqe->wr.imm_data = invalidate_rkey;
 }
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
@@ -167,6 +203,11 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 		wr_fail(sqp, EINVAL);
 		return;
 	}
+	/* an atomic's one SGE takes the 8 bytes of the original value */
+	if (softcm_wr_is_atomic(wqe->wr.opcode) && (num_sge != 1 || sg_list[0].length != 8)) {
+		wr_fail(sqp, EINVAL);
+		return;
+	}
 	sge = (struct softcm_sge *)(wqe + 1);
 	for (i = 0; i < num_sge; i++) {
 		sge[i].addr = sg_list[i].addr;
@@ -201,7 +242,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 			return;
 		}
 	}
-	if (wqe->wr.opcode == IBV_WR_RDMA_READ) {
+	if (wqe->wr.opcode == IBV_WR_RDMA_READ || softcm_wr_is_atomic(wqe->wr.opcode)) {
 		wr_fail(sqp, EINVAL);
 		return;
 	}
@@ -279,12 +320,18 @@ static void set_send_ops(struct ibv_qp_ex *qpx, uint64_t ops)
 		qpx->wr_send = wr_send;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
 		qpx->wr_send_imm = wr_send_imm;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
+		qpx->wr_send_inv = wr_send_inv;
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE)
 		qpx->wr_rdma_write = wr_rdma_write;
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
 		qpx->wr_rdma_write_imm = wr_rdma_write_imm;
 	if (ops & IBV_QP_EX_WITH_RDMA_READ)
 		qpx->wr_rdma_read = wr_rdma_read;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+		qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	qpx->wr_set_ud_addr = wr_set_ud_addr;
 	qpx->wr_set_sge = wr_set_sge;
 	qpx->wr_set_sge_list = wr_set_sge_list;

@@ -383,6 +383,12 @@ static inline int softcm_sq_room(struct softcm_qp *sqp, uint32_t prod)
 	return prod - cons < sqp->cap.max_send_wr;
 }
 
+/* IBV_WR_ATOMIC_CMP_AND_SWP or IBV_WR_ATOMIC_FETCH_AND_ADD */
+static inline int softcm_wr_is_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 /* ibv_cq.c: the context's operations, and a CQ for ibv_cq_ex.c */
 int softcm_ctx_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int softcm_ctx_req_notify_cq(struct ibv_cq *cq, int solicited_only);
