@@ -510,7 +510,7 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 TEST_F_TIMEOUT(fault, sigkill_with_ten_thousand_ids, 900)
 {
 	const int n = 10000 >> softcm_slow_shift(), conns = n / 20, accepted = 20;
-	int ready[2], status, p, got = 0, est = 0, disc = 0;
+	int ready[2], status, p, got = 0, est = 0, lost = 0, disc = 0;
 	struct softcm_event ev;
 	long end;
 	pid_t pid;
@@ -589,17 +589,31 @@ TEST_F_TIMEOUT(fault, sigkill_with_ten_thousand_ids, 900)
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("the child gave up");
 	}
-	/* a few requests accepted (ESTABLISHED), the rest left waiting */
+	/*
+	 * A few requests accepted (ESTABLISHED), the rest left waiting.  An
+	 * accepted request whose active side gave up meanwhile (a guest
+	 * starved beyond the MRA's hold) ends REJECTED or UNREACHABLE: what
+	 * this case is about, the kill, needs established connections, not
+	 * all of them; each accepted one must reach an outcome.
+	 */
 	end = topo_now_ms() + WAIT_MS;
-	while (est < accepted && topo_now_ms() < end) {
+	while (est + lost < accepted && topo_now_ms() < end) {
 		if (next_event(p, &ev, 1000))
 			continue;
 		if (ev.event == SOFTCM_EVENT_CONNECT_REQUEST && ++got <= accepted) {
-			ASSERT_EQ(0, accept_uid(p, ev.handle, 0x100000 + got));
+			EXPECT_EQ(0, accept_uid(p, ev.handle, 0x100000 + got));
 		}
 		est += ev.event == SOFTCM_EVENT_ESTABLISHED;
+		if (ev.uid > 0x100000 && (ev.event == SOFTCM_EVENT_REJECTED ||
+					  ev.event == SOFTCM_EVENT_UNREACHABLE)) {
+			lost++;
+			TH_LOG("accepted %llu: event %u status %d, not established",
+			       (unsigned long long)ev.uid - 0x100000, ev.event, ev.status);
+		}
 	}
-	ASSERT_EQ(accepted, est);
+	/* (no ASSERT before the kill: a child left alive fails the next cases) */
+	EXPECT_EQ(accepted, est + lost) TH_LOG("%d established, %d lost", est, lost);
+	EXPECT_LT(0, est);
 	/* every request arrived: the others wait for this application */
 	end = topo_now_ms() + WAIT_MS;
 	while (got < conns && topo_now_ms() < end)
@@ -613,10 +627,10 @@ TEST_F_TIMEOUT(fault, sigkill_with_ten_thousand_ids, 900)
 	EXPECT_TRUE(WIFSIGNALED(status));
 	/* every established passive id hears the end */
 	end = topo_now_ms() + WAIT_MS;
-	while (disc < accepted && topo_now_ms() < end)
+	while (disc < est && topo_now_ms() < end)
 		if (!next_event(p, &ev, 1000))
 			disc += ev.event == SOFTCM_EVENT_DISCONNECTED;
-	EXPECT_EQ(accepted, disc);
+	EXPECT_EQ(est, disc);
 	EXPECT_EQ(0, stats_wait_eq(self->st1, "connections", 0, WAIT_MS));
 	close(p);
 	close(ready[0]);
