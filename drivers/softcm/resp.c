@@ -292,6 +292,30 @@ static void pend_drop(struct softcm_rc *rc)
 }
 
 /*
+ * Resource @i (a READ or an atomic) answers again from @psn: the ones
+ * after it start over when it is done, an older one still being
+ * answered goes on first, and an ACK waiting is dropped (it is for
+ * requests that come again).  The responder's work sends.
+ */
+static void rd_replay(struct softcm_qp *qp, u32 i, u32 psn)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct softcm_rd_res *r = rd_res(rc, i);
+	u32 k;
+
+	lockdep_assert_held(&qp->lock);
+	r->seq_psn = psn;
+	r->cur_psn = psn;
+	for (k = i + 1; k != rc->rd_head; k++)
+		rd_res(rc, k)->cur_psn = rd_end(rd_res(rc, k));
+	if ((s32)(i - rc->rd_cur) < 0)
+		rc->rd_cur = i;
+	pend_drop(rc);
+	softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
+	queue_work(softcm_workqueue(), &rc->resp_work);
+}
+
+/*
  * A READ behind the expected PSN: the requester lost responses, or
  * their ACKs, and asks again.  Answered again from its PSN if it is the
  * rest of a READ kept, with the same rkey, from the byte that PSN
@@ -303,7 +327,7 @@ static bool read_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct softcm_rd_res *r;
-	u32 i, k, d, off;
+	u32 i, d, off;
 
 	/* the rd_n latest: those never used have no PSNs and match nothing */
 	for (i = rc->rd_head - 1; i != rc->rd_head - 1 - rc->rd_n; i--) {
@@ -318,17 +342,7 @@ static bool read_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 		if (h->reth.rkey != r->rkey || h->reth.va != r->va + off ||
 		    h->reth.len != r->len - off)
 			return false;
-		r->seq_psn = h->psn;
-		r->cur_psn = h->psn;
-		for (k = i + 1; k != rc->rd_head; k++)
-			rd_res(rc, k)->cur_psn = rd_end(rd_res(rc, k));
-		/* an older READ still being answered goes on first */
-		if ((s32)(i - rc->rd_cur) < 0)
-			rc->rd_cur = i;
-		/* an ACK waiting is for requests that come again */
-		pend_drop(rc);
-		softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
-		queue_work(softcm_workqueue(), &rc->resp_work);
+		rd_replay(qp, i, h->psn);
 		return false;
 	}
 	return false;
@@ -408,7 +422,7 @@ static bool atomic_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct softcm_rd_res *r;
-	u32 i, k;
+	u32 i;
 
 	for (i = rc->rd_head - 1; i != rc->rd_head - 1 - rc->rd_n; i--) {
 		r = rd_res(rc, i);
@@ -416,15 +430,7 @@ static bool atomic_dup(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 			continue;
 		if (r->rkey != h->atomic.rkey || r->va != h->atomic.va)
 			return false;
-		r->seq_psn = h->psn;
-		r->cur_psn = h->psn;
-		for (k = i + 1; k != rc->rd_head; k++)
-			rd_res(rc, k)->cur_psn = rd_end(rd_res(rc, k));
-		if ((s32)(i - rc->rd_cur) < 0)
-			rc->rd_cur = i;
-		pend_drop(rc);
-		softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
-		queue_work(softcm_workqueue(), &rc->resp_work);
+		rd_replay(qp, i, h->psn);
 		return false;
 	}
 	return false;
