@@ -22,6 +22,8 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# bash's process substitution opens /dev/fd/N (case_times below).
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 ip link set lo up
 
 exec 3>/dev/ttyS1
@@ -153,6 +155,33 @@ kill_stragglers() {
 	    "($n still there)"
 }
 
+# Each result line is followed by "# case-time SECONDS", the time since
+# the previous result (or the program's start), so the host can say which
+# cases the time goes to.  The program writes through this filter; a
+# process it left behind may keep the pipe open, so its end is awaited
+# with a bound (the program's own output is over by then: only lines
+# such a process writes later can come after SOFTCM-END, and parse.py
+# ignores them).
+case_times() {
+	awk -v t0="$1" '{
+		print; fflush()
+		if ($0 ~ /^(not )?ok [0-9]/) {
+			getline up < "/proc/uptime"; close("/proc/uptime")
+			split(up, u, " ")
+			printf "# case-time %.1f\n", u[1] - t0; fflush()
+			t0 = u[1]
+		}
+	}' >&3
+}
+stamped() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$stamper" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	out "# init: $1 left its output open; its case times may be cut short"
+}
+
 # Objects allocated while booting are not ours to report.  kmemleak's own
 # scan every ten minutes walks all of the guest's memory, under KASAN and
 # TCG, in the middle of whatever test runs then; the scans that count are
@@ -169,12 +198,16 @@ for t in $SOFTCM_TESTS; do
 	fi
 	out "SOFTCM-BEGIN $t"
 	t0=$(now)
+	exec 4> >(case_times "$t0")
+	stamper=$!
 	if [ "$SOFTCM_TEST_TIMEOUT" = 0 ]; then
-		(cd /softcm/tests && "./$t") >&3 2>&1
+		(cd /softcm/tests && "./$t") >&4 2>&1
 	else
-		(cd /softcm/tests && timeout -s KILL "$SOFTCM_TEST_TIMEOUT" "./$t") >&3 2>&1
+		(cd /softcm/tests && timeout -s KILL "$SOFTCM_TEST_TIMEOUT" "./$t") >&4 2>&1
 	fi
 	rc=$?
+	exec 4>&-
+	stamped "$t"
 	out "SOFTCM-END $t $rc"
 	out "SOFTCM-TIME $t $(since "$t0")"
 	# busybox's timeout kills only the program, and the kselftest

@@ -65,6 +65,8 @@ REPORT_RE = re.compile("|".join(KERNEL_REPORTS))
 # Anything else (W for a warning, B for bad page,
 # D for an oops, ...) is a failure.
 ALLOWED_TAINT = (1 << 12) | (1 << 13) | (1 << 18)
+# The slowest cases of a run printed as "# case-time" lines.
+CASES_SHOWN = 40
 
 
 class Run:
@@ -78,6 +80,7 @@ class Run:
         self.counts = {}	# program or kunit/suite -> results seen
         self.leftovers = set()	# programs whose leftovers were reported
         self.times = {}		# program -> seconds in the guest
+        self.case_times = []	# (seconds, program/case) from "# case-time"
 
     @staticmethod
     def programs_of(results):
@@ -105,6 +108,7 @@ def parse_program(run, prog, lines, rc):
     seen = 0
     failed_before = run.failed
     running = None
+    last = None
     for line in lines:
         m = re.match(r"^1\.\.(\d+)", line)
         if m:
@@ -117,6 +121,10 @@ def parse_program(run, prog, lines, rc):
         if m:
             running = m.group(1)
             continue
+        m = re.match(r"^# case-time ([0-9.]+)$", line)
+        if m and last:
+            run.case_times.append((float(m.group(1)), last))
+            continue
         m = re.match(r"^(not ok|ok) (\d+)(?: (.*))?$", line)
         if not m:
             continue
@@ -128,6 +136,7 @@ def parse_program(run, prog, lines, rc):
             name, _, directive = text.partition(" # ")
         running = None
         name = f"{prog}/{name.strip()}"
+        last = name
         if directive.upper().startswith("SKIP"):
             if m.group(1) == "ok":
                 run.skip(name, directive[4:].strip() or "skipped")
@@ -401,6 +410,9 @@ def main():
         print(f"# count {args.label} {p} {n}")
     for p, t in run.times.items():
         print(f"# time {args.label} {p} {t:.1f}")
+    # Only the cases worth a look: timing.py ranks them.
+    for t, c in sorted(run.case_times, reverse=True)[:CASES_SHOWN]:
+        print(f"# case-time {args.label} {c} {t:.1f}")
     print(f"# {args.label}: {run.passed} passed, {run.failed} failed, "
           f"{run.skipped} skipped")
     if args.counts:

@@ -6,7 +6,8 @@ timing.py --budget FILE --times FILE [VM-LOG...]
 
 TIMES has "STAGE SECONDS" lines (tests/run.sh writes them); each VM log
 carries "# time KERNEL PROGRAM SECONDS" lines (parse.py prints them).
-Prints the time of each stage and the slowest programs of each kernel,
+Prints the time of each stage, the slowest programs of each kernel and
+its slowest cases (parse.py's "# case-time KERNEL CASE SECONDS" lines),
 and a warning for each stage or program that took more than a quarter
 longer than BUDGET allows (tests/vm/budget, laid out as the inventory:
 "PROGRAM STOCK DEBUG" and "stage/NAME SECONDS").  Warnings never fail
@@ -19,6 +20,7 @@ import re
 
 SLACK = 1.25
 SHOWN = 8
+CASES = 12
 
 
 def read_budget(path):
@@ -64,12 +66,14 @@ def main():
         if over(secs, b):
             warnings.append(f"stage {name} took {secs} s, budget {int(b)} s")
 
-    per_kernel = {}
+    per_kernel, cases = {}, {}
     for path in args.logs:
         try:
             text = open(path, errors="replace").read()
         except OSError:
             continue
+        for k, case, secs in re.findall(r"^# case-time (\w+) (\S+) ([0-9.]+)$", text, re.M):
+            cases.setdefault(k, []).append((float(secs), case))
         for k, prog, secs in re.findall(r"^# time (\w+) (\S+) ([0-9.]+)$", text, re.M):
             if prog == "guest":
                 continue
@@ -88,6 +92,11 @@ def main():
             elif over(secs, b):
                 warnings.append(f"{k}/{prog} took {secs:.0f} s, budget {int(b)} s "
                                 f"(+{100 * (secs / b - 1):.0f} %)")
+    for k in sorted(cases):
+        rows = sorted(cases[k], reverse=True)
+        print(f"# slowest cases, {k}:")
+        for secs, case in rows[:CASES]:
+            print(f"#   {case:<60} {secs:7.1f}")
     for w in warnings:
         print(f"# WARNING (time budget, tests/vm/budget): {w}")
 
