@@ -42,6 +42,7 @@ struct listing {
 	bool privileged;		/* the opener: CAP_NET_ADMIN there */
 	kuid_t reader;			/* the opener's euid */
 	loff_t first;			/* position of batch[0] */
+	unsigned long now;		/* jiffies the ages count to */
 	unsigned int count;
 	struct softcm_id *batch[LISTING_BATCH];	/* referenced */
 };
@@ -84,8 +85,15 @@ static void *listing_start(struct seq_file *m, loff_t *pos)
 	l->held = maybe_get_net(l->net);
 	if (!l->held)
 		return NULL;
-	if (*pos == 0)
+	/*
+	 * One instant for the whole listing, so that its ages order the
+	 * ids as they were made even when a row is written a tick after
+	 * the one before it.
+	 */
+	if (*pos == 0) {
+		l->now = jiffies;
 		return SEQ_START_TOKEN;
+	}
 	return at(l, *pos);
 }
 
@@ -178,7 +186,8 @@ static int listing_show(struct seq_file *m, void *v)
 	show_hex(m, visible, id->cm.remote.comm_id, 10);
 	show_hex(m, visible, id->cm.qpn, 8);
 	show_hex(m, visible, id->cm.remote_qpn, 8);
-	seq_printf(m, " %u\n", jiffies_to_msecs(jiffies - id->created));
+	seq_printf(m, " %u\n", jiffies_to_msecs(time_after(id->created, l->now) ?
+						 0 : l->now - id->created));
 	mutex_unlock(&id->mutex);
 	return 0;
 }

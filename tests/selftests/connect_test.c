@@ -2254,7 +2254,7 @@ TEST_F_TIMEOUT(cm, hold_bound_drops_and_destroy_frees, 300)
 /* Connections in flight at once: fewer on the debug kernel, as many in all. */
 static int in_flight(int stock)
 {
-	return softcm_slow_shift() ? 20 : stock;
+	return softcm_on_debug() ? 20 : stock;
 }
 
 /* REQ 0..56, REP 0..196 and REJ 0..148 bytes, each arriving intact. */

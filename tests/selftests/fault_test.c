@@ -320,7 +320,7 @@ static int chaos_passive_event(struct __test_metadata *_metadata, struct chaos *
 
 TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 {
-	const int n = 1000 >> softcm_slow_shift();
+	const int n = softcm_on_debug() ? 1000 / 8 : 1000;
 	struct chaos *c = calloc(n, sizeof(*c));
 	int a, p, i, left, est_a = 0, est_p = 0, fail_a = 0, fail_p = 0;
 	int k, bound, unheard = 0;
@@ -509,7 +509,7 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
  */
 TEST_F_TIMEOUT(fault, sigkill_with_ten_thousand_ids, 900)
 {
-	const int n = 10000 >> softcm_slow_shift(), conns = n / 20, accepted = 20;
+	const int n = softcm_on_debug() ? 10000 / 8 : 10000, conns = n / 20, accepted = 20;
 	int ready[2], status, p, got = 0, est = 0, lost = 0, disc = 0;
 	struct softcm_event ev;
 	long end;
@@ -880,7 +880,7 @@ static long long read_ll(const char *path)
  */
 TEST_F(fault, ids_are_charged_to_the_memcg)
 {
-	const int n = 20000 >> softcm_slow_shift();
+	const int n = softcm_on_debug() ? 20000 / 8 : 20000;
 	long long delta = -1;
 	int status, pfd[2];
 	pid_t pid;

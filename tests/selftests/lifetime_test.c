@@ -476,7 +476,7 @@ TEST_F(lifetime, qp_listing_read_while_files_close)
 {
 	pthread_t t[2];
 	struct objs o[4];
-	int fd, rounds = softcm_rounds(200);
+	int fd, rounds = softcm_rounds(100);
 	void *reads;
 
 	fd = open("/proc/thread-self/net/softcm_qps", O_RDONLY | O_CLOEXEC);

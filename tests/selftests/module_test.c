@@ -85,7 +85,7 @@ static int listens_on(int port, int other)
 
 TEST(load_unload_repeated)
 {
-	int i, n = softcm_rounds(100);
+	int i, n = softcm_rounds(40);
 	struct stat st;
 
 	ASSERT_EQ(0, softcm_ensure_unloaded());

@@ -73,7 +73,7 @@ static const unsigned int sizes[] = {
  */
 static unsigned int nmsg(void)
 {
-	return softcm_slow_shift() ? NMSG - 1 : NMSG;
+	return softcm_on_debug() ? NMSG - 1 : NMSG;
 }
 
 /* How long any one wait may take: a whole direction's traffic under loss. */

@@ -36,6 +36,20 @@ static inline const char *softcm_ko(void)
 }
 
 /*
+ * Whether the guest runs our debug kernel (tests/vm/run.sh writes
+ * SOFTCM_KERNEL=stock or debug, its --kernel, into run.conf and
+ * tests/vm/init.sh exports it; unset or anything else counts as stock).
+ * Loops and fuzzers do less work there: each round costs several times
+ * more CPU.  How long the tests wait is softcm_slow_shift()'s, apart.
+ */
+static inline bool softcm_on_debug(void)
+{
+	const char *k = getenv("SOFTCM_KERNEL");
+
+	return k && !strcmp(k, "debug");
+}
+
+/*
  * How much slower the running kernel is than Debian's, as a power of two:
  * 0 on the stock kernel, 3 (8x) on our debug kernel (KASAN, lockdep and
  * kmemleak under TCG).  tests/vm/run.sh writes SOFTCM_KERNEL=stock or
@@ -47,9 +61,12 @@ static inline const char *softcm_ko(void)
  */
 static inline int softcm_slow_shift(void)
 {
-	const char *k = getenv("SOFTCM_KERNEL");
+	const char *s = getenv("SOFTCM_SLOW_SHIFT");
 
-	return k && !strcmp(k, "debug") ? 3 : 0;
+	/* a run may choose another factor (run.sh passes it through) */
+	if (s && *s >= '0' && *s <= '4' && !s[1])
+		return *s - '0';
+	return softcm_on_debug() ? 3 : 0;
 }
 
 /*
@@ -71,7 +88,7 @@ static inline int softcm_quiet_ms(int ms)
  */
 static inline int softcm_rounds(int n)
 {
-	return softcm_slow_shift() ? (n + 3) / 4 : n;
+	return softcm_on_debug() ? (n + 3) / 4 : n;
 }
 
 static inline bool softcm_loaded(void)

@@ -36,7 +36,7 @@ out() { echo "$*" >&3; }
 # SOFTCM_LEFTOVER_WAIT (seconds a program's leftovers may take to go),
 # SOFTCM_LEAK_SCAN (1: end with a kmemleak scan, on kernels that have it)
 . /softcm/run.conf
-export SOFTCM_KERNEL
+export SOFTCM_KERNEL SOFTCM_SLOW_SHIFT
 export SOFTCM_KO=/softcm/softcm.ko SOFTCM_TOOL=/softcm/bin/softcm
 export SOFTCM_BUGS_KO=/softcm/softcm_bugs.ko
 export SOFTCM_ARTIFACTS=/tmp/artifacts
@@ -137,8 +137,9 @@ user_processes() {
 		read -r line 2>/dev/null <"$p/stat" || continue
 		rest=${line##*) }
 		set -- $rest
-		# $2 is the parent: 2 (kthreadd) for kernel threads
-		[ "$2" = 2 ] || n=$((n + 1))
+		# $2 is the parent: 2 (kthreadd) for kernel threads; the
+		# filter of the program's output is ours, not the program's
+		[ "$2" = 2 ] || [ "${p#/proc/}" = "$stamper" ] || n=$((n + 1))
 	done
 }
 kill_stragglers() {
@@ -157,13 +158,13 @@ kill_stragglers() {
 
 # Each result line is followed by "# case-time SECONDS", the time since
 # the previous result (or the program's start), so the host can say which
-# cases the time goes to.  The program writes through this filter; a
-# process it left behind may keep the pipe open, so its end is awaited
-# with a bound (the program's own output is over by then: only lines
-# such a process writes later can come after SOFTCM-END, and parse.py
-# ignores them).
+# cases the time goes to.  The program writes through this filter, whose
+# end is awaited before SOFTCM-END so that its lines stay inside the
+# program's; a process the program left behind may keep the pipe open,
+# so the wait is bounded (only lines such a process writes later can
+# come after SOFTCM-END, and parse.py ignores them).
 case_times() {
-	awk -v t0="$1" '{
+	exec awk -v t0="$1" '{
 		print; fflush()
 		if ($0 ~ /^(not )?ok [0-9]/) {
 			getline up < "/proc/uptime"; close("/proc/uptime")
@@ -179,7 +180,8 @@ stamped() {
 		kill -0 "$stamper" 2>/dev/null || return 0
 		sleep 0.1
 	done
-	out "# init: $1 left its output open; its case times may be cut short"
+	# a killed program's are killed next
+	[ "$2" = 137 ] || out "# init: $1 left its output open; its case times may be cut short"
 }
 
 # Objects allocated while booting are not ours to report.  kmemleak's own
@@ -207,7 +209,7 @@ for t in $SOFTCM_TESTS; do
 	fi
 	rc=$?
 	exec 4>&-
-	stamped "$t"
+	stamped "$t" "$rc"
 	out "SOFTCM-END $t $rc"
 	out "SOFTCM-TIME $t $(since "$t0")"
 	# busybox's timeout kills only the program, and the kselftest

@@ -200,6 +200,7 @@ boot_guest() {
 	SOFTCM_TEST_TIMEOUT=$test_timeout
 	SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
 	SOFTCM_KERNEL=$kernel
+	SOFTCM_SLOW_SHIFT=${SOFTCM_SLOW_SHIFT:-}
 	SOFTCM_LEFTOVER_WAIT=$leftover_wait
 	SOFTCM_LEAK_SCAN=$leak_scan
 	CONF
