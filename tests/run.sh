@@ -75,25 +75,21 @@ host_lane_b() {
 	stage parser "$top/tests/vm/parse_test.sh"
 }
 
-# A kernel's programs can run in several guests at once (run.sh --shards,
-# dealt by tests/vm/budget).  Each guest has two vCPUs, and on two cores
-# a guest spinning on a lock whose holder's vCPU the host has descheduled
-# made debug programs 8 times slower with 5 guests running, and 1.4 to 3.7
-# times slower with 2 debug guests beside the stock one, which gained
-# nothing.  But the debug guest waits on its timers (8 times longer than
-# stock's) for much of its run, and it runs alone for most of it: its
-# second guest boots when the stock run is over ($stock_done), dealt the
-# work the first one will not have reached by then (--head-start: the
-# budget's time of the stock run, about how long the first debug guest
-# has run alone when the stock chain ends).
+# A kernel's programs can run in several guests at once (run.sh --shards),
+# each taking the next program when it is free (tests/vm/dispatch.py).
+# Each guest has two vCPUs, and on two cores a guest spinning on a lock
+# whose holder's vCPU the host has descheduled made debug programs 8 times
+# slower with 5 guests running, and 1.4 to 3.7 times slower with 2 debug
+# guests beside the stock one, which gained nothing.  So the second debug
+# guest boots when the stock run is over ($stock_done) and takes what the
+# first has not reached by then.
 stock_done=$logs/stock-done
 vm_run() {
 	local shards=$SOFTCM_STOCK_SHARDS join=()
 	if [ "$1" = debug ]; then
 		shards=$SOFTCM_DEBUG_SHARDS
 		case " $kernels " in *" stock "*)
-			join=(--join-after "$stock_done" --head-start "$(awk '
-				$1 == "stage/vm-stock" { print $2 }' "$top/tests/vm/budget")") ;;
+			join=(--join-after "$stock_done") ;;
 		esac
 	fi
 	"$top/tests/vm/run.sh" --kernel "$1" --counts "$COUNTS" \

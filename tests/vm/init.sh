@@ -26,12 +26,13 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 ip link set lo up
 
-exec 3>/dev/ttyS1
+# Read-write: the host answers on it which program to run next.
+exec 3<>/dev/ttyS1
 # Raw, so the host reads exactly what the programs wrote (no CR added).
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 out() { echo "$*" >&3; }
 
-# SOFTCM_TESTS (programs, in order), SOFTCM_TEST_TIMEOUT, SOFTCM_MODE,
+# SOFTCM_TEST_TIMEOUT, SOFTCM_MODE,
 # SOFTCM_KERNEL (stock or debug: the programs scale their CM timers by it),
 # SOFTCM_LEFTOVER_WAIT (seconds a program's leftovers may take to go),
 # SOFTCM_LEAK_SCAN (1: end with a kmemleak scan, on kernels that have it)
@@ -193,7 +194,21 @@ if [ -e /sys/kernel/debug/kmemleak ]; then
 	echo scan=off >/sys/kernel/debug/kmemleak
 fi
 
-for t in $SOFTCM_TESTS; do
+# The host deals the programs (tests/vm/dispatch.py): a guest asks for
+# its next one when it is free, so that the guests of a run end together;
+# an empty answer says none is left.  A host that does not answer is a
+# broken runner: the guest ends, and the programs it did not run fail.
+next_program() {
+	out "SOFTCM-NEXT"
+	t=
+	if ! read -r -t 300 t <&3; then
+		out "# init: no answer from the host to SOFTCM-NEXT"
+		return 1
+	fi
+	[ -n "$t" ]
+}
+
+while next_program; do
 	if [ "$t" = kunit ]; then
 		run_kunit
 		continue

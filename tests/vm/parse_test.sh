@@ -192,19 +192,49 @@ two_guests() {
 two_guests 0 "^ok - debug/guest2/kmemleak"
 two_guests 1 "^not ok - debug/guest2/guest # did not finish"
 verdict empty-output-is-red 1 "^not ok - debug/guest # never reached init" </dev/null
-# shard.py: the longest first, each to the guest with the least so far,
-# order kept; a head start counts as work the later guests already have.
-shards() {
-	local name=$1 want=$2 got
-	shift 2
-	printf 'a_test - 50\nb_test - 40\nc_test - 30\nd_test - 20\n' >"$tmp/budget"
-	got=$(python3 "$here/shard.py" "$@" 2 debug "$tmp/budget" a_test b_test c_test d_test | paste -sd'|')
-	if [ "$got" = "$want" ]; then
-		tap_ok "parser/shard-$name"
+# dispatch.py order: the longest first by the budget (60 s without a
+# row), ties in the order given.
+printf 'a_test - 50\nb_test - 40\nc_test - 40\nd_test - 20\n' >"$tmp/budget"
+got=$(python3 "$here/dispatch.py" order debug "$tmp/budget" d_test c_test x_test b_test a_test |
+	paste -sd' ')
+if [ "$got" = "x_test a_test c_test b_test d_test" ]; then
+	tap_ok "parser/dispatch-order"
+else
+	tap_fail "parser/dispatch-order (got '$got')"
+fi
+# dispatch.py serve: a guest's lines go to its results, each SOFTCM-NEXT
+# is answered with the queue's next program (then an empty line), and the
+# server returns once the guest's process is gone.
+dispatch_serve() {
+	local d=$tmp/dispatch guest srv got= line i
+	mkdir -p "$d"
+	printf 'a_test\nb_test\n' >"$d/queue"
+	mkfifo "$d/res.in" "$d/res.out"
+	sleep 60 &
+	guest=$!
+	python3 "$here/dispatch.py" serve --queue "$d/queue" --pid "$guest" "$d/res" "$d/results" &
+	srv=$!
+	exec 7<>"$d/res.out" 8<>"$d/res.in"
+	for i in 1 2 3; do
+		echo "line $i" >&7
+		echo SOFTCM-NEXT >&7
+		line=none
+		read -r -t 10 line <&8
+		got+="$line,"
+	done
+	kill "$guest"
+	wait "$guest" 2>/dev/null
+	timeout 10 tail --pid="$srv" -f /dev/null
+	i=$?
+	exec 7>&- 8>&-
+	if [ "$got" = "a_test,b_test,," ] && [ "$i" = 0 ] && [ ! -s "$d/queue" ] &&
+	   [ "$(cat "$d/results")" = "$(printf 'line 1\nline 2\nline 3')" ]; then
+		tap_ok "parser/dispatch-serve"
 	else
-		tap_fail "parser/shard-$name (got '$got', wanted '$want')"
+		tap_fail "parser/dispatch-serve (answers '$got', server end $i)"
+		sed 's/^/#   /' "$d/results"
+		kill "$srv" 2>/dev/null
 	fi
 }
-shards even "a_test d_test|b_test c_test"
-shards head-start "a_test b_test d_test|c_test" --head-start 70
+dispatch_serve
 tap_finish parser

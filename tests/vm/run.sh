@@ -28,14 +28,13 @@
 #                      120 s debug: timewait is 8x longer there)
 #   --artifacts DIR    copy the files the programs left in $SOFTCM_ARTIFACTS
 #                      (captures, benchmark results) to DIR
-#   --shards N         run the programs in N guests side by side, dealt
-#                      by their time in tests/vm/budget (default 1)
+#   --shards N         run the programs in N guests side by side, each
+#                      taking the next one when it is free, the longest
+#                      first by their time in tests/vm/budget (default 1:
+#                      one guest, the programs in the order given)
 #   --join-after FILE  boot every guest but the first once FILE exists
 #                      (make check: once the other kernel's run is over),
 #                      or after the guest limit at the latest
-#   --head-start S     how long the first guest runs alone (--join-after):
-#                      the later guests are dealt S seconds less work
-#                      (none if FILE exists already: all boot at once)
 #   --no-leak-scan     skip the closing kmemleak scan and its wait (the
 #                      runner's self-checks that do not test for leaks)
 #   --demo             run tests/vm/demo.sh instead of tests (make run)
@@ -54,7 +53,7 @@ top=$(cd "$here/../.." && pwd)
 kernel=stock tests_dir=$top/build/tests timeout= test_timeout=
 counts= demo=0 keep=0 programs=() artifacts_out=
 inventory= skips=$here/skips leftover_wait= leak_scan=1 shards=1
-join_after= head_start=0
+join_after=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift ;;
@@ -69,7 +68,6 @@ while [ $# -gt 0 ]; do
 	--no-leak-scan) leak_scan=0 ;;
 	--shards) shards=$2; shift ;;
 	--join-after) join_after=$2; shift ;;
-	--head-start) head_start=$2; shift ;;
 	--demo) demo=1 ;;
 	--keep) keep=1 ;;
 	--discard) keep=-1 ;;
@@ -165,12 +163,11 @@ base=$("$here/initramfs.sh" "$kernel" "$kver" "$modroot")
 run=$(mktemp -d "$top/build/vm/$kernel.XXXXXX")
 mkdir -p "$run/artifacts" "$run/host"
 
-# boot_guest DIR PROGRAM...: one guest running PROGRAMs in order; its
+# boot_guest DIR: one guest running the programs it takes from the queue; its
 # console, results and wall time in DIR, its artifacts unpacked into the
 # run's shared directory (each program names its own files).
 boot_guest() {
-	local dir=$1 stage status=0 t0 p f try qemu
-	shift
+	local dir=$1 stage status=0 t0 p f try qemu dispatcher
 	stage=$dir/overlay
 	mkdir -p "$stage/softcm"/{bin,lib,tests}
 	install -m 0755 "$here/init.sh" "$stage/init"
@@ -189,14 +186,14 @@ boot_guest() {
 	cp "$top/build/bin/softcm" "$stage/softcm/bin/"
 	[ -e "$kunit_ko" ] && cp "$kunit_ko" "$stage/softcm/"
 	[ -e "$bugs_ko" ] && cp "$bugs_ko" "$stage/softcm/"
-	for p in "$@"; do
+	# every program: which of them this guest runs, the queue says
+	for p in "${programs[@]}"; do
 		[ "$p" = kunit ] && continue
 		cp "$tests_dir/$p" "$stage/softcm/tests/"
 	done
 	# Helpers the programs may source or run (netns scripts, fixtures).
 	[ -d "$tests_dir/lib" ] && cp -r "$tests_dir/lib" "$stage/softcm/tests/"
 	cat >"$stage/softcm/run.conf" <<-CONF
-	SOFTCM_TESTS="$*"
 	SOFTCM_TEST_TIMEOUT=$test_timeout
 	SOFTCM_MODE=$([ "$demo" = 1 ] && echo demo || echo test)
 	SOFTCM_KERNEL=$kernel
@@ -212,15 +209,23 @@ boot_guest() {
 	t0=$(date +%s)
 	for try in 1 2; do
 		status=0
+		rm -f "$dir/results.log" "$dir/res.in" "$dir/res.out"
+		mkfifo "$dir/res.in" "$dir/res.out"
 		timeout -k 5 "$timeout" qemu-system-x86_64 \
 			-nodefaults -display none -no-reboot \
 			-machine pc -cpu max -smp 2 -m 2G \
 			-kernel "$image" -initrd "$dir/initrd.cpio" \
 			-append "console=ttyS0 panic=-1 oops=panic no_hash_pointers $extra_cmdline" \
-			-serial "file:$dir/console.log" -serial "file:$dir/results.log" \
+			-chardev "pipe,id=results,path=$dir/res" \
+			-serial "file:$dir/console.log" -serial chardev:results \
 			-serial "file:$dir/artifacts.b64" \
 			</dev/null &
 		qemu=$!
+		# The results port: the guest's lines to results.log, its
+		# requests for the next program answered from the queue.
+		python3 "$here/dispatch.py" serve --queue "$run/queue" --pid "$qemu" \
+			"$dir/res" "$dir/results.log" &
+		dispatcher=$!
 		# A guest that has not reached init after boot_limit seconds
 		# never will (a kernel that hung while booting, before any of
 		# ours ran): it is booted once more, and the run says so, with
@@ -234,12 +239,13 @@ boot_guest() {
 			sleep 1
 		done
 		wait "$qemu" || status=$?
+		wait "$dispatcher" || true
 		grep -qa '^SOFTCM-BOOT' "$dir/results.log" 2>/dev/null && break
 		[ "$try" = 2 ] && break
 		echo "# guest $dir did not reach init in ${boot_limit}s; booting it again" \
 		     "(its console: $dir/console.boot$try.log)"
 		mv "$dir/console.log" "$dir/console.boot$try.log"
-		rm -f "$dir/results.log" "$dir/artifacts.b64"
+		rm -f "$dir/artifacts.b64"
 		t0=$(date +%s)
 	done
 	[ "$status" = 124 ] && echo "# guest killed after ${timeout}s" >&2
@@ -256,16 +262,14 @@ boot_guest() {
 for p in "${programs[@]}"; do
 	[ "$p" = kunit ] || [ -x "$tests_dir/$p" ] || die "no test program $tests_dir/$p"
 done
-# Shards: the programs dealt to the guests by their time in
-# tests/vm/budget (the longest first, each to the guest with the least so
-# far; 60 s for a program without one), each guest keeping their order.
-shard_lists=()
-if [ "$shards" -gt 1 ] && [ "$demo" = 0 ]; then
-	mapfile -t shard_lists < <(python3 "$here/shard.py" \
-		--head-start "$([ -n "$join_after" ] && [ ! -e "$join_after" ] && echo "$head_start" || echo 0)" \
-		"$shards" "$kernel" "$here/budget" "${programs[@]}")
+# The queue the guests take their programs from (tests/vm/dispatch.py):
+# with several guests the longest first, so that the last ones taken are
+# short; with one, in the order given.
+[ "$demo" = 1 ] && shards=1
+if [ "$shards" -gt 1 ]; then
+	python3 "$here/dispatch.py" order "$kernel" "$here/budget" "${programs[@]}" >"$run/queue"
 else
-	shard_lists=("${programs[*]}")
+	printf '%s\n' "${programs[@]}" >"$run/queue"
 fi
 # join_wait: until $join_after exists, or the guest limit has passed.
 join_wait() {
@@ -276,17 +280,21 @@ join_wait() {
 	done
 }
 guest_logs=()
-for g in "${!shard_lists[@]}"; do
+for ((g = 0; g < shards; g++)); do
 	mkdir -p "$run/g$g"
-	# shellcheck disable=SC2086 # a shard is a list of words
 	{
 		[ "$g" -gt 0 ] && [ -n "$join_after" ] && join_wait
-		boot_guest "$run/g$g" ${shard_lists[$g]}
+		boot_guest "$run/g$g"
 	} &
 	guest_logs+=("$run/g$g/results.log" "$run/g$g/console.log")
-	[ "${#shard_lists[@]}" -gt 1 ] && echo "# guest $((g + 1)) of $kernel: ${shard_lists[$g]}"
 done
 wait
+if [ "$shards" -gt 1 ]; then
+	for ((g = 0; g < shards; g++)); do
+		echo "# guest $((g + 1)) of $kernel ran:" \
+			$(sed -n 's/^SOFTCM-BEGIN //p' "$run/g$g/results.log" | tr -d '\r')
+	done
+fi
 
 if [ -n "$artifacts_out" ]; then
 	mkdir -p "$artifacts_out"
@@ -327,11 +335,11 @@ python3 "$here/parse.py" "$kernel" "${guest_logs[@]}" \
 	$(for p in "${programs[@]}"; do [ "$p" = kunit ] && echo --kunit-suites "$kunit_suites"; done) \
 	$([ "$kernel" = debug ] && echo --debug-kernel) \
 	$([ "$leak_scan" = 0 ] && echo --no-leak-scan) || rc=$?
-for g in "${!shard_lists[@]}"; do
-	echo "# time $kernel guest$([ "${#shard_lists[@]}" -gt 1 ] && echo $((g + 1))) $(cat "$run/g$g/secs") (limit $timeout)"
+for ((g = 0; g < shards; g++)); do
+	echo "# time $kernel guest$([ "$shards" -gt 1 ] && echo $((g + 1))) $(cat "$run/g$g/secs") (limit $timeout)"
 done
 if [ "$rc" != 0 ] && [ "$keep" != -1 ]; then
-	for g in "${!shard_lists[@]}"; do
+	for ((g = 0; g < shards; g++)); do
 		echo "# console log: $run/g$g/console.log (last lines below)"
 		tail -n 30 "$run/g$g/console.log" | sed 's/^/#   /'
 	done
