@@ -538,13 +538,15 @@ static void drop_attr(struct __test_metadata *_metadata, const char *ns, const c
 	char cmd[768];
 
 	close(open(QDISC_MARK, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	/* one tc for the three: a program started costs most on the debug kernel */
 	snprintf(cmd, sizeof(cmd),
-		 "set -e;"
-		 " tc -n %1$s qdisc add dev %2$s root handle 1: prio bands 4;"
-		 " tc -n %1$s qdisc add dev %2$s parent 1:4 handle 40: netem loss 100%%;"
-		 " tc -n %1$s filter add dev %2$s parent 1: protocol ip prio 1 u32"
+		 "tc -n %1$s -batch - <<'EOB'\n"
+		 "qdisc add dev %2$s root handle 1: prio bands 4\n"
+		 "qdisc add dev %2$s parent 1:4 handle 40: netem loss 100%%\n"
+		 "filter add dev %2$s parent 1: protocol ip prio 1 u32"
 		 " match ip protocol 17 0xff match ip dport 4791 0xffff"
-		 " match u16 0x%3$04x 0xffff at 64 flowid 1:4",
+		 " match u16 0x%3$04x 0xffff at 64 flowid 1:4\n"
+		 "EOB\n",
 		 ns, dev, attr);
 	ASSERT_EQ(0, system(cmd))
 		TH_LOG("%s (the guest needs sch_prio, cls_u32 and sch_netem)", cmd);
