@@ -367,6 +367,20 @@ static bool rd_wait(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 }
 
 /*
+ * Whether there may be a packet to send: a WR not all sent, in RTS, no
+ * RNR wait, room in the window.  req_next() has the last word (a READ's
+ * credits, a fence).
+ */
+static bool req_ready(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	lockdep_assert_held(&qp->lock);
+	return !qp->dead && qp->state == IB_QPS_RTS && !rc->rnr_wait &&
+	       rc->req_wqe != rc->sq_next && softcm_psn_diff(rc->psn, rc->una) < SOFTCM_RC_WINDOW;
+}
+
+/*
  * The next packet to send, in @p, and the send position past it; false
  * if there is none now (nothing to send, the window full, an RNR wait).
  */
@@ -378,10 +392,7 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	bool first, last, write;
 	u32 plen;
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->dead || qp->state != IB_QPS_RTS || rc->rnr_wait || rc->req_wqe == rc->sq_next)
-		return false;
-	if (softcm_psn_diff(rc->psn, rc->una) >= SOFTCM_RC_WINDOW)
+	if (!req_ready(qp))
 		return false;
 	w = shadow(qp, rc->req_wqe);
 	s = swqe(qp, rc->req_wqe);
@@ -524,8 +535,12 @@ static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via)
 		spin_lock_bh(&qp->lock);
 	}
 	rc->req_busy = false;
-	/* a long message: the rest from the work, letting the others of this CPU run */
-	if (n == SOFTCM_RC_BATCH)
+	/*
+	 * The budget spent on a long message: the rest from the work,
+	 * letting the others of this CPU run (none if the budget was just
+	 * enough, as for 64 KiB at a path MTU of 1024: no kworker woken).
+	 */
+	if (n == SOFTCM_RC_BATCH && req_ready(qp))
 		softcm_rc_queued(qp);
 	spin_unlock_bh(&qp->lock);
 }
