@@ -177,9 +177,10 @@ EXPORT_SYMBOL_IF_KUNIT(softcm_qp_leave);
  * - the CM (cm*.c, qpattr.c, notify.c: timers, works, the netevent
  *   notifier) never holds a QP: an id knows its QP's number only;
  * - an RC QP's requester work enters and leaves as above around each
- *   run, and its timer (retransmission, RNR wait) acts only under the
- *   lock after a check of dead; both are shut down by qp_destroy() after
- *   this (softcm_rc_shutdown()), before the references go.
+ *   run (the consumer runs the requester inside its own), and its
+ *   timer (retransmission, RNR wait) acts only under the lock after a
+ *   check of dead; both are shut down by qp_destroy() after this
+ *   (softcm_rc_shutdown()), before the references go.
  * No lock is held: the work waited for may take the QP's and its CQs'.
  */
 static void qp_quiesce(struct softcm_qp *qp)
@@ -958,9 +959,10 @@ static u64 inline_len(const struct softcm_send_wr *wr, const struct softcm_sge *
  * valid one fails for want of a data path and takes the QP to ERR, as a
  * WR that failed its checks does; one taken in ERR is flushed.  Nothing
  * if the QP was reset or destroyed since the WR was copied: it went with
- * its queue.
+ * its queue.  True if the requester took it: the caller has it sent
+ * (softcm_rc_push()).
  */
-static void complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq_wqe *w,
+static bool complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq_wqe *w,
 			  const void *slot, int err)
 {
 	const struct softcm_send_wr *wr = &w->wr;
@@ -970,6 +972,7 @@ static void complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq
 		.qp_num = qp->qpn,
 		.port_num = SOFTCM_PORT_NUM,
 	};
+	bool taken = false;
 
 	spin_lock_bh(&qp->lock);
 	if (qp->dead || qp->rc.sq_next != cons ||
@@ -982,7 +985,7 @@ static void complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq
 	if (qp->state == IB_QPS_RTS && !err && qp->type == IB_QPT_RC) {
 		err = softcm_rc_take(qp, w, slot);
 		if (!err) {
-			softcm_rc_queued(qp);
+			taken = true;
 			goto out_unlock;
 		}
 		if (err == -EOPNOTSUPP)
@@ -1007,6 +1010,7 @@ static void complete_send(struct softcm_qp *qp, u32 cons, const struct softcm_sq
 	smp_store_release(&qp->kpage->sq_cons, qp->sq_cons);
 out_unlock:
 	spin_unlock_bh(&qp->lock);
+	return taken;
 }
 
 /*
@@ -1040,9 +1044,10 @@ static bool sq_ready(struct softcm_qp *qp, u32 *cons)
 /*
  * Take the WR at @cons: one copy out of its slot, then only the copy is
  * checked and used.  Its SGEs (or inline bytes) stay in the slot until
- * the data path copies them out; no check here reads them.
+ * the data path copies them out; no check here reads them.  True if the
+ * requester took it.
  */
-static void sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
+static bool sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
 {
 	const struct softcm_sq_wqe *slot = sq_slot(qp, cons);
 	struct softcm_sq_wqe w;
@@ -1056,7 +1061,7 @@ static void sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
 		err = -EINVAL;
 	else
 		err = check_send(sf, qp, &w.wr, w.inline_len);
-	complete_send(qp, cons, &w, slot, err);
+	return complete_send(qp, cons, &w, slot, err);
 }
 
 /*
@@ -1064,9 +1069,13 @@ static void sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
  * and look once more, with a full barrier between, so that a WR the user
  * published before it could see the flag is taken here (uapi: Rings).
  * WRs posted meanwhile by other threads need no doorbell of theirs.
+ * An RC QP's WRs taken are sent from here before the queue goes idle
+ * (req.c): WRs posted while they are sent are taken by the next round,
+ * still without a doorbell.
  */
 static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
 {
+	bool taken;
 	u32 cons;
 
 	lockdep_assert_held(&qp->sq_mutex);
@@ -1077,12 +1086,15 @@ static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
 		WRITE_ONCE(qp->kpage->sq_flags, 0);
 		/* Running: posters see it before we read their index. */
 		smp_mb();
+		taken = false;
 		while (sq_ready(qp, &cons)) {
-			sq_take(sf, qp, cons);
+			taken |= sq_take(sf, qp, cons);
 			if (fatal_signal_pending(current))
 				break;
 			cond_resched();
 		}
+		if (taken)
+			softcm_rc_push(qp);
 		WRITE_ONCE(qp->kpage->sq_flags, SOFTCM_SQ_NEED_DOORBELL);
 		/* Pairs with the user's barrier between sq_prod and sq_flags. */
 		smp_mb();

@@ -61,7 +61,10 @@ struct softcm_rd_res {
 	u32 cur_psn;
 };
 
-/* The packets a requester run sends before it lets others have the CPU. */
+/*
+ * The packets a requester run sends before it lets others have the CPU:
+ * the work, or a poster's system call, which hands the rest to the work.
+ */
 #define SOFTCM_RC_BATCH		64
 /* PSNs outstanding at most, as rxe's window */
 #define SOFTCM_RC_WINDOW	128
@@ -94,6 +97,12 @@ struct softcm_rc {
 	bool rnr_wait;			/* the timer waits out an RNR NAK */
 	/* a READ is being asked again from una: not again until una moves */
 	bool rd_retry;
+	/*
+	 * The requester is being run, by the work or by a poster
+	 * (req_run()): one sender at a time, and the one that clears it
+	 * looked for packets to send in the same hold of the lock.
+	 */
+	bool req_busy;
 	struct timer_list timer;	/* retransmission, or RNR wait */
 	struct work_struct work;	/* the requester */
 	/* responder */
@@ -157,6 +166,7 @@ void softcm_rc_shutdown(struct softcm_qp *qp);
 void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next);
 void softcm_rc_flush_sq(struct softcm_qp *qp);
 void softcm_rc_queued(struct softcm_qp *qp);
+void softcm_rc_push(struct softcm_qp *qp);
 void softcm_rc_complete_err(struct softcm_qp *qp, u32 status);
 void softcm_rc_complete_err_at(struct softcm_qp *qp, u32 i, u32 status);
 int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,

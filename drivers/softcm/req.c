@@ -3,12 +3,22 @@
  * The RC requester: the send WRs the send queue's consumer took (qp.c,
  * sq_take()) become packets of at most the path MTU, FIRST/MIDDLE/LAST
  * or ONLY, with consecutive PSNs given at take time, so that a WR's
- * PSNs never change when it is sent again.  One work item per QP sends
- * them, SOFTCM_RC_BATCH packets per run and no more than
+ * PSNs never change when it is sent again.  A run of the requester
+ * (req_run()) sends SOFTCM_RC_BATCH packets at most, no more than
  * SOFTCM_RC_WINDOW PSNs ahead of the oldest unacknowledged one; each
  * packet is decided under the QP's lock and built and sent outside it.
- * The completer (comp.c) and the timer here move the send position back
- * (go-back-N) and queue the work again.
+ *
+ * Who runs it: the system call that took the WRs (DOORBELL, POST_SEND:
+ * softcm_rc_push()), as rxe's post runs its requester, so that a post on
+ * an idle QP leaves without waking a kworker; the rest of a long run,
+ * and whatever softirq context starts (an ACK that opens the window, the
+ * completer's and the timer's go-back-N), from the QP's work item.  One
+ * sender at a time, req_busy under the QP's lock: two would hand PSNs
+ * to the stack out of order.  Everything that gives the requester
+ * something to send does so under that lock and then queues the work
+ * unless a sender runs (softcm_rc_queued()); a sender stops only in a
+ * hold of the lock in which req_next() found nothing (or its budget is
+ * spent, and it queues the work), so no such change is lost.
  *
  * An RDMA READ is one request packet that takes as many PSNs as its
  * responses (max(1, ceil(len / PMTU)), as rxe); at most max_rd_atomic of
@@ -75,9 +85,16 @@ void softcm_rc_arm(struct softcm_qp *qp)
 		mod_timer(&qp->rc.timer, jiffies + rc_timeout(qp));
 }
 
+/*
+ * The requester has something new to send: the work sends it, unless a
+ * sender runs, which sees it at its next req_next() (in a later hold of
+ * the lock than this one).
+ */
 void softcm_rc_queued(struct softcm_qp *qp)
 {
-	queue_work(softcm_workqueue(), &qp->rc.work);
+	lockdep_assert_held(&qp->lock);
+	if (!qp->rc.req_busy)
+		queue_work(softcm_workqueue(), &qp->rc.work);
 }
 
 /*
@@ -350,6 +367,20 @@ static bool rd_wait(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 }
 
 /*
+ * Whether there may be a packet to send: a WR not all sent, in RTS, no
+ * RNR wait, room in the window.  req_next() has the last word (a READ's
+ * credits, a fence).
+ */
+static bool req_ready(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	lockdep_assert_held(&qp->lock);
+	return !qp->dead && qp->state == IB_QPS_RTS && !rc->rnr_wait &&
+	       rc->req_wqe != rc->sq_next && softcm_psn_diff(rc->psn, rc->una) < SOFTCM_RC_WINDOW;
+}
+
+/*
  * The next packet to send, in @p, and the send position past it; false
  * if there is none now (nothing to send, the window full, an RNR wait).
  */
@@ -361,10 +392,7 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	bool first, last, write;
 	u32 plen;
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->dead || qp->state != IB_QPS_RTS || rc->rnr_wait || rc->req_wqe == rc->sq_next)
-		return false;
-	if (softcm_psn_diff(rc->psn, rc->una) >= SOFTCM_RC_WINDOW)
+	if (!req_ready(qp))
 		return false;
 	w = shadow(qp, rc->req_wqe);
 	s = swqe(qp, rc->req_wqe);
@@ -444,7 +472,7 @@ static bool req_current(struct softcm_qp *qp, const struct req_pkt *p)
  * reset can retire the WR meanwhile and a later WR can take its slot;
  * the packet is sent with no lock held.
  */
-static void req_send(struct softcm_qp *qp, struct req_pkt *p)
+static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_counter via)
 {
 	const struct softcm_sq_wqe *w;
 	struct sk_buff *skb;
@@ -476,30 +504,65 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p)
 	}
 	spin_unlock_bh(&qp->lock);
 	local_bh_disable();
-	softcm_rc_xmit(qp, skb);
+	ret = softcm_rc_xmit(qp, skb);
 	local_bh_enable();
+	if (!ret)
+		softcm_rc_count(qp, via, 1);
+}
+
+/*
+ * Run the requester, if no other sender does: SOFTCM_RC_BATCH packets at
+ * most, counted in @via.  Process context, @qp entered, no lock held.
+ */
+static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct req_pkt p;
+	unsigned int n = 0;
+
+	might_sleep();
+	spin_lock_bh(&qp->lock);
+	if (rc->req_busy) {
+		/* it looks for packets again before it stops: nothing is lost */
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	rc->req_busy = true;
+	while (n < SOFTCM_RC_BATCH && req_next(qp, &p)) {
+		spin_unlock_bh(&qp->lock);
+		req_send(qp, &p, via);
+		n++;
+		spin_lock_bh(&qp->lock);
+	}
+	rc->req_busy = false;
+	/*
+	 * The budget spent on a long message: the rest from the work,
+	 * letting the others of this CPU run (none if the budget was just
+	 * enough, as for 64 KiB at a path MTU of 1024: no kworker woken).
+	 */
+	if (n == SOFTCM_RC_BATCH && req_ready(qp))
+		softcm_rc_queued(qp);
+	spin_unlock_bh(&qp->lock);
+}
+
+/*
+ * The WRs a DOORBELL or POST_SEND just took: sent from its system call,
+ * unless a sender runs (it will send them), SOFTCM_RC_BATCH packets at
+ * most, the rest from the work.  @qp entered by the send queue's
+ * consumer, which holds sq_mutex (the requester never takes it).
+ */
+void softcm_rc_push(struct softcm_qp *qp)
+{
+	req_run(qp, SOFTCM_RC_TX_INLINE);
 }
 
 static void req_work(struct work_struct *work)
 {
 	struct softcm_qp *qp = container_of(work, struct softcm_qp, rc.work);
-	struct req_pkt p;
-	unsigned int n;
-	bool more;
 
 	if (!softcm_qp_enter(qp))
 		return;
-	for (n = 0; n < SOFTCM_RC_BATCH; n++) {
-		spin_lock_bh(&qp->lock);
-		more = req_next(qp, &p);
-		spin_unlock_bh(&qp->lock);
-		if (!more)
-			break;
-		req_send(qp, &p);
-	}
-	/* a long message: let the others of this CPU run between batches */
-	if (n == SOFTCM_RC_BATCH)
-		softcm_rc_queued(qp);
+	req_run(qp, SOFTCM_RC_TX_WORK);
 	softcm_qp_leave(qp);
 }
 

@@ -64,6 +64,8 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_READ_REPLAYS] = "read_replays",
 	[SOFTCM_STAT_RC + SOFTCM_RC_RD_EXHAUSTED] = "rd_atomic_exhausted",
 	[SOFTCM_STAT_RC + SOFTCM_RC_READ_RETRIES] = "read_retries",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_INLINE] = "rc_tx_inline",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_WORK] = "rc_tx_work",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -85,6 +87,8 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_READ_REPLAYS] = "read_replays",
 	[SOFTCM_RC_RD_EXHAUSTED] = "rd_atomic_exhausted",
 	[SOFTCM_RC_READ_RETRIES] = "read_retries",
+	[SOFTCM_RC_TX_INLINE] = "tx_inline",
+	[SOFTCM_RC_TX_WORK] = "tx_work",
 };
 
 /*

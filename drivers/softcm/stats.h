@@ -33,6 +33,12 @@ enum softcm_rc_counter {
 	SOFTCM_RC_RD_EXHAUSTED,
 	/* READs the requester asked again (a response or an ACK past it) */
 	SOFTCM_RC_READ_RETRIES,
+	/*
+	 * The requester's packets (of tx_packets) by who sent them: the
+	 * poster, in its system call, or the work (req.c, req_run()).
+	 */
+	SOFTCM_RC_TX_INLINE,
+	SOFTCM_RC_TX_WORK,
 	SOFTCM_RC_COUNTERS
 };
 

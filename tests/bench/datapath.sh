@@ -25,7 +25,7 @@
 # programs at two iteration counts: the difference leaves setup out) and,
 # in every softcm run, the ACKs and packets per message from
 # /proc/net/softcm_stats (rc_acks_sent, rc_acks_received, rc_tx_packets,
-# before and after).
+# rc_tx_inline, rc_tx_work, before and after).
 #
 # Environment: DP_SIZES (message sizes, "64 4096 65536 1048576"),
 # DP_LAT_SIZES ("64 4096"), DP_BYTES (bytes per bandwidth run, 8 MiB;
@@ -212,13 +212,14 @@ failed() {
 
 # bw CONFIG TEST SIZE: one bandwidth run.
 bw() {
-	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 a1 r1 p1 extra= tag t0=$SECONDS
+	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 i0 w0 a1 r1 p1 i1 w1 extra= tag t0=$SECONDS
 	iters=$(iters_for "$size")
 	tag="config=$cfg test=${t}_bw size=$size iters=$iters"
 	config "$cfg"
 	if [ ${#stat_ns[@]} -gt 0 ]; then
 		a0=$(stat_sum rc_acks_sent "${stat_ns[@]}") r0=$(stat_sum rc_acks_received "${stat_ns[@]}")
 		p0=$(stat_sum rc_tx_packets "${stat_ns[@]}")
+		i0=$(stat_sum rc_tx_inline "${stat_ns[@]}") w0=$(stat_sum rc_tx_work "${stat_ns[@]}")
 	fi
 	if ! perftest_retry "$cfg" "ib_${t}_bw" "$size" "$iters"; then
 		failed "$tag"
@@ -227,12 +228,17 @@ bw() {
 	if [ ${#stat_ns[@]} -gt 0 ]; then
 		a1=$(stat_sum rc_acks_sent "${stat_ns[@]}") r1=$(stat_sum rc_acks_received "${stat_ns[@]}")
 		p1=$(stat_sum rc_tx_packets "${stat_ns[@]}")
+		i1=$(stat_sum rc_tx_inline "${stat_ns[@]}") w1=$(stat_sum rc_tx_work "${stat_ns[@]}")
 		# ACKs on the wire: softcm <-> softcm counts each twice (sent
 		# and received), softcm <-> rxe once each way.
 		local acks=$(((a1 - a0) + (r1 - r0)))
 		[ "$cfg" = softcm ] && acks=$(((a1 - a0)))
-		extra=$(awk -v a=$acks -v p=$((p1 - p0)) -v n="$iters" \
-			'BEGIN { printf " acks_per_msg=%.3f pkts_per_msg=%.3f", a / n, p / n }')
+		# the requester's packets sent from the posting system call and
+		# from its work item (0 and 0 before the counters existed)
+		extra=$(awk -v a=$acks -v p=$((p1 - p0)) -v n="$iters" -v i=$((i1 - i0)) \
+			-v w=$((w1 - w0)) \
+			'BEGIN { printf " acks_per_msg=%.3f pkts_per_msg=%.3f inline_per_msg=%.3f work_per_msg=%.3f",
+				 a / n, p / n, i / n, w / n }')
 	fi
 	# #bytes #iterations BW-peak BW-average[MB/sec] MsgRate[Mpps]
 	# (the message rate from the average bandwidth: perftest's Mpps has

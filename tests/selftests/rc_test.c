@@ -44,6 +44,7 @@
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -117,11 +118,12 @@ static int gid_index_of(struct ibv_context *ctx, const char *ip)
 	return -1;
 }
 
-static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
+/* An endpoint whose receive queue (and its CQ) takes @rq_wr receives. */
+static int ep_make_rq(struct ep *e, const char *ns, const char *ip, int home, int rq_wr)
 {
 	struct ibv_qp_init_attr a = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = QP_WR, .max_recv_wr = QP_WR, .max_send_sge = 2,
+		.cap = { .max_send_wr = QP_WR, .max_recv_wr = rq_wr, .max_send_sge = 2,
 			 .max_recv_sge = 2 },
 	};
 
@@ -132,7 +134,7 @@ static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
 	e->gid_index = gid_index_of(e->ctx, ip);
 	e->pd = ibv_alloc_pd(e->ctx);
 	e->scq = ibv_create_cq(e->ctx, 2 * QP_WR, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, 2 * QP_WR, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(e->ctx, 2 * rq_wr, NULL, NULL, 0);
 	if (e->gid_index < 0 || !e->pd || !e->scq || !e->rcq)
 		return -1;
 	a.send_cq = e->scq;
@@ -145,6 +147,11 @@ static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_ATOMIC);
 	return e->mr ? 0 : -1;
+}
+
+static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
+{
+	return ep_make_rq(e, ns, ip, home, QP_WR);
 }
 
 static void ep_free(struct ep *e)
@@ -1710,6 +1717,273 @@ TEST_F(rc, counters_follow_the_traffic)
 	close(qb);
 	close(sa);
 	close(nsa);
+}
+
+/*
+ * A post on an idle QP sends from its own system call, as rxe's post
+ * runs its requester: the QP's tx_inline has counted the packet when
+ * ibv_post_send() returns, for a SEND, a WRITE and a READ request, and
+ * tx_work (the requester's work item) nothing.  A message longer than a
+ * run's budget (64 packets) sends that many from the call and the rest
+ * from the work; every packet the QP sent is one or the other, and the
+ * namespace's rc_tx_inline and rc_tx_work moved with its one QP's.
+ */
+TEST_F(rc, post_on_idle_qp_sends_from_its_system_call)
+{
+	const struct path p = { .sq_psn = 0x2000, .min_rnr_timer = 1, .rnr_retry = 7 };
+	long long in0, wk0, tx0, rt0, ns_in0, ns_wk0, in1, wk1;
+	struct ibv_sge sge = { .length = 64 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int qa, sa, nsa = netns_open("rc-a");
+	struct ibv_wc wc;
+	uint32_t na;
+
+	ASSERT_LE(0, nsa);
+	sa = stats_open(nsa, self->home);
+	ASSERT_LE(0, sa);
+	ASSERT_COUNTER(sa, "rc_tx_inline");
+	ASSERT_COUNTER(sa, "rc_tx_work");
+	pair(_metadata, self, false, &p, &p);
+	qa = proc_open_in("rc-a", "softcm_qps", self->home);
+	ASSERT_LE(0, qa);
+	na = self->a.qp->qp_num;
+	ns_in0 = stats_get(sa, "rc_tx_inline");
+	ns_wk0 = stats_get(sa, "rc_tx_work");
+	sge.lkey = self->a.mr->lkey;
+
+	for (int op = 0; op < 3; op++) {
+		unsigned char *from = op == 2 ? self->b.buf + 8 : self->a.buf;
+		unsigned char *to = op == 0 ? self->b.buf : op == 1 ? self->b.buf + 8 :
+				    self->a.buf + 8;
+
+		in0 = qp_counter(qa, na, "tx_inline");
+		wk0 = qp_counter(qa, na, "tx_work");
+		rt0 = qp_counter(qa, na, "retransmits");
+		ASSERT_LE(0, in0);
+		ASSERT_LE(0, wk0);
+		pattern(from, 64, 40 + op);
+		memset(to, 0xee, 65);
+		wr.wr_id = 6000 + op;
+		if (op == 0) {
+			ASSERT_EQ(0, post_recv(&self->b, 7000, 0, BUF));
+			wr.opcode = IBV_WR_SEND;
+			sge.addr = (uintptr_t)self->a.buf;
+		} else {
+			wr.opcode = op == 1 ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+			wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf + 8;
+			wr.wr.rdma.rkey = self->b.mr->rkey;
+			sge.addr = (uintptr_t)(op == 1 ? self->a.buf : self->a.buf + 8);
+		}
+		ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+		/* counted before the post returned: it left from the call */
+		EXPECT_EQ(in0 + 1, qp_counter(qa, na, "tx_inline")) TH_LOG("op %d", op);
+		POLL_ONE(self->a.scq, &wc);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(6000 + op, wc.wr_id);
+		if (op == 0) {
+			POLL_ONE(self->b.rcq, &wc);
+			EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+			EXPECT_EQ(64, wc.byte_len);
+		}
+		EXPECT_EQ(0, memcmp(from, to, 64)) TH_LOG("op %d", op);
+		EXPECT_EQ(0xee, to[64]);
+		/* a slow kernel may time out and send again, from the work */
+		if (qp_counter(qa, na, "retransmits") == rt0) {
+			EXPECT_EQ(wk0, qp_counter(qa, na, "tx_work")) TH_LOG("op %d", op);
+		}
+	}
+
+	/* 65 packets: the call's budget, then one from the work */
+	in0 = qp_counter(qa, na, "tx_inline");
+	wk0 = qp_counter(qa, na, "tx_work");
+	tx0 = qp_counter(qa, na, "tx_packets");
+	rt0 = qp_counter(qa, na, "retransmits");
+	pattern(self->a.buf, 65 * MTU, 44);
+	memset(self->b.buf, 0xee, 65 * MTU + 1);
+	ASSERT_EQ(0, post_recv(&self->b, 7001, 0, BUF));
+	ASSERT_EQ(0, post_send(&self->a, 6003, 65 * MTU, false, true));
+	EXPECT_EQ(in0 + 64, qp_counter(qa, na, "tx_inline"));
+	POLL_ONE(self->a.scq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	POLL_ONE(self->b.rcq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(65 * MTU, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, 65 * MTU));
+	EXPECT_EQ(0xee, self->b.buf[65 * MTU]);
+	in1 = qp_counter(qa, na, "tx_inline");
+	wk1 = qp_counter(qa, na, "tx_work");
+	/* A sent nothing but requests: B's are all ACKs and READ responses */
+	EXPECT_EQ(qp_counter(qa, na, "tx_packets") - tx0, (in1 - in0) + (wk1 - wk0));
+	if (qp_counter(qa, na, "retransmits") == rt0) {
+		EXPECT_EQ(in0 + 64, in1);
+		EXPECT_EQ(wk0 + 1, wk1);
+	}
+	EXPECT_EQ(ns_in0 + in1, stats_get(sa, "rc_tx_inline"));
+	EXPECT_EQ(ns_wk0 + wk1, stats_get(sa, "rc_tx_work"));
+	close(qa);
+	close(sa);
+	close(nsa);
+}
+
+/*
+ * Concurrent posters on one QP: 4 threads post SENDs of 8 to 3 007 bytes
+ * (1 to 3 packets; chains of 1 to 3 WRs per post, unsignalled, again
+ * when the queue is full) while the requester runs from whichever post
+ * found it idle and from its work.  Each message arrives once, in its
+ * thread's order, every byte as sent; and no sequence NAK: the veth
+ * keeps order and loses nothing, so the one way to a PSN gap is two
+ * senders handing packets to the stack at once.  The receives are all
+ * posted first (no RNR NAK, which would be followed by sequence NAKs).
+ */
+#define CP_THREADS	4
+#define CP_SLOT		4096	/* bytes of a message's buffer, both ends */
+
+struct poster {
+	struct ep *e;
+	int t, n;
+	volatile bool *stop;
+	int err;		/* of a post that failed other than for room */
+};
+
+static uint32_t cp_len(int t, int i)
+{
+	return 8 + (t * 131 + i * 977) % 3000;
+}
+
+static void *cp_post(void *arg)
+{
+	struct poster *p = arg;
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_sge sge[3];
+	int i = 0, chain = p->t % 3 + 1, k, ret;
+
+	while (i < p->n && !*p->stop) {
+		for (k = 0; k < chain && i + k < p->n; k++) {
+			sge[k] = (struct ibv_sge){
+				.addr = (uintptr_t)p->e->buf + (size_t)(p->t * p->n + i + k) * CP_SLOT,
+				.length = cp_len(p->t, i + k), .lkey = p->e->mr->lkey,
+			};
+			wr[k] = (struct ibv_send_wr){
+				.wr_id = i + k, .sg_list = &sge[k], .num_sge = 1,
+				.opcode = IBV_WR_SEND,
+			};
+			if (k)
+				wr[k - 1].next = &wr[k];
+		}
+		ret = ibv_post_send(p->e->qp, wr, &bad);
+		if (ret && ret != ENOMEM) {
+			p->err = ret;
+			break;
+		}
+		/* those before *bad went: the rest again, once there is room */
+		i += ret ? (int)(bad - wr) : k;
+		if (ret)
+			sched_yield();
+	}
+	return NULL;
+}
+
+/* the harness's 30 s would end it before its own deadline */
+TEST_F_TIMEOUT(rc, concurrent_posters_deliver_each_message_once_in_order, 180)
+{
+	const struct path p = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int n = softcm_rounds(200), total = CP_THREADS * n, got = 0, qa, qb;
+	struct poster ps[CP_THREADS];
+	pthread_t th[CP_THREADS];
+	int next[CP_THREADS] = { 0 };
+	volatile bool stop = false;
+	struct ibv_wc wc[16];
+	bool bad = false;
+	long end;
+
+	ASSERT_EQ(0, ep_make(&self->a, "rc-a", "10.29.0.1", self->home));
+	ASSERT_EQ(0, ep_make_rq(&self->b, "rc-b", "10.29.0.2", self->home, total));
+	ASSERT_EQ(0, ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, ep_connect(&self->b, &self->a, &p, &p));
+	ASSERT_LE((size_t)total * CP_SLOT, (size_t)BUF);
+	for (int t = 0; t < CP_THREADS; t++) {
+		for (int i = 0; i < n; i++) {
+			unsigned char *m = self->a.buf + (size_t)(t * n + i) * CP_SLOT;
+
+			pattern(m, cp_len(t, i), t * 1000 + i);
+			/* which message it is, in its first 8 bytes */
+			memcpy(m, &t, 4);
+			memcpy(m + 4, &i, 4);
+		}
+	}
+	memset(self->b.buf, 0xee, (size_t)total * CP_SLOT);
+	for (int k = 0; k < total; k++)
+		ASSERT_EQ(0, post_recv(&self->b, k, (uint32_t)k * CP_SLOT, CP_SLOT));
+	for (int t = 0; t < CP_THREADS; t++) {
+		ps[t] = (struct poster){ .e = &self->a, .t = t, .n = n, .stop = &stop };
+		ASSERT_EQ(0, pthread_create(&th[t], NULL, cp_post, &ps[t]));
+	}
+
+	end = topo_now_ms() + 4 * WAIT_MS;
+	while (!bad && got < total && topo_now_ms() < end) {
+		int r = ibv_poll_cq(self->b.rcq, 16, wc);
+
+		if (r < 0)
+			break;
+		if (!r)
+			usleep(200);
+		for (int j = 0; !bad && j < r; j++, got++) {
+			const unsigned char *m = self->b.buf + wc[j].wr_id * CP_SLOT;
+			int t, i;
+
+			memcpy(&t, m, 4);
+			memcpy(&i, m + 4, 4);
+			/*
+			 * The receives complete in their queue's order; each
+			 * message once, in its thread's order, as sent.
+			 */
+			bad = wc[j].wr_id != (uint64_t)got || wc[j].status != IBV_WC_SUCCESS ||
+			      t < 0 || t >= CP_THREADS || next[t] != i ||
+			      wc[j].byte_len != cp_len(t, i) ||
+			      memcmp(m, self->a.buf + (size_t)(t * n + i) * CP_SLOT, cp_len(t, i)) ||
+			      m[cp_len(t, i)] != 0xee;
+			if (bad) {
+				TH_LOG("receive %d: wr_id %llu status %d, thread %d message %d (%d expected), %u bytes",
+				       got, (unsigned long long)wc[j].wr_id, wc[j].status, t, i,
+				       t >= 0 && t < CP_THREADS ? next[t] : -1, wc[j].byte_len);
+				break;
+			}
+			next[t]++;
+		}
+	}
+	/* the posters stop before the QP can go */
+	stop = true;
+	for (int t = 0; t < CP_THREADS; t++) {
+		pthread_join(th[t], NULL);
+		EXPECT_EQ(0, ps[t].err) TH_LOG("thread %d", t);
+	}
+	ASSERT_FALSE(bad);
+	if (got < total)
+		dump_qps(_metadata);
+	ASSERT_EQ(total, got);
+	for (int t = 0; t < CP_THREADS; t++) {
+		EXPECT_EQ(n, next[t]) TH_LOG("thread %d", t);
+	}
+	/* nothing more, and no error completion of an unsignalled send */
+	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 16, wc));
+	EXPECT_EQ(0, ibv_poll_cq(self->a.scq, 16, wc));
+	qa = proc_open_in("rc-a", "softcm_qps", self->home);
+	qb = proc_open_in("rc-b", "softcm_qps", self->home);
+	ASSERT_LE(0, qa);
+	ASSERT_LE(0, qb);
+	EXPECT_EQ(0, qp_counter(qb, self->b.qp->qp_num, "rnr_naks_sent"));
+	EXPECT_EQ(0, qp_counter(qb, self->b.qp->qp_num, "seq_naks_sent"));
+	/* A sent requests only; both ways of sending them had a share */
+	EXPECT_EQ(qp_counter(qa, self->a.qp->qp_num, "tx_packets"),
+		  qp_counter(qa, self->a.qp->qp_num, "tx_inline") +
+		  qp_counter(qa, self->a.qp->qp_num, "tx_work"));
+	EXPECT_LT(0, qp_counter(qa, self->a.qp->qp_num, "tx_inline"));
+	TH_LOG("%d messages: %lld packets inline, %lld from the work", total,
+	       qp_counter(qa, self->a.qp->qp_num, "tx_inline"),
+	       qp_counter(qa, self->a.qp->qp_num, "tx_work"));
+	close(qa);
+	close(qb);
 }
 
 /* Write @text to tracefs's @file; 0 or -1. */
