@@ -52,6 +52,21 @@ SOFTCM_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
+/*
+ * The fewest completions a CQ holds.  A CQ may hold more than asked
+ * (cq->cqe says how many), as providers round up theirs.  Debian's
+ * perftest (4.5-0.17) gives its latency tests a send CQ of one entry and
+ * one completion channel for both CQs: when the peer's answer is seen
+ * before the ACK of the SEND it answers (over veth they can pass each
+ * other), it takes the receive's event while it waits for the send's,
+ * leaves that send's completion unpolled, and the next one finds the CQ
+ * full: lost, the CQ in error, and the program asleep for good.  A
+ * model of its loop, ACKs and answers in any order, never has more than
+ * two waiting there: four leave room, and a CQ asked for four or more is
+ * as asked.
+ */
+#define MIN_CQE		4
+
 /* A CQ of ibv_create_cq() or of ibv_cq_ex.c's create_cq_ex; NULL with errno. */
 struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 				   struct ibv_comp_channel *channel, int comp_vector)
@@ -72,7 +87,7 @@ struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *c
 	cq = &scq->cq;
 	memset(&c, 0, sizeof(c));
 	c.uid = (uintptr_t)cq;
-	c.cqe = cqe;
+	c.cqe = cqe < MIN_CQE ? MIN_CQE : cqe;
 	c.comp_vector = comp_vector;
 	c.channel_fd = channel ? channel->fd : -1;
 	if (softcm_vioctl(context, SOFTCM_IOCTL_CREATE_CQ, &c)) {
