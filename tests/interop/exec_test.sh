@@ -402,8 +402,10 @@ run_rdma_example() {
 # delay its client dies there too, every run.
 # ib_send_lat -R -e: run_lat_events, below.
 run_lat() {
-	local prog=$1 port=$2 name=datapath/$1-R srv=$tmp/$1.server cli=$tmp/$1.client crc
-	local opts=(-R -F -s 64 -n 100 -p $port)
+	local prog=$1 port=$2 iters=${3:-100} suffix=${4:-} name srv cli crc
+	shift $(($# < 4 ? $# : 4))
+	name=datapath/$prog-R$suffix srv=$tmp/$prog$suffix.server cli=$tmp/$prog$suffix.client
+	local opts=(-R -F "$@" -s 64 -n "$iters" -p $port)
 	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- "$prog" "${opts[@]}"
 	poll $((100 * slow)) sc_listening $nsa $port ||
 		{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
@@ -412,12 +414,12 @@ run_lat() {
 		crc=$?
 	finish "$bgpid"
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qE '^ *64 +100 ' "$cli"; then
+	   grep -qE "^ *64 +$iters " "$cli"; then
 		ok "$name"
-		say "the client: $(grep -E '^ *64 +100 ' "$cli" | head -n 1)"
+		say "the client: $(grep -E "^ *64 +$iters " "$cli" | head -n 1)"
 	else
 		not_ok "$name" "$cli" "$srv"
-		say "client exit $crc, server exit $rc"
+		say "client exit $crc, server exit $rc (124: it hung)"
 	fi
 }
 
@@ -432,33 +434,15 @@ run_lat() {
 # ibv_cq.c), where a CQ of one lost the next completion and perftest
 # slept for good.  Both sides exit 0, the client with its line.
 run_lat_events() {
-	local name=datapath/ib_send_lat-R-e port=18532 srv=$tmp/late.server cli=$tmp/late.client
-	local opts=(-R -F -e -s 64 -n 500 -p $port) crc
-	tc -n $nsa qdisc add dev x0 root netem delay 1ms reorder 25% &&
-		tc -n $nsb qdisc add dev x1 root netem delay 1ms reorder 25% ||
-		{ not_ok "$name"; say "no netem"; return; }
-	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ib_send_lat "${opts[@]}"
-	if poll $((100 * slow)) sc_listening $nsa $port; then
-		crc=0
-		ip netns exec $nsb timeout $T softcm exec -- ib_send_lat "${opts[@]}" $ip_a \
-			>"$cli" 2>&1 || crc=$?
-		finish "$bgpid"
+	if tc -n $nsa qdisc add dev x0 root netem delay 1ms reorder 25% &&
+	   tc -n $nsb qdisc add dev x1 root netem delay 1ms reorder 25%; then
+		run_lat ib_send_lat 18532 500 -e -e
 	else
-		crc=listen
+		not_ok datapath/ib_send_lat-R-e
+		say "no netem"
 	fi
-	tc -n $nsa qdisc del dev x0 root
-	tc -n $nsb qdisc del dev x1 root
-	if [ "$crc" = listen ]; then
-		not_ok "$name" "$srv"
-		say "the server did not listen"
-	elif [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qE '^ *64 +500 ' "$cli"; then
-		ok "$name"
-		say "the client: $(grep -E '^ *64 +500 ' "$cli" | head -n 1)"
-	else
-		not_ok "$name" "$cli" "$srv"
-		say "client exit $crc, server exit $rc (124: it hung)"
-	fi
+	tc -n $nsa qdisc del dev x0 root 2>/dev/null
+	tc -n $nsb qdisc del dev x1 root 2>/dev/null
 }
 
 # ib_atomic_bw -R: connected through rdma_cm (INIT grants REMOTE_ATOMIC
