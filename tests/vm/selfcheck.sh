@@ -62,9 +62,12 @@ kernel-report-is-red=^#   console: .*BUG: softcm self-check: a report on the con
 skipped-case-is-red=^not ok - $k/skip.sh/global.needs_something # skipped
 missing-program-is-red=^not ok - $k/inventory/gone.sh # expected 1 results
 leaked-id-is-red=^not ok - $k/leakid.sh/leaves-nothing-behind # ids=1
-kernel-panic-is-red=^#   console: .*Kernel panic" -- \
+kernel-panic-is-red=^#   console: .*Kernel panic
+rdma-rxe-takes-udp-4791=^ok - $k/rxeload.sh/rdma_rxe holds udp 4791
+rdma-rxe-unloaded-between-programs=^ok - $k/rxefree.sh/udp 4791 is free again" -- \
 		--inventory "$here/selfcheck/inventory" --test-timeout 20 --leftover-wait 2 \
-		--no-leak-scan pass.sh fail.sh segv.sh hang.sh report.sh skip.sh leakid.sh panic.sh
+		--no-leak-scan pass.sh rxeload.sh rxefree.sh fail.sh segv.sh hang.sh report.sh \
+		skip.sh leakid.sh panic.sh
 	# The limit leaves a loaded host time to boot the guest (a stock boot
 	# takes 3 s idle, over 20 s beside a kernel build and another VM).
 	boot 1 "hung-guest-is-red=^not ok - $k/guest # did not finish" -- \
