@@ -72,6 +72,29 @@ finish() {
 now() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v t0="$1" -v t1="$(now)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
 
+# What a program cost the host, not only how long it took: the guest's
+# busy CPU time (user, system, interrupts; USER_HZ ticks, which under
+# TCG follow the host's clock) and the processes it started, both read
+# from /proc/stat with builtins so that reading them starts none.  The
+# host is CPU-bound while make check runs, so a program's CPU time is
+# what it takes from the others.
+cost_mark() {
+	local tag rest u n s idle io irq soft steal
+	busy=0 procs=0
+	while read -r tag rest; do
+		case $tag in
+		cpu) read -r u n s idle io irq soft steal _ <<<"$rest"
+		     busy=$((u + n + s + irq + soft + steal)) ;;
+		processes) procs=$rest ;;
+		esac
+	done </proc/stat
+}
+cost_since() {
+	local b0=$busy p0=$procs
+	cost_mark
+	printf '%d.%02d %d' $(((busy - b0) / 100)) $(((busy - b0) % 100)) $((procs - p0))
+}
+
 out "SOFTCM-BOOT $(uname -r)"
 
 if [ "$SOFTCM_MODE" = demo ]; then
@@ -224,6 +247,7 @@ while next_program; do
 	fi
 	out "SOFTCM-BEGIN $t"
 	t0=$(now)
+	cost_mark
 	exec 4> >(case_times "$t0")
 	stamper=$!
 	if [ "$SOFTCM_TEST_TIMEOUT" = 0 ]; then
@@ -236,6 +260,7 @@ while next_program; do
 	stamped "$t" "$rc"
 	out "SOFTCM-END $t $rc"
 	out "SOFTCM-TIME $t $(since "$t0")"
+	out "SOFTCM-COST $t $(cost_since)"
 	# busybox's timeout kills only the program, and the kselftest
 	# harness's children (setpgrp()) outlive it: they would break the
 	# next program's setup, which would then be blamed.  A program killed

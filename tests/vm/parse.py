@@ -80,6 +80,7 @@ class Run:
         self.counts = {}	# program or kunit/suite -> results seen
         self.leftovers = set()	# programs whose leftovers were reported
         self.times = {}		# program -> seconds in the guest
+        self.costs = {}		# program -> (guest CPU seconds, processes)
         self.case_times = []	# (seconds, program/case) from "# case-time"
 
     @staticmethod
@@ -299,6 +300,9 @@ def parse_guest(run, args, results, console, pre, artifacts, kunit_seen):
         elif line.startswith("SOFTCM-TIME ") and not prog:
             _, name, secs = line.split()
             run.times[name] = float(secs)
+        elif line.startswith("SOFTCM-COST ") and not prog:
+            _, name, cpu, procs = line.split()
+            run.costs[name] = (float(cpu), int(procs))
         elif line.startswith("SOFTCM-DEBUG-LOCKS "):
             debug_markers.add("locks")
             if line.split()[1] == "1":
@@ -410,6 +414,8 @@ def main():
         print(f"# count {args.label} {p} {n}")
     for p, t in run.times.items():
         print(f"# time {args.label} {p} {t:.1f}")
+    for p, (cpu, procs) in run.costs.items():
+        print(f"# cost {args.label} {p} {cpu:.1f} {procs}")
     # Only the cases worth a look: timing.py ranks them.
     for t, c in sorted(run.case_times, reverse=True)[:CASES_SHOWN]:
         print(f"# case-time {args.label} {c} {t:.1f}")

@@ -33,6 +33,7 @@ K
 prog() {
 	printf 'SOFTCM-BEGIN prog_test\nTAP version 13\n1..1\nok 1 global.case\nSOFTCM-END prog_test 0\n'
 	printf 'SOFTCM-TIME prog_test 12.5\n'
+	printf 'SOFTCM-COST prog_test 20.25 37\n'
 	leftovers prog_test
 }
 leftovers() {
@@ -110,6 +111,8 @@ verdict unload-failure-is-red 1 "^not ok - debug/module-unload-after-tests" < <(
 verdict missing-unload-is-red 1 "^not ok - debug/module-unload-after-tests # the guest did not report it" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | grep -v UNLOAD)
 verdict program-time-is-shown 0 "^# time debug prog_test 12.5" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+verdict program-cost-is-shown 0 "^# cost debug prog_test 20.2 37" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
 verdict nonzero-exit-is-red 1 "^not ok - debug/prog_test # exit status 1" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog | sed 's/END prog_test 0/END prog_test 1/'; tail_ok)

@@ -6,8 +6,11 @@ timing.py --budget FILE --times FILE [VM-LOG...]
 
 TIMES has "STAGE SECONDS" lines (tests/run.sh writes them); each VM log
 carries "# time KERNEL PROGRAM SECONDS" lines (parse.py prints them).
-Prints the time of each stage, the slowest programs of each kernel and
-its slowest cases (parse.py's "# case-time KERNEL CASE SECONDS" lines),
+Prints the time of each stage, the slowest programs of each kernel (with
+the guest CPU time and processes each took, parse.py's "# cost KERNEL
+PROGRAM CPU-SECONDS PROCESSES" lines: the host is CPU-bound, so CPU time
+is what a program takes from the others) and its slowest cases
+(parse.py's "# case-time KERNEL CASE SECONDS" lines),
 and a warning for each stage or program that took more than a quarter
 longer than BUDGET allows (tests/vm/budget, laid out as the inventory:
 "PROGRAM STOCK DEBUG" and "stage/NAME SECONDS").  Warnings never fail
@@ -66,7 +69,7 @@ def main():
         if over(secs, b):
             warnings.append(f"stage {name} took {secs} s, budget {int(b)} s")
 
-    per_kernel, cases = {}, {}
+    per_kernel, cases, costs = {}, {}, {}
     for path in args.logs:
         try:
             text = open(path, errors="replace").read()
@@ -74,6 +77,9 @@ def main():
             continue
         for k, case, secs in re.findall(r"^# case-time (\w+) (\S+) ([0-9.]+)$", text, re.M):
             cases.setdefault(k, []).append((float(secs), case))
+        for k, prog, cpu, procs in re.findall(r"^# cost (\w+) (\S+) ([0-9.]+) ([0-9]+)$",
+                                              text, re.M):
+            costs[(k, prog)] = (float(cpu), int(procs))
         for k, prog, secs in re.findall(r"^# time (\w+) (\S+) ([0-9.]+)$", text, re.M):
             if prog == "guest":
                 continue
@@ -81,10 +87,17 @@ def main():
     for k, rows in sorted(per_kernel.items()):
         rows.sort(reverse=True)
         total = sum(s for s, _ in rows)
-        print(f"# slowest programs, {k} ({len(rows)} programs, {total:.0f} s in all):")
+        cpu = sum(costs.get((k, p), (0, 0))[0] for _, p in rows)
+        procs = sum(costs.get((k, p), (0, 0))[1] for _, p in rows)
+        print(f"# slowest programs, {k} ({len(rows)} programs, {total:.0f} s in all, "
+              f"{cpu:.0f} s of guest CPU, {procs} processes):")
+        print(f"#   {'program':<22} {'seconds':>7}  {'budget':>6}  {'cpu-s':>6}  {'procs':>6}")
         for secs, prog in rows[:SHOWN]:
             b = progs.get((k, prog))
-            print(f"#   {prog:<22} {secs:7.1f}  {'-' if b is None else int(b):>6}")
+            c = costs.get((k, prog))
+            print(f"#   {prog:<22} {secs:7.1f}  {'-' if b is None else int(b):>6}  "
+                  f"{'-' if c is None else f'{c[0]:.0f}':>6}  "
+                  f"{'-' if c is None else c[1]:>6}")
         for secs, prog in rows:
             b = progs.get((k, prog))
             if b is None:
