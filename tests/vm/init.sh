@@ -189,21 +189,26 @@ kill_stragglers() {
 	    "($n still there)"
 }
 
-# Each result line is followed by "# case-time SECONDS", the time since
-# the previous result (or the program's start), so the host can say which
-# cases the time goes to.  The program writes through this filter, whose
+# Each result line is followed by "# case-time SECONDS CPU", the time
+# since the previous result (or the program's start) and the guest's busy
+# CPU seconds in it (cost_mark's ticks), so the host can say which cases
+# the time and the CPU go to.  The program writes through this filter, whose
 # end is awaited before SOFTCM-END so that its lines stay inside the
 # program's; a process the program left behind may keep the pipe open,
 # so the wait is bounded (only lines such a process writes later can
 # come after SOFTCM-END, and parse.py ignores them).
 case_times() {
-	exec awk -v t0="$1" '{
+	exec awk -v t0="$1" -v b0="$2" '{
 		print; fflush()
 		if ($0 ~ /^(not )?ok [0-9]/) {
 			getline up < "/proc/uptime"; close("/proc/uptime")
+			getline st < "/proc/stat"; close("/proc/stat")
 			split(up, u, " ")
-			printf "# case-time %.1f\n", u[1] - t0; fflush()
-			t0 = u[1]
+			split(st, c, " ")
+			b = c[2] + c[3] + c[4] + c[7] + c[8] + c[9]
+			printf "# case-time %.1f %.1f\n", u[1] - t0, (b - b0) / 100
+			fflush()
+			t0 = u[1]; b0 = b
 		}
 	}' >&3
 }
@@ -248,7 +253,7 @@ while next_program; do
 	out "SOFTCM-BEGIN $t"
 	t0=$(now)
 	cost_mark
-	exec 4> >(case_times "$t0")
+	exec 4> >(case_times "$t0" "$busy")
 	stamper=$!
 	if [ "$SOFTCM_TEST_TIMEOUT" = 0 ]; then
 		(cd /softcm/tests && "./$t") >&4 2>&1

@@ -81,7 +81,7 @@ class Run:
         self.leftovers = set()	# programs whose leftovers were reported
         self.times = {}		# program -> seconds in the guest
         self.costs = {}		# program -> (guest CPU seconds, processes)
-        self.case_times = []	# (seconds, program/case) from "# case-time"
+        self.case_times = []	# (seconds, program/case, CPU s) from "# case-time"
 
     @staticmethod
     def programs_of(results):
@@ -122,9 +122,10 @@ def parse_program(run, prog, lines, rc):
         if m:
             running = m.group(1)
             continue
-        m = re.match(r"^# case-time ([0-9.]+)$", line)
+        m = re.match(r"^# case-time ([0-9.]+)(?: ([0-9.]+))?$", line)
         if m and last:
-            run.case_times.append((float(m.group(1)), last))
+            cpu = float(m.group(2)) if m.group(2) else None
+            run.case_times.append((float(m.group(1)), last, cpu))
             continue
         m = re.match(r"^(not ok|ok) (\d+)(?: (.*))?$", line)
         if not m:
@@ -417,8 +418,13 @@ def main():
     for p, (cpu, procs) in run.costs.items():
         print(f"# cost {args.label} {p} {cpu:.1f} {procs}")
     # Only the cases worth a look: timing.py ranks them.
-    for t, c in sorted(run.case_times, reverse=True)[:CASES_SHOWN]:
-        print(f"# case-time {args.label} {c} {t:.1f}")
+    # The slowest and the costliest (guest CPU) cases.
+    slow = sorted(run.case_times, key=lambda r: r[0], reverse=True)[:CASES_SHOWN]
+    costly = sorted((r for r in run.case_times if r[2] is not None),
+                    key=lambda r: r[2], reverse=True)[:CASES_SHOWN]
+    for t, c, cpu in sorted(set(slow) | set(costly), key=lambda r: r[0], reverse=True):
+        print(f"# case-time {args.label} {c} {t:.1f}" +
+              ("" if cpu is None else f" {cpu:.1f}"))
     print(f"# {args.label}: {run.passed} passed, {run.failed} failed, "
           f"{run.skipped} skipped")
     if args.counts:

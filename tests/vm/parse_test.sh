@@ -112,6 +112,9 @@ verdict missing-unload-is-red 1 "^not ok - debug/module-unload-after-tests # the
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok | grep -v UNLOAD)
 verdict program-time-is-shown 0 "^# time debug prog_test 12.5" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+verdict case-cost-is-shown 0 "^# case-time debug prog_test/global.case 1.5 2.5" < <(
+	echo "SOFTCM-BOOT x"; good_kunit
+	prog | sed 's/^ok 1 global.case$/&\n# case-time 1.5 2.5/'; tail_ok)
 verdict program-cost-is-shown 0 "^# cost debug prog_test 20.2 37" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
 verdict nonzero-exit-is-red 1 "^not ok - debug/prog_test # exit status 1" < <(

@@ -10,7 +10,8 @@ Prints the time of each stage, the slowest programs of each kernel (with
 the guest CPU time and processes each took, parse.py's "# cost KERNEL
 PROGRAM CPU-SECONDS PROCESSES" lines: the host is CPU-bound, so CPU time
 is what a program takes from the others) and its slowest cases
-(parse.py's "# case-time KERNEL CASE SECONDS" lines),
+(parse.py's "# case-time KERNEL CASE SECONDS [CPU-SECONDS]" lines) and
+its costliest cases by guest CPU time,
 and a warning for each stage or program that took more than a quarter
 longer than BUDGET allows (tests/vm/budget, laid out as the inventory:
 "PROGRAM STOCK DEBUG" and "stage/NAME SECONDS").  Warnings never fail
@@ -75,8 +76,10 @@ def main():
             text = open(path, errors="replace").read()
         except OSError:
             continue
-        for k, case, secs in re.findall(r"^# case-time (\w+) (\S+) ([0-9.]+)$", text, re.M):
-            cases.setdefault(k, []).append((float(secs), case))
+        for k, case, secs, cpu in re.findall(
+                r"^# case-time (\w+) (\S+) ([0-9.]+)(?: ([0-9.]+))?$", text, re.M):
+            cases.setdefault(k, []).append((float(secs), case,
+                                            float(cpu) if cpu else None))
         for k, prog, cpu, procs in re.findall(r"^# cost (\w+) (\S+) ([0-9.]+) ([0-9]+)$",
                                               text, re.M):
             costs[(k, prog)] = (float(cpu), int(procs))
@@ -106,10 +109,16 @@ def main():
                 warnings.append(f"{k}/{prog} took {secs:.0f} s, budget {int(b)} s "
                                 f"(+{100 * (secs / b - 1):.0f} %)")
     for k in sorted(cases):
-        rows = sorted(cases[k], reverse=True)
-        print(f"# slowest cases, {k}:")
-        for secs, case in rows[:CASES]:
-            print(f"#   {case:<60} {secs:7.1f}")
+        rows = sorted(cases[k], key=lambda r: r[0], reverse=True)
+        print(f"# slowest cases, {k} (seconds, guest CPU seconds):")
+        for secs, case, cpu in rows[:CASES]:
+            print(f"#   {case:<60} {secs:7.1f} {'-' if cpu is None else f'{cpu:.1f}':>7}")
+        rows = sorted((r for r in cases[k] if r[2] is not None),
+                      key=lambda r: r[2], reverse=True)
+        if rows:
+            print(f"# costliest cases, {k} (seconds, guest CPU seconds):")
+        for secs, case, cpu in rows[:CASES]:
+            print(f"#   {case:<60} {secs:7.1f} {cpu:7.1f}")
     for w in warnings:
         print(f"# WARNING (time budget, tests/vm/budget): {w}")
 
