@@ -28,6 +28,7 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "ioctl_helpers.h"
 
 #define NS	"sc-ev"
@@ -234,8 +235,7 @@ FIXTURE(ev) {
 FIXTURE_SETUP(ev)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	ASSERT_EQ(0, system("ip netns del " NS " 2>/dev/null; ip netns add " NS
-			    " && ip -n " NS " link set lo up"));
+	ASSERT_EQ(0, netns_fresh(NS));
 	self->home = netns_self();
 	self->ns = netns_open(NS);
 	ASSERT_LE(0, self->home);
@@ -250,7 +250,7 @@ FIXTURE_TEARDOWN(ev)
 	/* Everything of ours goes: connections (timewait included), ids, files. */
 	EXPECT_EQ(0, stats_wait_idle(self->stats, STATS_IDLE_MS << softcm_slow_shift()));
 	netns_enter(self->home);
-	if (system("ip netns del " NS))
+	if (netns_del(NS))
 		TH_LOG("namespace already gone");
 }
 

@@ -18,6 +18,7 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "ioctl_helpers.h"
 #include "wire_helpers.h"
 
@@ -29,13 +30,9 @@
 #define EV_MS	20000
 #define QPN	0x1234
 
-static const char *const setup_cmds =
-	"set -e\n"
-	IP_BATCH_ANYWAY("netns del " NS1 "\n" "netns del " NS2 "\n")
-	IP_BATCH("", "netns add " NS1 "\n" "netns add " NS2 "\n"
-		 "link add l1 netns " NS1 " type veth peer name l2 netns " NS2 "\n")
-	IP_BATCH("-n " NS1, "link set lo up\n" "addr add " IP1 "/24 dev l1\n" "link set l1 up\n")
-	IP_BATCH("-n " NS2, "link set lo up\n" "addr add " IP2 "/24 dev l2\n" "link set l2 up\n");
+/* Made for every case, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { NS1, "l1", { IP1 "/24" } };
+static const struct topo_end end2 = { NS2, "l2", { IP2 "/24" } };
 
 /* One line of /proc/net/softcm, split into its columns. */
 struct entry {
@@ -140,7 +137,7 @@ FIXTURE_SETUP(listing)
 				     .retry_count = 7, .qp_num = QPN };
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	ASSERT_EQ(0, system(setup_cmds));
+	ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->t0 = topo_now_ms();
 	inet_pton(AF_INET, IP1, &a1.sin_addr);
 	self->home = netns_self();
@@ -193,7 +190,7 @@ FIXTURE_TEARDOWN(listing)
 	 */
 	EXPECT_EQ(0, netns_wait_idle(NS1, STATS_IDLE_MS));
 	EXPECT_EQ(0, netns_wait_idle(NS2, STATS_IDLE_MS));
-	if (system(IP_BATCH("-force", "netns del " NS1 "\n" "netns del " NS2 "\n")))
+	if (netns_del(NS1) || netns_del(NS2))
 		TH_LOG("namespaces already gone");
 }
 

@@ -21,17 +21,12 @@
 #include "kselftest_harness.h"
 #include "ioctl_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "neigh_helpers.h"
 
-static const char *const setup_cmds =
-	"set -e\n"
-	IP_BATCH_ANYWAY("netns del sc-nt\n" "netns del sc-np\n")
-	IP_BATCH("", "netns add sc-nt\n" "netns add sc-np\n"
-		 "link add t0 netns sc-nt type veth peer name p0 netns sc-np\n")
-	IP_BATCH("-n sc-nt", "link set lo up\n" "addr add 10.88.0.1/16 dev t0\n"
-		 "addr add fd88::1/64 dev t0 nodad\n" "link set t0 up\n")
-	IP_BATCH("-n sc-np", "link set lo up\n" "addr add 10.88.0.2/16 dev p0\n"
-		 "addr add fd88::2/64 dev p0 nodad\n" "link set p0 up\n");
+/* Made for every case, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "sc-nt", "t0", { "10.88.0.1/16", "fd88::1/64 nodad" } };
+static const struct topo_end end2 = { "sc-np", "p0", { "10.88.0.2/16", "fd88::2/64 nodad" } };
 
 static int resolve_to(int fd, __u32 h, const char *dst, __u32 timeout_ms)
 {
@@ -101,7 +96,7 @@ FIXTURE(nb) {
 FIXTURE_SETUP(nb)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	ASSERT_EQ(0, system(setup_cmds));
+	ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 	self->nt = netns_open("sc-nt");
@@ -130,7 +125,8 @@ FIXTURE_TEARDOWN(nb)
 	close(self->home);
 	close(self->nt);
 	close(self->np);
-	system(IP_BATCH_ANYWAY("netns del sc-nt\n" "netns del sc-np\n"));
+	netns_del("sc-nt");
+	netns_del("sc-np");
 }
 
 /*

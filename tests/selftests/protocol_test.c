@@ -36,6 +36,7 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "wire_helpers.h"
 
 #define NS1	"sc-t1"		/* passive */
@@ -79,13 +80,9 @@
 #define MRA_MSG		32
 #define DREQ_QPN	32
 
-static const char *const setup_cmds =
-	"set -e\n"
-	IP_BATCH_ANYWAY("netns del " NS1 "\n" "netns del " NS2 "\n")
-	IP_BATCH("", "netns add " NS1 "\n" "netns add " NS2 "\n"
-		 "link add t1 netns " NS1 " type veth peer name t2 netns " NS2 "\n")
-	IP_BATCH("-n " NS1, "link set lo up\n" "addr add " IP1 "/24 dev t1\n" "link set t1 up\n")
-	IP_BATCH("-n " NS2, "link set lo up\n" "addr add " IP2 "/24 dev t2\n" "link set t2 up\n");
+/* Made for every case, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { NS1, "t1", { IP1 "/24" } };
+static const struct topo_end end2 = { NS2, "t2", { IP2 "/24" } };
 
 FIXTURE(proto) {
 	int home, ns1, ns2;
@@ -255,7 +252,7 @@ FIXTURE_SETUP(proto)
 	if (softcm_loaded() && !default_port())
 		ASSERT_EQ(0, softcm_unload());
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	ASSERT_EQ(0, system(setup_cmds));
+	ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 	self->ns1 = netns_open(NS1);
@@ -300,7 +297,8 @@ FIXTURE_TEARDOWN(proto)
 	close(self->ns1);
 	close(self->ns2);
 	close(self->home);
-	EXPECT_EQ(0, system(IP_BATCH("-force", "netns del " NS1 "\n" "netns del " NS2 "\n")));
+	EXPECT_EQ(0, netns_del(NS1));
+	EXPECT_EQ(0, netns_del(NS2));
 }
 
 /* ---- ids ---- */

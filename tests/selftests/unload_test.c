@@ -23,18 +23,15 @@
 #include "kselftest_harness.h"
 #include "ioctl_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "neigh_helpers.h"
 
 #define ROUNDS		30
 #define IDS		200
 
-static const char *const setup_cmds =
-	"set -e\n"
-	IP_BATCH_ANYWAY("netns del sc-ut\n" "netns del sc-up\n")
-	IP_BATCH("", "netns add sc-ut\n" "netns add sc-up\n"
-		 "link add u0 netns sc-ut type veth peer name q0 netns sc-up\n")
-	IP_BATCH("-n sc-ut", "link set lo up\n" "addr add 10.89.0.1/16 dev u0\n" "link set u0 up\n")
-	IP_BATCH("-n sc-up", "link set lo up\n" "addr add 10.89.0.2/16 dev q0\n" "link set q0 up\n");
+/* Made for every case, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "sc-ut", "u0", { "10.89.0.1/16" } };
+static const struct topo_end end2 = { "sc-up", "q0", { "10.89.0.2/16" } };
 
 static int resolve4(int fd, __u32 h, const char *dst)
 {
@@ -80,7 +77,7 @@ FIXTURE(ul) {
 
 FIXTURE_SETUP(ul)
 {
-	ASSERT_EQ(0, system(setup_cmds));
+	ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 	self->ut = netns_open("sc-ut");
@@ -102,7 +99,8 @@ FIXTURE_TEARDOWN(ul)
 	close(self->ut);
 	close(self->up);
 	close(self->home);
-	system(IP_BATCH_ANYWAY("netns del sc-ut\n" "netns del sc-up\n"));
+	netns_del("sc-ut");
+	netns_del("sc-up");
 	softcm_ensure_loaded();
 }
 
