@@ -914,23 +914,6 @@ static long long snmp_get(int fd, const char *proto, const char *field)
 	return -1;
 }
 
-/* Packets the stack dropped below any socket: /proc/net/softnet_stat's column 2, all CPUs. */
-static long long softnet_dropped(void)
-{
-	unsigned int processed, dropped;
-	long long sum = 0;
-	char line[256];
-	FILE *f = fopen("/proc/net/softnet_stat", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%x %x", &processed, &dropped) == 2)
-			sum += dropped;
-	fclose(f);
-	return sum;
-}
-
 /* The @n packets @w on the raw socket @raw; what was sent, or -errno. */
 static long send_wires(int raw, const struct wire *w, int n)
 {

@@ -1849,27 +1849,6 @@ struct poster {
 	int err;		/* of a post that failed other than for room */
 };
 
-/*
- * Packets the network stack of this guest dropped at its backlogs (the
- * second column of /proc/net/softnet_stat, one line per CPU; global, and
- * nothing else runs in the guest); -1 if unreadable.
- */
-static long long softnet_drops(void)
-{
-	FILE *f = fopen("/proc/net/softnet_stat", "re");
-	unsigned int processed, dropped;
-	long long sum = 0;
-	char line[256];
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%x %x", &processed, &dropped) == 2)
-			sum += dropped;
-	fclose(f);
-	return sum;
-}
-
 static uint32_t cp_len(int t, int i)
 {
 	return 8 + (t * 131 + i * 977) % 3000;
@@ -1940,7 +1919,7 @@ TEST_F_TIMEOUT(rc, concurrent_posters_deliver_each_message_once_in_order, 180)
 	memset(self->b.buf, 0xee, (size_t)total * CP_SLOT);
 	for (int k = 0; k < total; k++)
 		ASSERT_EQ(0, post_recv(&self->b, k, (uint32_t)k * CP_SLOT, CP_SLOT));
-	drops = softnet_drops();
+	drops = softnet_dropped();
 	ASSERT_LE(0, drops);
 	for (int t = 0; t < CP_THREADS; t++) {
 		ps[t] = (struct poster){ .e = &self->a, .t = t, .n = n, .stop = &stop };
@@ -2000,7 +1979,7 @@ TEST_F_TIMEOUT(rc, concurrent_posters_deliver_each_message_once_in_order, 180)
 	ASSERT_LE(0, qa);
 	ASSERT_LE(0, qb);
 	EXPECT_EQ(0, qp_counter(qb, self->b.qp->qp_num, "rnr_naks_sent"));
-	drops = softnet_drops() - drops;
+	drops = softnet_dropped() - drops;
 	naks = qp_counter(qb, self->b.qp->qp_num, "seq_naks_sent");
 	EXPECT_LE(0, naks);
 	EXPECT_GE(drops, naks) TH_LOG("%lld sequence NAKs, %lld packets dropped", naks, drops);

@@ -348,6 +348,27 @@ out:
 }
 
 /*
+ * Packets the network stack dropped below any socket, at the per-CPU
+ * backlogs (/proc/net/softnet_stat's second column, summed over the
+ * CPUs; global: nothing else runs in the guest); -1 if unreadable.
+ */
+static inline long long softnet_dropped(void)
+{
+	unsigned int processed, dropped;
+	long long sum = 0;
+	char line[256];
+	FILE *f = fopen("/proc/net/softnet_stat", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%x %x", &processed, &dropped) == 2)
+			sum += dropped;
+	fclose(f);
+	return sum;
+}
+
+/*
  * TOPO_NAMESPACES("a b c"): the namespaces a program builds once and keeps
  * across its tests are deleted when the harness's parent process exits
  * (the tests run in forked children, which leave through _exit() and
