@@ -54,6 +54,7 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "wire_helpers.h"
 #include "softcm.h"
 
@@ -76,16 +77,9 @@
 #define CM_RTU	0x0014
 #define CM_DREQ	0x0015
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in " NS1 " " NS2 "; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add p1 netns " NS1 " type veth peer name p2 netns " NS2 "\n"
-	"ip -n " NS1 " addr add " IP1 "/24 dev p1\n"
-	"ip -n " NS1 " addr add " IP61 "/64 dev p1 nodad\n"
-	"ip -n " NS2 " addr add " IP2 "/24 dev p2\n"
-	"ip -n " NS2 " addr add " IP62 "/64 dev p2 nodad\n"
-	"ip -n " NS1 " link set p1 up\n"
-	"ip -n " NS2 " link set p2 up\n";
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { NS1, "p1", { IP1 "/24", IP61 "/64 nodad" } };
+static const struct topo_end end2 = { NS2, "p2", { IP2 "/24", IP62 "/64 nodad" } };
 
 static const struct {
 	const char *name;
@@ -412,9 +406,8 @@ FIXTURE_SETUP(cm)
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/" NS1, F_OK) || access("/run/netns/" NS2, F_OK)) {
-		if (system("ip netns del " NS1 " 2>/dev/null; ip netns del " NS2 " 2>/dev/null"))
-			TH_LOG("(no old namespaces)");
-		ASSERT_EQ(0, system(setup_cmds));
+		/* a stale one of the pair goes first */
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
 	}
 	if (!access(QDISC_MARK, F_OK))
 		clear_qdiscs();

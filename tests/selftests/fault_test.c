@@ -40,6 +40,7 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 
 #define WAIT_MS		60000
 /*
@@ -51,14 +52,9 @@
 
 TOPO_NAMESPACES("sc-z1 sc-z2")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in sc-z1 sc-z2; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add z1 netns sc-z1 type veth peer name z2 netns sc-z2\n"
-	"ip -n sc-z1 addr add 10.87.0.1/24 dev z1\n"
-	"ip -n sc-z2 addr add 10.87.0.2/24 dev z2\n"
-	"ip -n sc-z1 link set z1 up\n"
-	"ip -n sc-z2 link set z2 up\n";
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "sc-z1", "z1", { "10.87.0.1/24" } };
+static const struct topo_end end2 = { "sc-z2", "z2", { "10.87.0.2/24" } };
 
 static int open_in(int nsfd, int home)
 {
@@ -173,7 +169,7 @@ FIXTURE_SETUP(fault)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-z1", F_OK)) {
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
 	}
 	self->home = netns_self();
 	self->ns1 = netns_open("sc-z1");

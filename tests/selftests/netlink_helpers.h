@@ -253,9 +253,11 @@ static inline int link_up(int nsfd, const char *dev)
 
 /*
  * Add address @cidr ("10.1.0.1/24", "fd00::1/64") to @dev of namespace
- * @nsfd, without duplicate address detection if @nodad; 0 or -errno.
+ * @nsfd, without duplicate address detection if @nodad, with the
+ * subnet's broadcast address if @brd (IPv4: `ip addr add ... brd +`);
+ * 0 or -errno.
  */
-static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nodad)
+static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nodad, bool brd)
 {
 	int index = link_index(nsfd, dev);
 	unsigned char addr[16];
@@ -284,13 +286,21 @@ static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nod
 	ifa->ifa_index = index;
 	if (!nl_put(&m, IFA_LOCAL, addr, len) || !nl_put(&m, IFA_ADDRESS, addr, len))
 		return -E2BIG;
+	if (brd && family == AF_INET) {
+		uint32_t a, host = ifa->ifa_prefixlen >= 32 ? 0 : ~0u >> ifa->ifa_prefixlen;
+
+		memcpy(&a, addr, 4);
+		a |= htonl(host);
+		if (!nl_put(&m, IFA_BROADCAST, &a, 4))
+			return -E2BIG;
+	}
 	return nl_talk(nsfd, &m);
 }
 
 /*
  * One end of a veth pair between two namespaces: its namespace, device
- * and addresses ("10.1.0.1/24"; a trailing " nodad" skips duplicate
- * address detection), up to NULL.
+ * and addresses ("10.1.0.1/24", up to NULL), each optionally followed by
+ * " nodad" (no duplicate address detection) or " brd" (`brd +`).
  */
 struct topo_end {
 	const char *ns, *dev;
@@ -304,11 +314,11 @@ static inline int topo_end_up(int nsfd, const struct topo_end *e)
 	for (int i = 0; !ret && i < 4 && e->addrs[i]; i++) {
 		char cidr[64];
 		const char *sp = strchr(e->addrs[i], ' ');
-		bool nodad = sp && !strcmp(sp + 1, "nodad");
 
 		snprintf(cidr, sizeof(cidr), "%.*s", sp ? (int)(sp - e->addrs[i]) : 63,
 			 e->addrs[i]);
-		ret = addr_add(nsfd, e->dev, cidr, nodad);
+		ret = addr_add(nsfd, e->dev, cidr, sp && !strcmp(sp + 1, "nodad"),
+			       sp && !strcmp(sp + 1, "brd"));
 	}
 	return ret ?: link_up(nsfd, e->dev);
 }

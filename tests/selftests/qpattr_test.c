@@ -32,19 +32,13 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 
 TOPO_NAMESPACES("sc-a1 sc-a2")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in sc-a1 sc-a2; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add a1 netns sc-a1 type veth peer name a2 netns sc-a2\n"
-	"ip -n sc-a1 addr add 10.92.0.1/24 dev a1\n"
-	"ip -n sc-a1 addr add fd92::1/64 dev a1 nodad\n"
-	"ip -n sc-a2 addr add 10.92.0.2/24 dev a2\n"
-	"ip -n sc-a2 addr add fd92::2/64 dev a2 nodad\n"
-	"ip -n sc-a1 link set a1 up\n"
-	"ip -n sc-a2 link set a2 up\n";
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "sc-a1", "a1", { "10.92.0.1/24", "fd92::1/64 nodad" } };
+static const struct topo_end end2 = { "sc-a2", "a2", { "10.92.0.2/24", "fd92::2/64 nodad" } };
 
 static const struct softcm_timers fast = { .response = 14, .life = 10, .mra = 14, .retries = 3 };
 
@@ -327,7 +321,7 @@ FIXTURE_SETUP(qpattr)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-a1", F_OK)) {
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
 		ASSERT_EQ(0, netns_set_timers_named("sc-a1 sc-a2", &fast));
 	}
 	self->home = netns_self();

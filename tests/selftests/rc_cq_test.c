@@ -23,17 +23,13 @@
 
 #include "kselftest_harness.h"
 #include "rc_ep.h"
+#include "netlink_helpers.h"
 
 TOPO_NAMESPACES("rq-a rq-b")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in rq-a rq-b; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add qa netns rq-a type veth peer name qb netns rq-b\n"
-	"ip -n rq-a addr add 10.35.0.1/24 dev qa\n"
-	"ip -n rq-b addr add 10.35.0.2/24 dev qb\n"
-	"ip -n rq-a link set qa up\n"
-	"ip -n rq-b link set qb up\n";
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "rq-a", "qa", { "10.35.0.1/24" } };
+static const struct topo_end end2 = { "rq-b", "qb", { "10.35.0.2/24" } };
 
 #define WAIT_MS		30000
 
@@ -46,7 +42,7 @@ FIXTURE_SETUP(cq)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/rq-a", F_OK))
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 }

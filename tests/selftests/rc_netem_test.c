@@ -27,6 +27,7 @@
 
 #include "kselftest_harness.h"
 #include "rc_ep.h"
+#include "netlink_helpers.h"
 
 TOPO_NAMESPACES("rn-a rn-b")
 
@@ -35,14 +36,11 @@ TOPO_NAMESPACES("rn-a rn-b")
  * others (sent at once, the rest 1 ms late), on both ends.  The veth
  * carries at most a path MTU of 1024 (MTU 1500).
  */
-static const char *const setup_cmds =
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "rn-a", "na", { "10.31.0.1/24" } };
+static const struct topo_end end2 = { "rn-b", "nb", { "10.31.0.2/24" } };
+static const char *const netem_cmds =
 	"set -e\n"
-	"for n in rn-a rn-b; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add na netns rn-a type veth peer name nb netns rn-b\n"
-	"ip -n rn-a addr add 10.31.0.1/24 dev na\n"
-	"ip -n rn-b addr add 10.31.0.2/24 dev nb\n"
-	"ip -n rn-a link set na up\n"
-	"ip -n rn-b link set nb up\n"
 	"for p in 'rn-a na' 'rn-b nb'; do set -- $p\n"
 	"  tc -n $1 qdisc add dev $2 root netem loss 5% duplicate 5% delay 1ms reorder 25%\n"
 	"done\n";
@@ -266,8 +264,10 @@ static const char *const counters[] = { "rc_retransmits", "rc_timeouts", "rc_dup
 FIXTURE_SETUP(netem)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	if (access("/run/netns/rn-a", F_OK))
-		ASSERT_EQ(0, system(setup_cmds));
+	if (access("/run/netns/rn-a", F_OK)) {
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
+		ASSERT_EQ(0, system(netem_cmds));
+	}
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 	ASSERT_EQ(0, rc_ep_make(&self->a, "rn-a", "10.31.0.1", self->home, &ep_opts));

@@ -18,19 +18,15 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "wire_helpers.h"
 #include "rc_wire.h"
 
 TOPO_NAMESPACES("rp-a rp-f")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in rp-a rp-f; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add pa netns rp-a type veth peer name pf netns rp-f\n"
-	"ip -n rp-a addr add 10.33.0.1/24 dev pa\n"
-	"ip -n rp-f addr add 10.33.0.2/24 dev pf\n"
-	"ip -n rp-a link set pa up\n"
-	"ip -n rp-f link set pf up\n";
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "rp-a", "pa", { "10.33.0.1/24" } };
+static const struct topo_end end2 = { "rp-f", "pf", { "10.33.0.2/24" } };
 
 #define PEER_QPN	0x4242
 #define SQ_PSN		0x10
@@ -262,7 +258,7 @@ FIXTURE_SETUP(peer)
 	self->raw = -1;
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/rp-a", F_OK))
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 	ns = netns_open("rp-a");

@@ -55,18 +55,14 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "wire_helpers.h"
 
 TOPO_NAMESPACES("rc-a rc-b")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in rc-a rc-b; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add ra netns rc-a type veth peer name rb netns rc-b\n"
-	"ip -n rc-a addr add 10.29.0.1/24 dev ra\n"
-	"ip -n rc-b addr add 10.29.0.2/24 dev rb\n"
-	"ip -n rc-a link set ra up\n"
-	"ip -n rc-b link set rb up\n";
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "rc-a", "ra", { "10.29.0.1/24" } };
+static const struct topo_end end2 = { "rc-b", "rb", { "10.29.0.2/24" } };
 
 #define WAIT_MS		30000
 #define MTU		1024
@@ -494,7 +490,7 @@ FIXTURE_SETUP(rc)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/rc-a", F_OK))
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 }

@@ -375,21 +375,6 @@ static inline long long softnet_dropped(void)
  * never run destructors; the pid check covers a child that calls exit()).
  * init.sh fails a program that leaves a namespace behind.
  */
-/*
- * Fixture scripts run their `ip` commands in batches, one `ip -batch`
- * per namespace: starting a program costs about half a second on the
- * debug kernel under TCG (KASAN and kmemleak on every page it maps),
- * several times what the command itself costs there, and a fixture made
- * per case would otherwise start a dozen.  IP_BATCH(OPTS, LINES) runs
- * LINES (each "cmd args\n", without "ip") in one `ip OPTS -batch`, and
- * stops at the first that fails; IP_BATCH_ANYWAY runs them all, quietly,
- * and never fails (for deleting what may not be there).  `ip netns add`
- * in a batch returns to the batch's namespace, so one root batch can make
- * the namespaces and the veth pairs between them.
- */
-#define IP_BATCH(opts, lines)	"ip " opts " -batch - <<'EOB'\n" lines "EOB\n"
-#define IP_BATCH_ANYWAY(lines)	"ip -force -batch - >/dev/null 2>&1 <<'EOB' || true\n" lines "EOB\n"
-
 #define TOPO_NAMESPACES(names)							\
 static pid_t topo_parent;							\
 static void __attribute__((constructor)) topo_note_parent(void)		\

@@ -30,6 +30,7 @@
 #include "kselftest_harness.h"
 #include "ioctl_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "wire_helpers.h"
 
 #define WAIT_MS	20000
@@ -50,14 +51,9 @@
 
 TOPO_NAMESPACES("sc-t1 sc-t2")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in sc-t1 sc-t2; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add t1 netns sc-t1 type veth peer name t2 netns sc-t2\n"
-	"ip -n sc-t1 addr add 10.83.0.1/24 brd + dev t1\n"
-	"ip -n sc-t2 addr add 10.83.0.2/24 brd + dev t2\n"
-	"ip -n sc-t1 link set t1 up\n"
-	"ip -n sc-t2 link set t2 up\n";
+/* Made once per program, over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end end1 = { "sc-t1", "t1", { "10.83.0.1/24 brd" } };
+static const struct topo_end end2 = { "sc-t2", "t2", { "10.83.0.2/24 brd" } };
 
 /* sc-t2's fast timers: responses and MRAs of 64 ms, 3 retries. */
 static const struct softcm_timers fast = { .response = 14, .life = 10, .mra = 14, .retries = 3 };
@@ -78,7 +74,7 @@ FIXTURE_SETUP(trust)
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-t1", F_OK)) {
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, topo_pair(&end1, &end2));
 		ASSERT_EQ(0, netns_set_timers_named("sc-t2", &fast));
 	}
 	self->home = netns_self();
