@@ -155,6 +155,18 @@ static inline int netns_add(const char *name)
 	netns_path(path, sizeof(path), name);
 	if (mkdir("/run/netns", 0755) && errno != EEXIST)
 		return -errno;
+	/*
+	 * /run/netns a shared mount of its own, as ip makes it: if it were a
+	 * plain directory, the next `ip netns add` would bind-mount it over
+	 * itself with our namespaces' mounts copied, and the originals,
+	 * hidden below, would keep `ip netns del` from unlinking them (EBUSY).
+	 */
+	if (mount("", "/run/netns", "none", MS_SHARED | MS_REC, NULL)) {
+		if (errno != EINVAL ||
+		    mount("/run/netns", "/run/netns", "none", MS_BIND | MS_REC, NULL) ||
+		    mount("", "/run/netns", "none", MS_SHARED | MS_REC, NULL))
+			return -errno;
+	}
 	fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
