@@ -74,8 +74,9 @@ since() { awk -v t0="$1" -v t1="$(now)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
 
 # What a program cost the host, not only how long it took: the guest's
 # busy CPU time (user, system, interrupts; USER_HZ ticks, which under
-# TCG follow the host's clock) and the processes it started, both read
-# from /proc/stat with builtins so that reading them starts none.  The
+# TCG follow the host's clock) and the tasks it created (/proc/stat's
+# "processes" counts every fork and clone, threads too), both read from
+# /proc/stat with builtins so that reading them creates none.  The
 # host is CPU-bound while make check runs, so a program's CPU time is
 # what it takes from the others.
 cost_mark() {

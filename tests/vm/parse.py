@@ -80,7 +80,7 @@ class Run:
         self.counts = {}	# program or kunit/suite -> results seen
         self.leftovers = set()	# programs whose leftovers were reported
         self.times = {}		# program -> seconds in the guest
-        self.costs = {}		# program -> (guest CPU seconds, processes)
+        self.costs = {}		# program -> (guest CPU seconds, tasks created)
         self.case_times = []	# (seconds, program/case, CPU s) from "# case-time"
 
     @staticmethod
@@ -417,8 +417,8 @@ def main():
         print(f"# time {args.label} {p} {t:.1f}")
     for p, (cpu, procs) in run.costs.items():
         print(f"# cost {args.label} {p} {cpu:.1f} {procs}")
-    # Only the cases worth a look: timing.py ranks them.
-    # The slowest and the costliest (guest CPU) cases.
+    # Only the cases worth a look, the slowest and the costliest (guest
+    # CPU): timing.py ranks them.
     slow = sorted(run.case_times, key=lambda r: r[0], reverse=True)[:CASES_SHOWN]
     costly = sorted((r for r in run.case_times if r[2] is not None),
                     key=lambda r: r[2], reverse=True)[:CASES_SHOWN]

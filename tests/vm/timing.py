@@ -7,9 +7,10 @@ timing.py --budget FILE --times FILE [VM-LOG...]
 TIMES has "STAGE SECONDS" lines (tests/run.sh writes them); each VM log
 carries "# time KERNEL PROGRAM SECONDS" lines (parse.py prints them).
 Prints the time of each stage, the slowest programs of each kernel (with
-the guest CPU time and processes each took, parse.py's "# cost KERNEL
-PROGRAM CPU-SECONDS PROCESSES" lines: the host is CPU-bound, so CPU time
-is what a program takes from the others) and its slowest cases
+the guest CPU time and the tasks, processes and threads, each created:
+parse.py's "# cost KERNEL PROGRAM CPU-SECONDS TASKS" lines; the host is
+CPU-bound, so CPU time is what a program takes from the others) and its
+slowest cases
 (parse.py's "# case-time KERNEL CASE SECONDS [CPU-SECONDS]" lines) and
 its costliest cases by guest CPU time,
 and a warning for each stage or program that took more than a quarter
@@ -93,8 +94,8 @@ def main():
         cpu = sum(costs.get((k, p), (0, 0))[0] for _, p in rows)
         procs = sum(costs.get((k, p), (0, 0))[1] for _, p in rows)
         print(f"# slowest programs, {k} ({len(rows)} programs, {total:.0f} s in all, "
-              f"{cpu:.0f} s of guest CPU, {procs} processes):")
-        print(f"#   {'program':<22} {'seconds':>7}  {'budget':>6}  {'cpu-s':>6}  {'procs':>6}")
+              f"{cpu:.0f} s of guest CPU, {procs} tasks):")
+        print(f"#   {'program':<22} {'seconds':>7}  {'budget':>6}  {'cpu-s':>6}  {'tasks':>6}")
         for secs, prog in rows[:SHOWN]:
             b = progs.get((k, prog))
             c = costs.get((k, prog))
