@@ -413,13 +413,22 @@ run_lat() {
 	ip netns exec $nsb timeout $T softcm exec -- "$prog" "${opts[@]}" $ip_a >"$cli" 2>&1 ||
 		crc=$?
 	finish "$bgpid"
-	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qE "^ *64 +$iters " "$cli"; then
-		ok "$name"
-		say "the client: $(grep -E "^ *64 +$iters " "$cli" | head -n 1)"
+	lat_verdict "$name" "$iters" "$cli" "$srv" "$crc"
+}
+# lat_verdict NAME ITERS CLIENT SERVER CLIENT-EXIT [GOOD]: a latency case
+# passes when GOOD (default 1) is 1, both sides exited 0 (the server's
+# status in $rc) and the client printed its line of 64 bytes and ITERS
+# iterations.
+lat_verdict() {
+	local line
+	line=$(grep -E "^ *64 +$2 " "$3" | head -n 1)
+	if [ "${6:-1}" = 1 ] && [ "$5" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$3" "$4" &&
+	   [ -n "$line" ]; then
+		ok "$1"
+		say "the client: $line"
 	else
-		not_ok "$name" "$cli" "$srv"
-		say "client exit $crc, server exit $rc (124: it hung)"
+		not_ok "$1" "$3" "$4"
+		say "client exit $5, server exit $rc (124: it hung)"
 	fi
 }
 
@@ -485,14 +494,7 @@ run_lat_events() {
 	fi
 	tc -n $nsa qdisc del dev x0 root 2>/dev/null
 	tc -n $nsb qdisc del dev x1 root 2>/dev/null
-	if [ $ok = 1 ] && [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qE "^ *64 +$iters " "$cli"; then
-		ok "$name"
-		say "the client: $(grep -E "^ *64 +$iters " "$cli" | head -n 1)"
-	else
-		not_ok "$name" "$cli" "$srv"
-		say "client exit $crc, server exit $rc (124: it hung)"
-	fi
+	lat_verdict "$name" "$iters" "$cli" "$srv" "$crc" "$ok"
 }
 
 # ib_atomic_bw -R: connected through rdma_cm (INIT grants REMOTE_ATOMIC
