@@ -20,11 +20,13 @@
 
 struct rc_ep_opts {
 	int scq_cqe, rcq_cqe;	/* 0: twice the QP's queue */
-	int qp_wr;		/* max_send_wr and max_recv_wr; 0: 64 */
+	int qp_wr;		/* max_send_wr (and max_recv_wr); 0: 64 */
+	int rq_wr;		/* max_recv_wr; 0: qp_wr */
 	size_t len;		/* of the buffer; 0: 64 KiB */
 	bool channel;		/* the receive CQ on a completion channel */
 	bool stats;		/* open the namespace's softcm_stats */
 	bool no_remote_read;	/* the MR without REMOTE_READ */
+	bool remote_atomic;	/* the MR with REMOTE_ATOMIC */
 };
 
 struct rc_ep {
@@ -77,10 +79,10 @@ static inline int rc_gid_index_of(struct ibv_context *ctx, const char *ip)
 static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, int home,
 			     const struct rc_ep_opts *o)
 {
-	int wr = o->qp_wr ?: 64;
+	int wr = o->qp_wr ?: 64, rq_wr = o->rq_wr ?: wr;
 	struct ibv_qp_init_attr a = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = wr, .max_recv_wr = wr, .max_send_sge = 2,
+		.cap = { .max_send_wr = wr, .max_recv_wr = rq_wr, .max_send_sge = 2,
 			 .max_recv_sge = 2 },
 	};
 
@@ -108,7 +110,7 @@ static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, in
 			return -1;
 	}
 	e->scq = ibv_create_cq(e->ctx, o->scq_cqe ?: 2 * wr, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, o->rcq_cqe ?: 2 * wr, NULL, e->chan, 0);
+	e->rcq = ibv_create_cq(e->ctx, o->rcq_cqe ?: 2 * rq_wr, NULL, e->chan, 0);
 	if (e->gid_index < 0 || !e->pd || !e->scq || !e->rcq)
 		return -1;
 	a.send_cq = e->scq;
@@ -119,7 +121,8 @@ static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, in
 		return -1;
 	e->mr = ibv_reg_mr(e->pd, e->buf, e->len, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE |
-			   (o->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ));
+			   (o->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ) |
+			   (o->remote_atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0));
 	return e->mr ? 0 : -1;
 }
 
@@ -155,6 +158,7 @@ struct rc_path {
 	uint8_t retry_cnt;	/* this side's, as requester; 0: 7 */
 	uint8_t rd_atomic;	/* max_rd_atomic and max_dest_rd_atomic; 0: 1 */
 	bool no_remote_read;	/* the QP's access flags without REMOTE_READ */
+	bool remote_atomic;	/* the QP's access flags with REMOTE_ATOMIC */
 };
 
 /* @e to RTS, connected to @peer: path MTU 1024, 67 ms timeout (scaled). */
@@ -164,7 +168,8 @@ static inline int rc_ep_connect(struct rc_ep *e, const struct rc_ep *peer,
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   (mine->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ),
+				   (mine->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ) |
+				   (mine->remote_atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0),
 	};
 	int rd = mine->rd_atomic ?: 1;
 	int ret;

@@ -21,6 +21,7 @@
 #include "netlink_helpers.h"
 #include "wire_helpers.h"
 #include "rc_wire.h"
+#include "rc_ep.h"
 
 TOPO_NAMESPACES("rp-a rp-f")
 
@@ -52,20 +53,6 @@ FIXTURE(peer) {
 	int udp;	/* the scripted responder's requests, in rp-f */
 	int raw;	/* its responses, in rp-f */
 };
-
-static int gid_index_of(struct ibv_context *ctx, const char *ip)
-{
-	union ibv_gid gid, want = { 0 };
-
-	want.raw[10] = 0xff;
-	want.raw[11] = 0xff;
-	inet_pton(AF_INET, ip, &want.raw[12]);
-	for (int i = 0; i < 32; i++) {
-		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
-			return i;
-	}
-	return -1;
-}
 
 /* The QP in rp-a to RTS, its peer the scripted responder. */
 static int connect_qp(struct ibv_qp *qp, int sgid)
@@ -251,8 +238,7 @@ FIXTURE_SETUP(peer)
 		.cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
-	struct ibv_device **list;
-	int ns, n, sgid;
+	int sgid;
 
 	self->udp = -1;
 	self->raw = -1;
@@ -261,17 +247,9 @@ FIXTURE_SETUP(peer)
 		ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
-	ns = netns_open("rp-a");
-	ASSERT_LE(0, ns);
-	ASSERT_EQ(0, netns_enter(ns));
-	list = ibv_get_device_list(&n);
-	ASSERT_EQ(1, n);
-	self->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	ASSERT_EQ(0, netns_enter(self->home));
-	close(ns);
+	self->ctx = rc_open_dev_in("rp-a", self->home);
 	ASSERT_NE(NULL, self->ctx);
-	sgid = gid_index_of(self->ctx, "10.33.0.1");
+	sgid = rc_gid_index_of(self->ctx, "10.33.0.1");
 	ASSERT_LE(0, sgid);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);

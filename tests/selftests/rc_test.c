@@ -57,6 +57,7 @@
 #include "topo_helpers.h"
 #include "netlink_helpers.h"
 #include "wire_helpers.h"
+#include "rc_ep.h"
 
 TOPO_NAMESPACES("rc-a rc-b")
 
@@ -70,179 +71,28 @@ static const struct topo_end end2 = { "rc-b", "rb", { "10.29.0.2/24" } };
 #define BUF		(BIG + 4096)
 #define QP_WR		64
 
-struct ep {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *scq, *rcq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	unsigned char *buf;	/* BUF bytes: the first half sends, all of it receives */
-	int gid_index;
-};
-
-/* The device of namespace @name, through the library: its file is opened there. */
-static struct ibv_context *open_dev_in(const char *name, int home)
+/*
+ * An endpoint (rc_ep.h) whose buffer holds BUF bytes (the first half
+ * sends, all of it receives) and whose receive queue (and its CQ) takes
+ * @rq_wr receives.
+ */
+static int ep_make_rq(struct rc_ep *e, const char *ns, const char *ip, int home, int rq_wr)
 {
-	struct ibv_context *ctx = NULL;
-	struct ibv_device **list;
-	int ns = netns_open(name), n;
+	const struct rc_ep_opts o = { .qp_wr = QP_WR, .rq_wr = rq_wr, .len = BUF,
+				      .remote_atomic = true };
 
-	if (ns < 0 || netns_enter(ns))
-		return NULL;
-	list = ibv_get_device_list(&n);
-	if (list && n == 1)
-		ctx = ibv_open_device(list[0]);
-	if (list)
-		ibv_free_device_list(list);
-	netns_enter(home);
-	close(ns);
-	return ctx;
+	return rc_ep_make(e, ns, ip, home, &o);
 }
 
-/* The GID table's index of IPv4 address @ip (v4-mapped); -1 if none. */
-static int gid_index_of(struct ibv_context *ctx, const char *ip)
-{
-	union ibv_gid gid, want = { 0 };
-
-	want.raw[10] = 0xff;
-	want.raw[11] = 0xff;
-	inet_pton(AF_INET, ip, &want.raw[12]);
-	for (int i = 0; i < 32; i++) {
-		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
-			return i;
-	}
-	return -1;
-}
-
-/* An endpoint whose receive queue (and its CQ) takes @rq_wr receives. */
-static int ep_make_rq(struct ep *e, const char *ns, const char *ip, int home, int rq_wr)
-{
-	struct ibv_qp_init_attr a = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = QP_WR, .max_recv_wr = rq_wr, .max_send_sge = 2,
-			 .max_recv_sge = 2 },
-	};
-
-	memset(e, 0, sizeof(*e));
-	e->ctx = open_dev_in(ns, home);
-	if (!e->ctx)
-		return -1;
-	e->gid_index = gid_index_of(e->ctx, ip);
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->scq = ibv_create_cq(e->ctx, 2 * QP_WR, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, 2 * rq_wr, NULL, NULL, 0);
-	if (e->gid_index < 0 || !e->pd || !e->scq || !e->rcq)
-		return -1;
-	a.send_cq = e->scq;
-	a.recv_cq = e->rcq;
-	e->qp = ibv_create_qp(e->pd, &a);
-	e->buf = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!e->qp || e->buf == MAP_FAILED)
-		return -1;
-	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC);
-	return e->mr ? 0 : -1;
-}
-
-static int ep_make(struct ep *e, const char *ns, const char *ip, int home)
+static int ep_make(struct rc_ep *e, const char *ns, const char *ip, int home)
 {
 	return ep_make_rq(e, ns, ip, home, QP_WR);
-}
-
-static void ep_free(struct ep *e)
-{
-	if (e->mr)
-		ibv_dereg_mr(e->mr);
-	if (e->qp)
-		ibv_destroy_qp(e->qp);
-	if (e->scq)
-		ibv_destroy_cq(e->scq);
-	if (e->rcq)
-		ibv_destroy_cq(e->rcq);
-	if (e->pd)
-		ibv_dealloc_pd(e->pd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
-	if (e->buf && e->buf != MAP_FAILED)
-		munmap(e->buf, BUF);
-}
-
-struct path {
-	uint32_t sq_psn;	/* of this side; the peer's rq_psn */
-	uint8_t min_rnr_timer;	/* this side's, as responder */
-	uint8_t rnr_retry;	/* this side's, as requester */
-	uint8_t rd_atomic;	/* max_rd_atomic and max_dest_rd_atomic; 0: 1 */
-	bool no_remote_read;	/* the QP's access flags without REMOTE_READ */
-	bool remote_atomic;	/* the QP's access flags with REMOTE_ATOMIC */
-};
-
-/* @e to RTS, connected to @peer. */
-static int ep_connect(struct ep *e, const struct ep *peer, const struct path *mine,
-		      const struct path *theirs)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   (mine->no_remote_read ? 0 : IBV_ACCESS_REMOTE_READ) |
-				   (mine->remote_atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0),
-	};
-	int rd = mine->rd_atomic ?: 1;
-	int ret;
-
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = theirs->sq_psn;
-	a.max_dest_rd_atomic = rd;
-	a.min_rnr_timer = mine->min_rnr_timer;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = e->gid_index;
-	if (ibv_query_gid(peer->ctx, 1, peer->gid_index, &a.ah_attr.grh.dgid))
-		return -1;
-	ret = ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = mine->sq_psn;
-	/*
-	 * 67 ms, 8 times that on the debug kernel: there a window of
-	 * packets can take longer than 67 ms to be acknowledged, and each
-	 * early timeout sends the window again.
-	 */
-	a.timeout = 14 + softcm_slow_shift();
-	a.retry_cnt = 7;
-	a.rnr_retry = mine->rnr_retry;
-	a.max_rd_atomic = rd;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* Poll @cq until @n completions are in @wc, or WAIT_MS pass; how many came. */
 static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 {
-	long end = topo_now_ms() + WAIT_MS;
-	int got = 0, r;
-
-	while (got < n && topo_now_ms() < end) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (!r)
-			usleep(200);
-	}
-	return got;
+	return rc_poll_n(cq, wc, n, WAIT_MS);
 }
 
 /* /proc/net/@file of namespace @ns, opened there; -1 on failure. */
@@ -335,7 +185,7 @@ static void dump_qps(struct __test_metadata *_metadata)
 		}							\
 	} while (0)
 
-static int post_recv(struct ep *e, uint64_t wr_id, uint32_t off, uint32_t len)
+static int post_recv(struct rc_ep *e, uint64_t wr_id, uint32_t off, uint32_t len)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)e->buf + off, .length = len, .lkey = e->mr->lkey,
@@ -345,7 +195,7 @@ static int post_recv(struct ep *e, uint64_t wr_id, uint32_t off, uint32_t len)
 	return ibv_post_recv(e->qp, &wr, &bad);
 }
 
-static int post_send(struct ep *e, uint64_t wr_id, uint32_t len, bool imm, bool signaled)
+static int post_send(struct rc_ep *e, uint64_t wr_id, uint32_t len, bool imm, bool signaled)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)e->buf, .length = len, .lkey = e->mr->lkey };
 	struct ibv_send_wr wr = {
@@ -368,7 +218,7 @@ static void pattern(unsigned char *p, uint32_t len, unsigned int seed)
  * A SEND of @len bytes from @s to @r, checked: the send's completion,
  * the receive's, every byte and the byte after them.
  */
-static void send_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+static void send_one(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
 		     uint32_t len, bool imm, unsigned int seed)
 {
 	struct ibv_wc wc;
@@ -405,7 +255,7 @@ static void send_one(struct __test_metadata *_metadata, struct ep *s, struct ep 
  * An RDMA WRITE of @len bytes from @s into @r's buffer at @off, checked;
  * with @imm, the receive it consumes too.
  */
-static void write_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+static void write_one(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
 		      uint32_t len, bool imm, unsigned int seed)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey };
@@ -447,7 +297,7 @@ static void write_one(struct __test_metadata *_metadata, struct ep *s, struct ep
  * at 8 through two SGEs (the first half, then the rest), checked: the
  * completion, every byte, and the bytes either side left alone.
  */
-static void read_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r,
+static void read_one(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
 		     uint32_t len, unsigned int seed)
 {
 	struct ibv_sge sge[2] = {
@@ -483,7 +333,7 @@ static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 65536, BIG };
 
 FIXTURE(rc) {
 	int home;
-	struct ep a, b;
+	struct rc_ep a, b;
 };
 
 FIXTURE_SETUP(rc)
@@ -497,20 +347,20 @@ FIXTURE_SETUP(rc)
 
 FIXTURE_TEARDOWN(rc)
 {
-	ep_free(&self->a);
-	ep_free(&self->b);
+	rc_ep_free(&self->a);
+	rc_ep_free(&self->b);
 	close(self->home);
 }
 
 /* Two QPs, @a in rc-a and @b in rc-b (or rc-a too, with @one_ns), connected. */
 static void pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self, bool one_ns,
-		 const struct path *pa, const struct path *pb)
+		 const struct rc_path *pa, const struct rc_path *pb)
 {
 	ASSERT_EQ(0, ep_make(&self->a, "rc-a", "10.29.0.1", self->home));
 	ASSERT_EQ(0, ep_make(&self->b, one_ns ? "rc-a" : "rc-b",
 			     one_ns ? "10.29.0.1" : "10.29.0.2", self->home));
-	ASSERT_EQ(0, ep_connect(&self->a, &self->b, pa, pb));
-	ASSERT_EQ(0, ep_connect(&self->b, &self->a, pb, pa));
+	ASSERT_EQ(0, rc_ep_connect(&self->a, &self->b, pa, pb));
+	ASSERT_EQ(0, rc_ep_connect(&self->b, &self->a, pb, pa));
 }
 
 static void all_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
@@ -527,8 +377,8 @@ static void all_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
 
 TEST_F(rc, send_sizes_across_namespaces)
 {
-	const struct path pa = { .sq_psn = 0x100, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pb = { .sq_psn = 0x777777, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pa = { .sq_psn = 0x100, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pb = { .sq_psn = 0x777777, .min_rnr_timer = 1, .rnr_retry = 7 };
 
 	pair(_metadata, self, false, &pa, &pb);
 	all_sizes(_metadata, self);
@@ -536,8 +386,8 @@ TEST_F(rc, send_sizes_across_namespaces)
 
 TEST_F(rc, send_sizes_within_one_namespace)
 {
-	const struct path pa = { .sq_psn = 1, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pb = { .sq_psn = 2, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pa = { .sq_psn = 1, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pb = { .sq_psn = 2, .min_rnr_timer = 1, .rnr_retry = 7 };
 
 	pair(_metadata, self, true, &pa, &pb);
 	all_sizes(_metadata, self);
@@ -545,8 +395,8 @@ TEST_F(rc, send_sizes_within_one_namespace)
 
 TEST_F(rc, write_sizes_across_namespaces)
 {
-	const struct path pa = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pb = { .sq_psn = 3, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pa = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pb = { .sq_psn = 3, .min_rnr_timer = 1, .rnr_retry = 7 };
 	unsigned int seed = 0;
 
 	pair(_metadata, self, false, &pa, &pb);
@@ -566,7 +416,7 @@ TEST_F(rc, write_sizes_across_namespaces)
  */
 TEST_F(rc, write_access_violations)
 {
-	const struct path p = { .sq_psn = 77, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 77, .min_rnr_timer = 1, .rnr_retry = 7 };
 	int nsb = netns_open("rc-b"), st;
 
 	ASSERT_LE(0, nsb);
@@ -636,8 +486,8 @@ TEST_F(rc, write_access_violations)
 			ibv_dereg_mr(mr);
 		if (pd2)
 			ibv_dealloc_pd(pd2);
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -659,8 +509,8 @@ static void read_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self
 
 TEST_F(rc, read_sizes_across_namespaces)
 {
-	const struct path pa = { .sq_psn = 0x1234, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pb = { .sq_psn = 0x4321, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pa = { .sq_psn = 0x1234, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pb = { .sq_psn = 0x4321, .min_rnr_timer = 1, .rnr_retry = 7 };
 
 	pair(_metadata, self, false, &pa, &pb);
 	read_sizes(_metadata, self);
@@ -668,8 +518,8 @@ TEST_F(rc, read_sizes_across_namespaces)
 
 TEST_F(rc, read_sizes_within_one_namespace)
 {
-	const struct path pa = { .sq_psn = 11, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pb = { .sq_psn = 12, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pa = { .sq_psn = 11, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pb = { .sq_psn = 12, .min_rnr_timer = 1, .rnr_retry = 7 };
 
 	pair(_metadata, self, true, &pa, &pb);
 	read_sizes(_metadata, self);
@@ -681,8 +531,8 @@ TEST_F(rc, read_sizes_within_one_namespace)
  */
 TEST_F(rc, read_psn_wraps_mid_message)
 {
-	const struct path pa = { .sq_psn = 0xffffec, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pb = { .sq_psn = 0xfffffe, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pa = { .sq_psn = 0xffffec, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pb = { .sq_psn = 0xfffffe, .min_rnr_timer = 1, .rnr_retry = 7 };
 
 	pair(_metadata, self, false, &pa, &pb);
 	for (unsigned int i = 0; i < 3; i++) {
@@ -707,7 +557,7 @@ TEST_F(rc, more_reads_than_max_rd_atomic)
 	st = stats_open(nsb, self->home);
 	ASSERT_LE(0, st);
 	for (int rd = 2; rd <= 3; rd++) {
-		const struct path p = { .sq_psn = 0x300, .min_rnr_timer = 1, .rnr_retry = 7,
+		const struct rc_path p = { .sq_psn = 0x300, .min_rnr_timer = 1, .rnr_retry = 7,
 					.rd_atomic = rd };
 		struct ibv_send_wr wr[13], *bad;
 		struct ibv_sge sge[13];
@@ -744,8 +594,8 @@ TEST_F(rc, more_reads_than_max_rd_atomic)
 		ASSERT_EQ(1, poll_n(self->b.rcq, wc, 1));
 		EXPECT_EQ(100, wc[0].byte_len);
 		EXPECT_EQ(before, stats_get(st, "rd_atomic_exhausted"));
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -763,7 +613,7 @@ TEST_F(rc, more_reads_than_max_rd_atomic)
  */
 TEST_F(rc, fenced_write_waits_for_read)
 {
-	const struct path p = { .sq_psn = 0x55, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x55, .min_rnr_timer = 1, .rnr_retry = 7 };
 	const uint32_t len = 120 << 10, wlen = 4096;
 	struct ibv_sge rs = { .length = len }, ws = { .length = wlen };
 	struct ibv_send_wr w = { 0 }, r = { 0 }, *bad;
@@ -813,7 +663,7 @@ TEST_F(rc, fenced_write_waits_for_read)
  */
 TEST_F(rc, reads_under_loss)
 {
-	const struct path p = { .sq_psn = 0xfff000, .min_rnr_timer = 1, .rnr_retry = 7,
+	const struct rc_path p = { .sq_psn = 0xfff000, .min_rnr_timer = 1, .rnr_retry = 7,
 				.rd_atomic = 4 };
 	int nsa = netns_open("rc-a"), nsb = netns_open("rc-b"), sa, sb;
 	long long before;
@@ -849,8 +699,8 @@ TEST_F(rc, reads_under_loss)
  */
 TEST_F(rc, read_access_violations)
 {
-	const struct path p = { .sq_psn = 78, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pnr = { .sq_psn = 78, .min_rnr_timer = 1, .rnr_retry = 7,
+	const struct rc_path p = { .sq_psn = 78, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pnr = { .sq_psn = 78, .min_rnr_timer = 1, .rnr_retry = 7,
 				  .no_remote_read = true };
 	int nsb = netns_open("rc-b"), st;
 
@@ -922,8 +772,8 @@ TEST_F(rc, read_access_violations)
 			ibv_dereg_mr(mr);
 		if (pd2)
 			ibv_dealloc_pd(pd2);
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -938,7 +788,7 @@ TEST_F(rc, read_access_violations)
  */
 TEST_F(rc, read_into_region_without_local_write)
 {
-	const struct path p = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 	struct ibv_send_wr wr = { 0 }, *bad;
@@ -982,7 +832,7 @@ TEST_F(rc, read_into_region_without_local_write)
  */
 TEST_F(rc, sge_copy_error_names_its_wr)
 {
-	const struct path p = { .sq_psn = 80, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 80, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct ibv_sge sge[2];
 	struct ibv_send_wr wr[2], *bad;
@@ -1082,7 +932,7 @@ static uint64_t lcg(uint64_t *x)
  */
 TEST_F(rc, hostile_read_packets)
 {
-	const struct path p = { .sq_psn = 0x700, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x700, .min_rnr_timer = 1, .rnr_retry = 7 };
 	int nsb = netns_open("rc-b"), st, fd, fdb, rounds = 13 + softcm_rounds(36);
 	uint64_t x = 29;
 
@@ -1202,8 +1052,8 @@ TEST_F(rc, hostile_read_packets)
 				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", c, i);
 				break;
 			}
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -1223,7 +1073,7 @@ TEST_F(rc, hostile_read_packets)
  */
 TEST_F(rc, duplicate_read_replayed_only_for_its_rest)
 {
-	const struct path p = { .sq_psn = 0xfffffc, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0xfffffc, .min_rnr_timer = 1, .rnr_retry = 7 };
 	const uint32_t len = 8 * MTU, d = 3;
 	int nsb = netns_open("rc-b"), st, fd;
 	uint32_t psn = (p.sq_psn + d) & 0xffffff;
@@ -1274,8 +1124,8 @@ TEST_F(rc, duplicate_read_replayed_only_for_its_rest)
 /* 64 KiB messages from 2^24 - 20: their PSNs wrap to 0 mid-message. */
 TEST_F(rc, psn_wraps_mid_message)
 {
-	const struct path pa = { .sq_psn = 0xffffec, .min_rnr_timer = 1, .rnr_retry = 7 };
-	const struct path pb = { .sq_psn = 0xfffffe, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pa = { .sq_psn = 0xffffec, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pb = { .sq_psn = 0xfffffe, .min_rnr_timer = 1, .rnr_retry = 7 };
 
 	pair(_metadata, self, false, &pa, &pb);
 	for (unsigned int i = 0; i < 3; i++) {
@@ -1287,7 +1137,7 @@ TEST_F(rc, psn_wraps_mid_message)
 /* Only signalled sends complete; every receive does, in order. */
 TEST_F(rc, unsignaled_sends)
 {
-	const struct path p = { .sq_psn = 5, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 5, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_wc wc[4];
 
 	pair(_metadata, self, false, &p, &p);
@@ -1326,7 +1176,7 @@ TEST_F(rc, unsignaled_sends)
  */
 TEST_F(rc, rnr_then_success)
 {
-	const struct path p = { .sq_psn = 9, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 9, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_wc wc;
 	long long naks;
 	int qa, qb;
@@ -1363,7 +1213,7 @@ TEST_F(rc, rnr_then_success)
  */
 TEST_F(rc, rnr_retry_exceeded)
 {
-	const struct path p = { .sq_psn = 9, .min_rnr_timer = 1, .rnr_retry = 0 };
+	const struct rc_path p = { .sq_psn = 9, .min_rnr_timer = 1, .rnr_retry = 0 };
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 	struct ibv_wc wc[2];
@@ -1407,14 +1257,14 @@ static int wait_one(struct ibv_comp_channel *ch, struct ibv_cq *cq, struct ibv_w
  */
 TEST_F(rc, slot_free_once_its_completion_is_seen)
 {
-	const struct path p = { .sq_psn = 11, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 11, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
 	int rounds = softcm_rounds(2000), i;
-	struct ep *e[2] = { &self->a, &self->b };
+	struct rc_ep *e[2] = { &self->a, &self->b };
 	struct ibv_comp_channel *ch[2];
 	struct ibv_wc wc;
 
@@ -1435,8 +1285,8 @@ TEST_F(rc, slot_free_once_its_completion_is_seen)
 		e[i]->qp = ibv_create_qp(e[i]->pd, &qa);
 		ASSERT_NE(NULL, e[i]->qp);
 	}
-	ASSERT_EQ(0, ep_connect(&self->a, &self->b, &p, &p));
-	ASSERT_EQ(0, ep_connect(&self->b, &self->a, &p, &p));
+	ASSERT_EQ(0, rc_ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, rc_ep_connect(&self->b, &self->a, &p, &p));
 	ASSERT_EQ(0, post_recv(&self->b, 0, 0, 64));
 	for (i = 0; i < rounds; i++) {
 		ASSERT_EQ(0, ibv_req_notify_cq(self->a.scq, 0));
@@ -1450,8 +1300,8 @@ TEST_F(rc, slot_free_once_its_completion_is_seen)
 		ASSERT_EQ(1, wait_one(ch[0], self->a.scq, &wc));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
-	ep_free(&self->a);
-	ep_free(&self->b);
+	rc_ep_free(&self->a);
+	rc_ep_free(&self->b);
 	memset(&self->a, 0, sizeof(self->a));
 	memset(&self->b, 0, sizeof(self->b));
 	ibv_destroy_comp_channel(ch[0]);
@@ -1482,9 +1332,9 @@ TEST_F(rc, producer_moved_back_breaks_only_its_qp)
 	struct ibv_context *ctx;
 	int fd, ns, sgid, i;
 
-	ctx = open_dev_in("rc-a", self->home);
+	ctx = rc_open_dev_in("rc-a", self->home);
 	ASSERT_NE(NULL, ctx);
-	sgid = gid_index_of(ctx, "10.29.0.1");
+	sgid = rc_gid_index_of(ctx, "10.29.0.1");
 	ibv_close_device(ctx);
 	ASSERT_LE(0, sgid);
 	ns = netns_open("rc-a");
@@ -1609,7 +1459,7 @@ static int spoof_send(int nsa, int home, const char *src, uint32_t qpn, uint32_t
  */
 TEST_F(rc, packets_from_other_addresses_are_dropped)
 {
-	const struct path p = { .sq_psn = 0x4242, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x4242, .min_rnr_timer = 1, .rnr_retry = 7 };
 	int nsa = netns_open("rc-a"), nsb = netns_open("rc-b"), st;
 	struct ibv_wc wc;
 	long long before;
@@ -1654,7 +1504,7 @@ TEST_F(rc, packets_from_other_addresses_are_dropped)
  */
 TEST_F(rc, counters_follow_the_traffic)
 {
-	const struct path p = { .sq_psn = 0x1000, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x1000, .min_rnr_timer = 1, .rnr_retry = 7 };
 	int qa, qb, sa, nsa = netns_open("rc-a");
 	long long ns_tx, a_tx, a_bytes, a_rx, a_acks, b_rx, b_bytes, b_tx, b_acks, a_rt;
 	static char out[1 << 16];
@@ -1726,7 +1576,7 @@ TEST_F(rc, counters_follow_the_traffic)
  */
 TEST_F(rc, post_on_idle_qp_sends_from_its_system_call)
 {
-	const struct path p = { .sq_psn = 0x2000, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x2000, .min_rnr_timer = 1, .rnr_retry = 7 };
 	long long in0, wk0, tx0, rt0, ns_in0, ns_wk0, in1, wk1;
 	struct ibv_sge sge = { .length = 64 };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
@@ -1839,7 +1689,7 @@ TEST_F(rc, post_on_idle_qp_sends_from_its_system_call)
 #define CP_SLOT		4096	/* bytes of a message's buffer, both ends */
 
 struct poster {
-	struct ep *e;
+	struct rc_ep *e;
 	int t, n;
 	volatile bool *stop;
 	int err;		/* of a post that failed other than for room */
@@ -1886,7 +1736,7 @@ static void *cp_post(void *arg)
 /* the harness's 30 s would end it before its own deadline */
 TEST_F_TIMEOUT(rc, concurrent_posters_deliver_each_message_once_in_order, 180)
 {
-	const struct path p = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
 	int n = softcm_rounds(200), total = CP_THREADS * n, got = 0, qa, qb;
 	struct poster ps[CP_THREADS];
 	pthread_t th[CP_THREADS];
@@ -1899,8 +1749,8 @@ TEST_F_TIMEOUT(rc, concurrent_posters_deliver_each_message_once_in_order, 180)
 
 	ASSERT_EQ(0, ep_make(&self->a, "rc-a", "10.29.0.1", self->home));
 	ASSERT_EQ(0, ep_make_rq(&self->b, "rc-b", "10.29.0.2", self->home, total));
-	ASSERT_EQ(0, ep_connect(&self->a, &self->b, &p, &p));
-	ASSERT_EQ(0, ep_connect(&self->b, &self->a, &p, &p));
+	ASSERT_EQ(0, rc_ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, rc_ep_connect(&self->b, &self->a, &p, &p));
 	ASSERT_LE((size_t)total * CP_SLOT, (size_t)BUF);
 	for (int t = 0; t < CP_THREADS; t++) {
 		for (int i = 0; i < n; i++) {
@@ -2018,7 +1868,7 @@ TEST_F(rc, tracepoints_see_qp_states_and_naks)
 		"events/softcm/softcm_rc_nak/enable",
 		"events/softcm/softcm_rc_retransmit/enable",
 	};
-	const struct path p = { .sq_psn = 0x77, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x77, .min_rnr_timer = 1, .rnr_retry = 7 };
 	static char buf[1 << 20];
 	char want[6][96];
 	struct ibv_wc wc;
@@ -2074,7 +1924,7 @@ TEST_F(rc, tracepoints_see_qp_states_and_naks)
  */
 TEST_F(rc, read_ends_when_its_region_goes_mid_way)
 {
-	const struct path p = { .sq_psn = 0x5150, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x5150, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_wc wc;
@@ -2117,7 +1967,7 @@ TEST_F(rc, read_ends_when_its_region_goes_mid_way)
  * Atomics (IBTA 9.4.5), 8 bytes at an aligned address of the responder's
  * region: the original value lands in the requester's one 8-byte SGE.
  */
-static int post_atomic(struct ep *s, uint64_t wr_id, bool cas, uint64_t raddr, uint32_t rkey,
+static int post_atomic(struct rc_ep *s, uint64_t wr_id, bool cas, uint64_t raddr, uint32_t rkey,
 		       uint32_t loff, uint64_t cmp_add, uint64_t swap)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)s->buf + loff, .length = 8,
@@ -2154,7 +2004,7 @@ static void set_u64(unsigned char *p, uint64_t v)
  * @before: its completion, the original value in @s's SGE and not a byte
  * beside it, the value after it in @r's memory and not a byte beside it.
  */
-static void atomic_one(struct __test_metadata *_metadata, struct ep *s, struct ep *r, bool cas,
+static void atomic_one(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r, bool cas,
 		       uint64_t before, uint64_t cmp_add, uint64_t swap, unsigned int seed)
 {
 	unsigned char around[256];
@@ -2194,9 +2044,9 @@ static void atomic_one(struct __test_metadata *_metadata, struct ep *s, struct e
  */
 TEST_F(rc, atomics)
 {
-	const struct path pa = { .sq_psn = 0xfffffd, .min_rnr_timer = 1, .rnr_retry = 7,
+	const struct rc_path pa = { .sq_psn = 0xfffffd, .min_rnr_timer = 1, .rnr_retry = 7,
 				 .remote_atomic = true };
-	const struct path pb = { .sq_psn = 0x2468, .min_rnr_timer = 1, .rnr_retry = 7,
+	const struct rc_path pb = { .sq_psn = 0x2468, .min_rnr_timer = 1, .rnr_retry = 7,
 				 .remote_atomic = true };
 	struct ibv_device_attr da;
 
@@ -2224,8 +2074,8 @@ TEST_F(rc, atomics)
 		atomic_one(_metadata, &self->b, &self->a, true, 42, 42, 43, seed++);
 		atomic_one(_metadata, &self->b, &self->a, false, 42, 1ULL << 32, 0, seed++);
 		send_one(_metadata, &self->b, &self->a, 3, false, seed++);
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -2248,7 +2098,7 @@ TEST_F(rc, many_atomics_in_flight)
 	st = stats_open(nsb, self->home);
 	ASSERT_LE(0, st);
 	for (int rd = 2; rd <= 3; rd++) {
-		const struct path p = { .sq_psn = 0x301, .min_rnr_timer = 1, .rnr_retry = 7,
+		const struct rc_path p = { .sq_psn = 0x301, .min_rnr_timer = 1, .rnr_retry = 7,
 					.rd_atomic = rd, .remote_atomic = true };
 		struct ibv_send_wr wr[48], *bad;
 		struct ibv_sge sge[48];
@@ -2302,8 +2152,8 @@ TEST_F(rc, many_atomics_in_flight)
 			if (i % 6 == 5)
 				EXPECT_EQ(0xeeeeeeeeeeeeeeeeULL, get_u64(self->a.buf + 8 * i));
 		EXPECT_EQ(before, stats_get(st, "rd_atomic_exhausted"));
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -2366,7 +2216,7 @@ static int sniff_atomic_ack(int fd, uint32_t psn, uint64_t *orig, int ms)
  */
 TEST_F(rc, duplicate_atomic_answered_not_executed)
 {
-	const struct path p = { .sq_psn = 0xffffff, .min_rnr_timer = 1, .rnr_retry = 7,
+	const struct rc_path p = { .sq_psn = 0xffffff, .min_rnr_timer = 1, .rnr_retry = 7,
 				.remote_atomic = true };
 	int nsb = netns_open("rc-b"), st, fd, sn;
 
@@ -2421,9 +2271,9 @@ TEST_F(rc, duplicate_atomic_answered_not_executed)
  */
 TEST_F(rc, atomic_access_violations)
 {
-	const struct path p = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7,
+	const struct rc_path p = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7,
 				.remote_atomic = true };
-	const struct path pna = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path pna = { .sq_psn = 79, .min_rnr_timer = 1, .rnr_retry = 7 };
 	int nsb = netns_open("rc-b"), st;
 
 	ASSERT_LE(0, nsb);
@@ -2492,8 +2342,8 @@ TEST_F(rc, atomic_access_violations)
 			ibv_dereg_mr(mr);
 		if (pd2)
 			ibv_dealloc_pd(pd2);
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -2512,7 +2362,7 @@ TEST_F(rc, atomic_access_violations)
  */
 TEST_F(rc, send_with_invalidate_refused)
 {
-	const struct path p = { .sq_psn = 0x3c, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x3c, .min_rnr_timer = 1, .rnr_retry = 7 };
 	static const uint32_t lens[] = { 100, 3 * MTU + 1 };
 
 	for (int v = 0; v < 2; v++) {
@@ -2552,8 +2402,8 @@ TEST_F(rc, send_with_invalidate_refused)
 				EXPECT_EQ(0xee, self->b.buf[i]) TH_LOG("case %d byte %d", v, i);
 				break;
 			}
-		ep_free(&self->a);
-		ep_free(&self->b);
+		rc_ep_free(&self->a);
+		rc_ep_free(&self->b);
 		memset(&self->a, 0, sizeof(self->a));
 		memset(&self->b, 0, sizeof(self->b));
 	}
@@ -2571,7 +2421,7 @@ TEST_F(rc, send_with_invalidate_refused)
  */
 TEST_F(rc, atomics_through_the_wr_builder)
 {
-	const struct path p = { .sq_psn = 0x4444, .min_rnr_timer = 1, .rnr_retry = 7,
+	const struct rc_path p = { .sq_psn = 0x4444, .min_rnr_timer = 1, .rnr_retry = 7,
 				.remote_atomic = true };
 	struct ibv_qp_init_attr_ex xa = {
 		.qp_type = IBV_QPT_RC,
@@ -2599,8 +2449,8 @@ TEST_F(rc, atomics_through_the_wr_builder)
 	ASSERT_NE(NULL, qpx);
 	ASSERT_NE(NULL, qpx->wr_atomic_cmp_swp);
 	ASSERT_NE(NULL, qpx->wr_atomic_fetch_add);
-	ASSERT_EQ(0, ep_connect(&self->a, &self->b, &p, &p));
-	ASSERT_EQ(0, ep_connect(&self->b, &self->a, &p, &p));
+	ASSERT_EQ(0, rc_ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, rc_ep_connect(&self->b, &self->a, &p, &p));
 	raddr = (uintptr_t)self->b.buf + AT_ROFF;
 	set_u64(self->b.buf + AT_ROFF, 100);
 	memset(self->a.buf, 0xee, 64);
