@@ -107,11 +107,12 @@ bg() {
 	pids+=("$bgpid")
 }
 
-# finish PID: wait for a background program for up to 20 s (80 s on the
-# debug kernel), then stop it; its exit status in $rc.
+# finish PID [S]: wait for a background program for up to S seconds
+# (default 20 s, 80 s on the debug kernel), then stop it; its exit status
+# in $rc.
 gone() { ! kill -0 "$1" 2>/dev/null; }
 finish() {
-	poll $((200 * slow)) gone "$1" || kill "$1" 2>/dev/null
+	poll $((${2:-$((20 * slow))} * 10)) gone "$1" || kill "$1" 2>/dev/null
 	rc=0
 	wait "$1" || rc=$?
 }
@@ -452,6 +453,8 @@ lat_verdict() {
 # rdma_connect() race its server's rdma_listen() (REJ 8, then its crash:
 # see run_lat).  Both sides exit 0, the client with its line, and each
 # end's netem sent at least 500 packets (a SEND and an ACK a round trip).
+# 2000 round trips took 5 to 15 s (a loaded host), up to 1200 of them
+# before netem: each side has twice the usual limit, 60 s.
 lat_running() {
 	ip netns exec "$1" awk '$3 == "RTS" && $12 >= 40 { f = 1 } END { exit !f }' \
 		/proc/net/softcm_qps
@@ -466,19 +469,19 @@ run_lat_events() {
 	local srv=$tmp/lat-e.server cli=$tmp/lat-e.client opts spid cpid
 
 	opts=(-R -F -e -e -s 64 -n $iters -p $port)
-	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ib_send_lat "${opts[@]}"
+	bg "$srv" ip netns exec $nsa timeout $((2 * T)) softcm exec -- ib_send_lat "${opts[@]}"
 	spid=$bgpid
 	if ! poll $((100 * slow)) sc_listening $nsa $port; then
 		not_ok "$name" "$srv"
 		say "the server did not listen"
 		return
 	fi
-	bg "$cli" ip netns exec $nsb timeout $T softcm exec -- ib_send_lat "${opts[@]}" $ip_a
+	bg "$cli" ip netns exec $nsb timeout $((2 * T)) softcm exec -- ib_send_lat "${opts[@]}" $ip_a
 	cpid=$bgpid
 	if poll $((100 * slow)) lat_running $nsb &&
 	   tc -n $nsa qdisc add dev x0 root netem delay 1ms reorder 25% &&
 	   tc -n $nsb qdisc add dev x1 root netem delay 1ms reorder 25%; then
-		finish "$cpid"
+		finish "$cpid" $((2 * T))
 		crc=$rc
 		finish "$spid"
 		sa=$(netem_sent $nsa x0) sb=$(netem_sent $nsb x1)
@@ -488,7 +491,7 @@ run_lat_events() {
 	else
 		ok=0
 		say "no test QP with 40 packets in, or no netem"
-		finish "$cpid"
+		finish "$cpid" $((2 * T))
 		crc=$rc
 		finish "$spid"
 	fi
