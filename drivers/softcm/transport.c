@@ -308,9 +308,16 @@ static void rx_work(struct work_struct *work)
 	struct softcm_rx_shard *shard = container_of(work, struct softcm_rx_shard, work);
 	struct sk_buff *skb;
 
-	if (READ_ONCE(rx_hold))
-		return;
 	while ((skb = skb_dequeue(&shard->q))) {
+		/*
+		 * Read after the dequeue, which orders it after the packet's
+		 * queueing: a hold set before a packet was sent holds that
+		 * packet even when this work was already running.
+		 */
+		if (unlikely(READ_ONCE(rx_hold))) {
+			skb_queue_head(&shard->q, skb);
+			return;
+		}
 		atomic_dec(&shard->sn->transport.rx_queued);
 		softcm_cm_rcv(shard->sn, skb);
 		consume_skb(skb);
