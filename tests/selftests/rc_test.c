@@ -1828,7 +1828,16 @@ TEST_F_TIMEOUT(rc, concurrent_posters_deliver_each_message_once_in_order, 180)
 	drops = softnet_dropped() - drops;
 	naks = qp_counter(qb, self->b.qp->qp_num, "seq_naks_sent");
 	EXPECT_LE(0, naks);
-	EXPECT_GE(drops, naks) TH_LOG("%lld sequence NAKs, %lld packets dropped", naks, drops);
+	/*
+	 * A NAK needs a drop or reordering: the poster's CPU and the work's
+	 * each queue their packets to their own backlog on the veth, which
+	 * their own softirq delivers, so a hand-over from one sender to the
+	 * next can arrive out of order (one NAK with no drop, once, in a
+	 * complete run).  Senders that raced gave 26 NAKs for 800
+	 * messages: one per 100 is allowed beyond the drops.
+	 */
+	EXPECT_GE(drops + total / 100, naks)
+		TH_LOG("%lld sequence NAKs, %lld packets dropped", naks, drops);
 	/* A sent requests only; both ways of sending them had a share */
 	EXPECT_EQ(qp_counter(qa, self->a.qp->qp_num, "tx_packets"),
 		  qp_counter(qa, self->a.qp->qp_num, "tx_inline") +
