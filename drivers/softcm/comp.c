@@ -288,7 +288,7 @@ static void rnr_nak(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 	mod_timer(&rc->timer, jiffies + usecs_to_jiffies(softcm_rnr_timer_us(code)) + 1);
 }
 
-void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+bool softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		     const u8 *payload)
 {
 	struct softcm_rc *rc = &qp->rc;
@@ -297,7 +297,7 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 
 	lockdep_assert_held(&qp->lock);
 	if (qp->state != IB_QPS_RTS)
-		return;
+		return false;
 	switch (h->opcode) {
 	case SOFTCM_IB_ACKNOWLEDGE:
 		break;
@@ -311,10 +311,10 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		atomic_ack(qp, h);
 		goto out;
 	default:
-		return;
+		return false;
 	}
 	if (!outstanding(rc, h->psn))
-		return;
+		return false;
 	/*
 	 * A fatal NAK inside the READ at the head of the queue: the
 	 * responder looks the rkey up per response, so a region deregistered
@@ -324,7 +324,7 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	if (softcm_aeth_type(syn) == SOFTCM_AETH_NAK &&
 	    softcm_aeth_value(syn) != SOFTCM_NAK_PSN_SEQ_ERR && read_at_head(qp, h->psn)) {
 		softcm_rc_complete_err(qp, nak_status(softcm_aeth_value(syn)));
-		return;
+		return false;
 	}
 	/* an ACK acknowledges its own PSN, a NAK those before it */
 	psn = softcm_aeth_type(syn) == SOFTCM_AETH_ACK ? softcm_psn_add(h->psn, 1) : h->psn;
@@ -344,7 +344,7 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	default:
 		if (softcm_aeth_value(syn) != SOFTCM_NAK_PSN_SEQ_ERR) {
 			softcm_rc_complete_err(qp, nak_status(softcm_aeth_value(syn)));
-			return;
+			return false;
 		}
 		softcm_rc_count(qp, SOFTCM_RC_RETRANSMITS, 1);
 		trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, h->psn, rc->una,
@@ -353,6 +353,6 @@ void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		break;
 	}
 out:
-	if (qp->state == IB_QPS_RTS && rc->req_wqe != rc->sq_next)
-		softcm_rc_queued(qp);
+	/* the caller sends it, in this softirq, once the lock is released */
+	return softcm_rc_sendable(qp);
 }

@@ -43,8 +43,9 @@ struct softcm_swqe {
  * One of the responder's READ and atomic resources (max_dest_rd_atomic of
  * them, rounded up to a power of two as rxe): a READ or atomic accepted,
  * kept after its responses went so that a duplicate of it can be answered
- * again.  Its responses leave from the responder's work, @cur_psn the
- * next one; the run that began at @seq_psn begins with a FIRST or ONLY.
+ * again.  Its responses leave from the request's receive and the
+ * responder's work (resp_run()), @cur_psn the next one; the run that
+ * began at @seq_psn begins with a FIRST or ONLY.
  * An atomic's one response is its ATOMIC ACKNOWLEDGE, with @orig, the
  * value the atomic found: a duplicate is answered with it and not
  * executed again (IBTA 9.9.3.3, rxe's res->atomic.orig_val).
@@ -66,6 +67,12 @@ struct softcm_rd_res {
  * the work, or a poster's system call, which hands the rest to the work.
  */
 #define SOFTCM_RC_BATCH		64
+/*
+ * The batches a poster's system call sends: 1024 packets, as rxe's
+ * post runs its requester for RXE_MAX_ITERATIONS, the CPU yielded
+ * between batches; the rest from the work.
+ */
+#define SOFTCM_RC_POST_RUNS	16
 /* PSNs outstanding at most, as rxe's window */
 #define SOFTCM_RC_WINDOW	128
 /* within a message, AckReq once more than this many went without, as rxe */
@@ -124,13 +131,16 @@ struct softcm_rc {
 	 * all sent.  While responses wait, an ACK or NAK decided after them
 	 * waits in @pend (latest wins: ACKs are cumulative), so that the
 	 * requester sees responses and ACKs in PSN order; @resp_busy while
-	 * the work sends one outside the lock.
+	 * a sender (a receive or the work) sends one outside the lock;
+	 * @resp_kick set by a receive that gave the responder packets to
+	 * send, for softcm_resp_rcv()'s caller.
 	 */
 	struct softcm_rd_res *rd_res;	/* SOFTCM_MAX_QP_RD_ATOM */
 	u32 rd_n;			/* 0: READs are Invalid Requests */
 	u32 rd_head;
 	u32 rd_cur;
 	bool resp_busy;
+	bool resp_kick;
 	bool pend_valid;
 	struct {
 		u8 opcode;
@@ -167,6 +177,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next);
 void softcm_rc_flush_sq(struct softcm_qp *qp);
 void softcm_rc_queued(struct softcm_qp *qp);
 void softcm_rc_push(struct softcm_qp *qp);
+bool softcm_rc_sendable(struct softcm_qp *qp);
 void softcm_rc_complete_err(struct softcm_qp *qp, u32 status);
 void softcm_rc_complete_err_at(struct softcm_qp *qp, u32 i, u32 status);
 int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
@@ -175,10 +186,13 @@ void softcm_rc_arm(struct softcm_qp *qp);
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
 
 /* comp.c and resp.c: a packet for @qp, entered and locked */
-void softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+bool softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		     const u8 *payload);
 bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		     const u8 *payload, struct softcm_ib_hdr *ack);
+		     const u8 *payload, struct softcm_ib_hdr *ack, bool *push);
+/* and what they made sendable, entered, in softirq, unlocked */
+void softcm_rc_push_rcv(struct softcm_qp *qp);
+void softcm_resp_push(struct softcm_qp *qp);
 void softcm_resp_work(struct work_struct *work);
 void softcm_resp_reset(struct softcm_qp *qp);
 

@@ -83,7 +83,7 @@ static void count_aeth(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
  * Every packet for a QP other than QP1, in softirq under RCU, the skb
  * linear: checked, then given to the QP's responder (requests) or
  * completer (responses) under the QP's lock; the ACK the responder
- * decides leaves after it.
+ * decides, or the READ responses it made sendable, leave after it.
  */
 static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 {
@@ -92,8 +92,8 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	unsigned int len = ntohs(udph->len) - sizeof(*udph);
 	enum softcm_stat why = SOFTCM_STAT_DROP_HEADER;
 	struct softcm_ib_hdr h, ack = {};
+	bool send_ack = false, push = false, push_req = false;
 	struct softcm_qp *qp;
-	bool send_ack = false;
 
 	if (ntohs(udph->len) < sizeof(*udph) || skb_tail_pointer(skb) < bth + len) {
 		why = SOFTCM_STAT_DROP_LENGTH;
@@ -130,12 +130,16 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	if (!(h.op->flags & SOFTCM_IB_REQUEST) && (h.op->flags & SOFTCM_IB_HAS_AETH))
 		count_aeth(qp, &h);
 	if (h.op->flags & SOFTCM_IB_REQUEST)
-		send_ack = softcm_resp_rcv(qp, &h, bth + h.op->hdr_len, &ack);
+		send_ack = softcm_resp_rcv(qp, &h, bth + h.op->hdr_len, &ack, &push);
 	else
-		softcm_comp_rcv(qp, &h, bth + h.op->hdr_len);
+		push_req = softcm_comp_rcv(qp, &h, bth + h.op->hdr_len);
 	spin_unlock(&qp->lock);
 	if (send_ack)
 		softcm_rc_send_ack(qp, &ack);
+	if (push)
+		softcm_resp_push(qp);
+	if (push_req)
+		softcm_rc_push_rcv(qp);
 	softcm_qp_leave(qp);
 	consume_skb(skb);
 	return;

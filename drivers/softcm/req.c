@@ -10,15 +10,17 @@
  *
  * Who runs it: the system call that took the WRs (DOORBELL, POST_SEND:
  * softcm_rc_push()), as rxe's post runs its requester, so that a post on
- * an idle QP leaves without waking a kworker; the rest of a long run,
- * and whatever softirq context starts (an ACK that opens the window, the
- * completer's and the timer's go-back-N), from the QP's work item.  One
- * sender at a time, req_busy under the QP's lock: two would hand PSNs
- * to the stack out of order.  Everything that gives the requester
- * something to send does so under that lock and then queues the work
- * unless a sender runs (softcm_rc_queued()); a sender stops only in a
- * hold of the lock in which req_next() found nothing (or its budget is
- * spent, and it queues the work), so no such change is lost.
+ * an idle QP leaves without waking a kworker; the receive of an ACK or a
+ * response that opened the window or asked for a go-back-N, in its
+ * softirq once the QP's lock is released (softcm_rc_push_rcv()), as
+ * rxe's completer runs its requester from its tasklet; the QP's work
+ * item for the rest of a run whose budget was spent and for the timer.
+ * One sender at a time, req_busy under the QP's lock: two would hand
+ * PSNs to the stack out of order.  Everything else that gives the
+ * requester something to send does so under that lock and then queues
+ * the work unless a sender runs (softcm_rc_queued()); a sender stops
+ * only in a hold of the lock in which req_next() found nothing (or its
+ * budget is spent, and it queues the work), so no such change is lost.
  *
  * An RDMA READ is one request packet that takes as many PSNs as its
  * responses (max(1, ceil(len / PMTU)), as rxe); at most max_rd_atomic of
@@ -40,6 +42,7 @@
 
 #include <kunit/visibility.h>
 #include <linux/jiffies.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
@@ -472,14 +475,15 @@ static bool req_current(struct softcm_qp *qp, const struct req_pkt *p)
  * reset can retire the WR meanwhile and a later WR can take its slot;
  * the packet is sent with no lock held.
  */
-static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_counter via)
+static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_counter via,
+		     gfp_t gfp)
 {
 	const struct softcm_sq_wqe *w;
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret = 0;
 
-	skb = softcm_rc_alloc(qp, &p->h, &payload, GFP_KERNEL);
+	skb = softcm_rc_alloc(qp, &p->h, &payload, gfp);
 	if (!skb)
 		return;		/* as a loss: the timer sends it again */
 	spin_lock_bh(&qp->lock);
@@ -511,16 +515,19 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_cou
 }
 
 /*
- * Run the requester, if no other sender does: SOFTCM_RC_BATCH packets at
- * most, counted in @via.  Process context, @qp entered, no lock held.
+ * Run the requester, if no other sender does: @runs batches of
+ * SOFTCM_RC_BATCH packets at most, counted in @via, yielding the CPU
+ * between them.  @qp entered, no lock held; process context (GFP_KERNEL)
+ * or a receive's softirq (GFP_ATOMIC, one batch).
  */
-static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via)
+static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
+		    unsigned int runs)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct req_pkt p;
 	unsigned int n = 0;
 
-	might_sleep();
+	might_sleep_if(gfpflags_allow_blocking(gfp));
 	spin_lock_bh(&qp->lock);
 	if (rc->req_busy) {
 		/* it looks for packets again before it stops: nothing is lost */
@@ -528,11 +535,21 @@ static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via)
 		return;
 	}
 	rc->req_busy = true;
-	while (n < SOFTCM_RC_BATCH && req_next(qp, &p)) {
+	for (;;) {
+		while (n < SOFTCM_RC_BATCH && req_next(qp, &p)) {
+			spin_unlock_bh(&qp->lock);
+			req_send(qp, &p, via, gfp);
+			n++;
+			spin_lock_bh(&qp->lock);
+		}
+		if (n < SOFTCM_RC_BATCH || !--runs || !gfpflags_allow_blocking(gfp) ||
+		    fatal_signal_pending(current))
+			break;
+		/* still the sender: the others of this CPU run meanwhile */
 		spin_unlock_bh(&qp->lock);
-		req_send(qp, &p, via);
-		n++;
+		cond_resched();
 		spin_lock_bh(&qp->lock);
+		n = 0;
 	}
 	rc->req_busy = false;
 	/*
@@ -553,7 +570,30 @@ static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via)
  */
 void softcm_rc_push(struct softcm_qp *qp)
 {
-	req_run(qp, SOFTCM_RC_TX_INLINE);
+	req_run(qp, SOFTCM_RC_TX_INLINE, GFP_KERNEL, SOFTCM_RC_POST_RUNS);
+}
+
+/*
+ * Whether the requester may have packets to send and no sender runs:
+ * for the receive of an ACK or a response, which then sends them
+ * (softcm_rc_push_rcv()) rather than wake the work.
+ */
+bool softcm_rc_sendable(struct softcm_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	return !qp->rc.req_busy && req_ready(qp);
+}
+
+/*
+ * What an ACK or a response just made sendable, sent from its receive,
+ * in softirq, @qp entered and no lock held, as rxe's completer runs its
+ * requester from its tasklet: the next packets of a window do not wait
+ * for a kworker to get a CPU that a polling program holds.
+ */
+void softcm_rc_push_rcv(struct softcm_qp *qp)
+{
+	lockdep_assert_in_softirq();
+	req_run(qp, SOFTCM_RC_TX_RCV, GFP_ATOMIC, 1);
 }
 
 static void req_work(struct work_struct *work)
@@ -562,7 +602,7 @@ static void req_work(struct work_struct *work)
 
 	if (!softcm_qp_enter(qp))
 		return;
-	req_run(qp, SOFTCM_RC_TX_WORK);
+	req_run(qp, SOFTCM_RC_TX_WORK, GFP_KERNEL, 1);
 	softcm_qp_leave(qp);
 }
 

@@ -15,8 +15,9 @@
  *   count of messages completed (MSN) and no credits (0x1f);
  * - an RDMA READ is checked (the QP's REMOTE_READ, then rkey, bounds, PD
  *   and the region's REMOTE_READ) and kept in one of the QP's READ
- *   resources, and its responses leave from the responder's work,
- *   SOFTCM_RC_BATCH at a time, reading the region's pinned pages; a
+ *   resources; its responses, reading the region's pinned pages, leave
+ *   from the request's receive once the lock is released,
+ *   SOFTCM_RC_BATCH of them, and the rest from the responder's work; a
  *   duplicate READ that asks again for the rest of one kept, from the
  *   PSN it names, is answered again from there (a replay), any other
  *   is dropped, as rxe;
@@ -270,7 +271,7 @@ static bool read_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	rc->epsn = rd_end(r);
 	rc->nak_sent = false;
 	rc->msn = (rc->msn + 1) & SOFTCM_PSN_MASK;
-	queue_work(softcm_workqueue(), &rc->resp_work);
+	rc->resp_kick = true;
 	return false;
 }
 
@@ -312,7 +313,7 @@ static void rd_replay(struct softcm_qp *qp, u32 i, u32 psn)
 		rc->rd_cur = i;
 	pend_drop(rc);
 	softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
-	queue_work(softcm_workqueue(), &rc->resp_work);
+	rc->resp_kick = true;
 }
 
 /*
@@ -399,7 +400,7 @@ static bool atomic_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		r->cur_psn = r->first_psn;
 		/* its ATOMIC ACKNOWLEDGE covers the ACK kept */
 		pend_drop(rc);
-		queue_work(softcm_workqueue(), &rc->resp_work);
+		rc->resp_kick = true;
 		return false;
 	}
 	a->opcode = SOFTCM_IB_ATOMIC_ACKNOWLEDGE;
@@ -570,20 +571,11 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	return ack(qp, a, h->psn, softcm_aeth_ack(SOFTCM_AETH_CREDITS_INVALID));
 }
 
-/*
- * A packet for @qp's peer: the ACK or NAK decided, or, with READ
- * responses waiting, kept to leave after them.
- */
-bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		     const u8 *payload, struct softcm_ib_hdr *a)
+/* @a kept to leave after the responses that wait (false: not sent now). */
+static bool keep_ack(struct softcm_qp *qp, const struct softcm_ib_hdr *a)
 {
 	struct softcm_rc *rc = &qp->rc;
 
-	lockdep_assert_held(&qp->lock);
-	if (!resp_rcv(qp, h, payload, a))
-		return false;
-	if (!resp_queued(qp))
-		return true;
 	/* the latest replaces what is kept; a sequence NAK may go again */
 	if (!seq_nak(a->aeth.syndrome))
 		pend_drop(rc);
@@ -592,8 +584,28 @@ bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	rc->pend.syndrome = a->aeth.syndrome;
 	rc->pend.msn = a->aeth.msn;
 	rc->pend_valid = true;
-	queue_work(softcm_workqueue(), &rc->resp_work);
+	rc->resp_kick = true;
 	return false;
+}
+
+/*
+ * A packet for @qp's peer: the ACK or NAK decided, or, with READ
+ * responses waiting, kept to leave after them.  *@push: the responder
+ * has packets to send, for softcm_resp_push() once the lock is released.
+ */
+bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		     const u8 *payload, struct softcm_ib_hdr *a, bool *push)
+{
+	struct softcm_rc *rc = &qp->rc;
+	bool ret;
+
+	lockdep_assert_held(&qp->lock);
+	rc->resp_kick = false;
+	ret = resp_rcv(qp, h, payload, a);
+	if (ret && resp_queued(qp))
+		ret = keep_ack(qp, a);
+	*push = rc->resp_kick;
+	return ret;
 }
 
 /* A packet the responder's work sends: a READ response, or an ACK kept. */
@@ -676,13 +688,14 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p)
  * the READ was accepted ends it with a Remote Access Error NAK, and the
  * QP goes to ERR.
  */
-static void resp_send(struct softcm_qp *qp, struct resp_pkt *p)
+static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct sk_buff *skb;
+	bool sent = false;
 	u8 *payload;
 
-	skb = softcm_rc_alloc(qp, &p->h, &payload, GFP_KERNEL);
+	skb = softcm_rc_alloc(qp, &p->h, &payload, gfp);
 	if (skb && p->h.payload_len &&
 	    softcm_mr_remote_copy(qp->sn, qp->pd, p->rkey, p->va, payload, p->h.payload_len,
 				  IB_UVERBS_ACCESS_REMOTE_READ, false)) {
@@ -697,11 +710,11 @@ static void resp_send(struct softcm_qp *qp, struct resp_pkt *p)
 		if (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS)
 			softcm_qp_set_err_locked(qp);
 		spin_unlock_bh(&qp->lock);
-		skb = softcm_rc_alloc(qp, &p->h, &payload, GFP_KERNEL);
+		skb = softcm_rc_alloc(qp, &p->h, &payload, gfp);
 	}
 	if (skb) {
 		local_bh_disable();
-		softcm_rc_xmit(qp, skb);
+		sent = !softcm_rc_xmit(qp, skb);
 		local_bh_enable();
 	} else {
 		/* as a loss: the requester asks again */
@@ -710,31 +723,52 @@ static void resp_send(struct softcm_qp *qp, struct resp_pkt *p)
 	spin_lock_bh(&qp->lock);
 	rc->resp_busy = false;
 	spin_unlock_bh(&qp->lock);
+	return sent;
 }
 
 /*
- * The responder's work: READ responses, SOFTCM_RC_BATCH packets per run,
- * so that a long READ holds neither the QP nor the CPU.
+ * Send what waits, SOFTCM_RC_BATCH packets at most, counted in @via; the
+ * rest from the work, so that a long READ holds neither the QP nor the
+ * CPU.  One packet at a time (resp_busy): whoever finds one waiting
+ * while another sends leaves it to that one, which looks again.
  */
-void softcm_resp_work(struct work_struct *work)
+static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp)
 {
-	struct softcm_qp *qp = container_of(work, struct softcm_qp, rc.resp_work);
 	struct resp_pkt p;
 	unsigned int n;
 	bool more;
 
-	if (!softcm_qp_enter(qp))
-		return;
 	for (n = 0; n < SOFTCM_RC_BATCH; n++) {
 		spin_lock_bh(&qp->lock);
 		more = resp_next(qp, &p);
 		spin_unlock_bh(&qp->lock);
 		if (!more)
 			break;
-		resp_send(qp, &p);
+		if (resp_send(qp, &p, gfp))
+			softcm_rc_count(qp, via, 1);
 	}
 	if (n == SOFTCM_RC_BATCH)
 		queue_work(softcm_workqueue(), &qp->rc.resp_work);
+}
+
+/*
+ * The responses a request just made sendable, sent from its receive, in
+ * softirq with @qp entered and no lock held, as rxe's responder answers
+ * from its tasklet: a READ's answer does not wait for a kworker.
+ */
+void softcm_resp_push(struct softcm_qp *qp)
+{
+	lockdep_assert_in_softirq();
+	resp_run(qp, SOFTCM_RC_RESP_RCV, GFP_ATOMIC);
+}
+
+void softcm_resp_work(struct work_struct *work)
+{
+	struct softcm_qp *qp = container_of(work, struct softcm_qp, rc.resp_work);
+
+	if (!softcm_qp_enter(qp))
+		return;
+	resp_run(qp, SOFTCM_RC_RESP_WORK, GFP_KERNEL);
 	softcm_qp_leave(qp);
 }
 

@@ -66,6 +66,9 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_READ_RETRIES] = "read_retries",
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_INLINE] = "rc_tx_inline",
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_WORK] = "rc_tx_work",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_RCV] = "rc_tx_rcv",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_RCV] = "rc_resp_rcv",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_WORK] = "rc_resp_work",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -89,6 +92,9 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_READ_RETRIES] = "read_retries",
 	[SOFTCM_RC_TX_INLINE] = "tx_inline",
 	[SOFTCM_RC_TX_WORK] = "tx_work",
+	[SOFTCM_RC_TX_RCV] = "tx_rcv",
+	[SOFTCM_RC_RESP_RCV] = "resp_rcv",
+	[SOFTCM_RC_RESP_WORK] = "resp_work",
 };
 
 /*

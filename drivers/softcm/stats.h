@@ -35,10 +35,21 @@ enum softcm_rc_counter {
 	SOFTCM_RC_READ_RETRIES,
 	/*
 	 * The requester's packets (of tx_packets) by who sent them: the
-	 * poster, in its system call, or the work (req.c, req_run()).
+	 * poster, in its system call, the work, or the receive of the ACK
+	 * or response that made them sendable, in softirq (req.c,
+	 * req_run()).
 	 */
 	SOFTCM_RC_TX_INLINE,
 	SOFTCM_RC_TX_WORK,
+	SOFTCM_RC_TX_RCV,
+	/*
+	 * The responder's packets that wait for a sender (READ responses,
+	 * ATOMIC ACKNOWLEDGEs and an ACK kept behind them) by who sent
+	 * them: the receive of a request, in softirq, or the work (resp.c,
+	 * resp_run()).
+	 */
+	SOFTCM_RC_RESP_RCV,
+	SOFTCM_RC_RESP_WORK,
 	SOFTCM_RC_COUNTERS
 };
 

@@ -1570,14 +1570,17 @@ TEST_F(rc, counters_follow_the_traffic)
  * runs its requester: the QP's tx_inline has counted the packet when
  * ibv_post_send() returns, for a SEND, a WRITE and a READ request, and
  * tx_work (the requester's work item) nothing.  A message longer than a
- * run's budget (64 packets) sends that many from the call and the rest
- * from the work; every packet the QP sent is one or the other, and the
- * namespace's rc_tx_inline and rc_tx_work moved with its one QP's.
+ * run's batch (64 packets) leaves from the call too, the call yielding
+ * the CPU between batches; beyond the call's 1024 packets (rxe's
+ * RXE_MAX_ITERATIONS), or when the window is full, the rest goes from
+ * the work or from the receive of an ACK (tx_rcv).  Every packet the QP
+ * sent is counted by one of the three, and the namespace's rc_tx_inline
+ * and rc_tx_work moved with its one QP's.
  */
 TEST_F(rc, post_on_idle_qp_sends_from_its_system_call)
 {
 	const struct rc_path p = { .sq_psn = 0x2000, .min_rnr_timer = 1, .rnr_retry = 7 };
-	long long in0, wk0, tx0, rt0, ns_in0, ns_wk0, in1, wk1;
+	long long in0, wk0, rv0, tx0, rt0, ns_in0, ns_wk0, in1, wk1;
 	struct ibv_sge sge = { .length = 64 };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -1640,36 +1643,131 @@ TEST_F(rc, post_on_idle_qp_sends_from_its_system_call)
 		}
 	}
 
-	/* 65 packets: the call's budget, then one from the work */
-	in0 = qp_counter(qa, na, "tx_inline");
-	wk0 = qp_counter(qa, na, "tx_work");
-	tx0 = qp_counter(qa, na, "tx_packets");
-	rt0 = qp_counter(qa, na, "retransmits");
-	pattern(self->a.buf, 65 * MTU, 44);
-	memset(self->b.buf, 0xee, 65 * MTU + 1);
-	ASSERT_EQ(0, post_recv(&self->b, 7001, 0, BUF));
-	ASSERT_EQ(0, post_send(&self->a, 6003, 65 * MTU, false, true));
-	EXPECT_EQ(in0 + 64, qp_counter(qa, na, "tx_inline"));
-	POLL_ONE(self->a.scq, &wc);
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	POLL_ONE(self->b.rcq, &wc);
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(65 * MTU, wc.byte_len);
-	EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, 65 * MTU));
-	EXPECT_EQ(0xee, self->b.buf[65 * MTU]);
-	in1 = qp_counter(qa, na, "tx_inline");
-	wk1 = qp_counter(qa, na, "tx_work");
-	/* A sent nothing but requests: B's are all ACKs and READ responses */
-	EXPECT_EQ(qp_counter(qa, na, "tx_packets") - tx0, (in1 - in0) + (wk1 - wk0));
-	if (qp_counter(qa, na, "retransmits") == rt0) {
-		EXPECT_EQ(in0 + 64, in1);
-		EXPECT_EQ(wk0 + 1, wk1);
+	/* 65 packets, within the window: all from the call; then 1025 */
+	for (int k = 0; k < 2; k++) {
+		uint32_t n = k ? 1025 : 65;
+
+		in0 = qp_counter(qa, na, "tx_inline");
+		wk0 = qp_counter(qa, na, "tx_work");
+		rv0 = qp_counter(qa, na, "tx_rcv");
+		tx0 = qp_counter(qa, na, "tx_packets");
+		rt0 = qp_counter(qa, na, "retransmits");
+		pattern(self->a.buf, n * MTU, 44 + k);
+		memset(self->b.buf, 0xee, n * MTU + 1);
+		ASSERT_EQ(0, post_recv(&self->b, 7001 + k, 0, BUF));
+		ASSERT_EQ(0, post_send(&self->a, 6003 + k, n * MTU, false, true));
+		in1 = qp_counter(qa, na, "tx_inline");
+		if (n == 65)
+			EXPECT_EQ(in0 + 65, in1);
+		POLL_ONE(self->a.scq, &wc);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		POLL_ONE(self->b.rcq, &wc);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(n * MTU, wc.byte_len);
+		EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, n * MTU));
+		EXPECT_EQ(0xee, self->b.buf[n * MTU]);
+		in1 = qp_counter(qa, na, "tx_inline");
+		wk1 = qp_counter(qa, na, "tx_work");
+		/* 1025: 1024 at most from the call */
+		EXPECT_GE(in0 + 1024, in1);
+		/* A sent nothing but requests: B's are all ACKs and READ responses */
+		EXPECT_EQ(qp_counter(qa, na, "tx_packets") - tx0,
+			  (in1 - in0) + (wk1 - wk0) + (qp_counter(qa, na, "tx_rcv") - rv0));
+		if (qp_counter(qa, na, "retransmits") == rt0)
+			EXPECT_EQ(n, qp_counter(qa, na, "tx_packets") - tx0);
 	}
 	EXPECT_EQ(ns_in0 + in1, stats_get(sa, "rc_tx_inline"));
 	EXPECT_EQ(ns_wk0 + wk1, stats_get(sa, "rc_tx_work"));
 	close(qa);
 	close(sa);
 	close(nsa);
+}
+
+/*
+ * The packets that wait for a sender leave from the receive that made
+ * them sendable, in its softirq, as rxe's tasklets send them, not from a
+ * work item that a polling program's CPU would have to make room for:
+ * - a READ's responses from the receive of its request (B's resp_rcv),
+ *   64 at most, the rest from the responder's work (resp_work);
+ * - a READ held back for want of a max_rd_atomic credit from the receive
+ *   of the response that returned the credit (A's tx_rcv).  A's packets
+ *   are delayed 20 ms on the veth, so that A's poster has returned (and
+ *   no sender runs) when that response comes.
+ * A retransmission (a slow kernel's timeout) may send from the work: the
+ * exact counts are checked only when there was none.
+ */
+TEST_F(rc, waiting_packets_leave_from_the_receive)
+{
+	const struct rc_path p = { .sq_psn = 0x3000, .min_rnr_timer = 1, .rnr_retry = 7 };
+	long long ri0, rw0, in0, wk0, rv0, rt0, dup0;
+	struct ibv_sge sge[2] = { { .length = 100 }, { .length = 100 } };
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 1, .sg_list = &sge[0], .num_sge = 1, .next = &wr[1],
+		  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED },
+		{ .wr_id = 2, .sg_list = &sge[1], .num_sge = 1,
+		  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED },
+	}, *bad;
+	struct ibv_wc wc[2];
+	uint32_t na, nb;
+	int qa, qb, rc;
+
+	pair(_metadata, self, false, &p, &p);
+	qa = proc_open_in("rc-a", "softcm_qps", self->home);
+	qb = proc_open_in("rc-b", "softcm_qps", self->home);
+	ASSERT_LE(0, qa);
+	ASSERT_LE(0, qb);
+	na = self->a.qp->qp_num;
+	nb = self->b.qp->qp_num;
+	ASSERT_LE(0, qp_counter(qb, nb, "resp_rcv"));
+
+	/* 4 responses, then 65: the receive's budget and one from the work */
+	for (int i = 0; i < 2; i++) {
+		uint32_t n = i ? 65 : 4;
+
+		ri0 = qp_counter(qb, nb, "resp_rcv");
+		rw0 = qp_counter(qb, nb, "resp_work");
+		dup0 = qp_counter(qb, nb, "duplicates");
+		read_one(_metadata, &self->a, &self->b, n * MTU, 60 + i);
+		if (qp_counter(qb, nb, "duplicates") == dup0) {
+			EXPECT_EQ(ri0 + (n > 64 ? 64 : n), qp_counter(qb, nb, "resp_rcv"));
+			EXPECT_EQ(rw0 + (n > 64), qp_counter(qb, nb, "resp_work"));
+		}
+	}
+
+	/* two READs, one credit: the second leaves when the first's answer comes */
+	in0 = qp_counter(qa, na, "tx_inline");
+	wk0 = qp_counter(qa, na, "tx_work");
+	rv0 = qp_counter(qa, na, "tx_rcv");
+	rt0 = qp_counter(qa, na, "retransmits");
+	ASSERT_LE(0, rv0);
+	pattern(self->b.buf, 200, 62);
+	memset(self->a.buf, 0xee, 201);
+	for (int i = 0; i < 2; i++) {
+		sge[i].addr = (uintptr_t)self->a.buf + 100 * i;
+		sge[i].lkey = self->a.mr->lkey;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)self->b.buf + 100 * i;
+		wr[i].wr.rdma.rkey = self->b.mr->rkey;
+	}
+	ASSERT_EQ(0, system("tc -n rc-a qdisc add dev ra root netem delay 20ms"))
+		TH_LOG("the guest needs sch_netem");
+	rc = ibv_post_send(self->a.qp, wr, &bad);
+	if (!rc)
+		rc = poll_n(self->a.scq, wc, 2);
+	system("tc -n rc-a qdisc del dev ra root");
+	ASSERT_EQ(2, rc);
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(i + 1, wc[i].wr_id);
+	}
+	EXPECT_EQ(0, memcmp(self->b.buf, self->a.buf, 200));
+	EXPECT_EQ(0xee, self->a.buf[200]);
+	if (qp_counter(qa, na, "retransmits") == rt0) {
+		EXPECT_EQ(in0 + 1, qp_counter(qa, na, "tx_inline"));
+		EXPECT_EQ(rv0 + 1, qp_counter(qa, na, "tx_rcv"));
+		EXPECT_EQ(wk0, qp_counter(qa, na, "tx_work"));
+	}
+	close(qa);
+	close(qb);
 }
 
 /*
