@@ -44,6 +44,8 @@ DP_MIN_ITERS=${DP_MIN_ITERS:-20}
 DP_MAX_ITERS=${DP_MAX_ITERS:-5000}
 DP_LAT_ITERS=${DP_LAT_ITERS:-500}
 DP_SC_ITERS=${DP_SC_ITERS:-1000}
+# 1: the profile after the figures, only: the profile alone, 0: none
+DP_PROFILE=${DP_PROFILE:-1}
 T=${DP_TIMEOUT:-180}
 tmp=$(mktemp -d)
 port=18600
@@ -75,6 +77,16 @@ tcp_listening() {
 		END { exit !f }' /proc/net/tcp /proc/net/tcp6
 }
 # The sum of softcm counter NAME over namespaces NS...
+# The packets the kernel dropped for a full per-CPU backlog (all CPUs:
+# /proc/net/softnet_stat's second column, hexadecimal).
+backlog_drops() {
+	local d s=0
+	for d in $(awk '{ print $2 }' /proc/net/softnet_stat); do
+		s=$((s + 16#$d))
+	done
+	echo $s
+}
+
 stat_sum() {
 	local name=$1 ns s=0 v
 	shift
@@ -212,14 +224,19 @@ failed() {
 
 # bw CONFIG TEST SIZE: one bandwidth run.
 bw() {
-	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 i0 w0 a1 r1 p1 i1 w1 extra= tag t0=$SECONDS
+	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 i0 w0 v0 ri0 rw0 to0 a1 r1 p1 i1 w1 v1 ri1 rw1 to1 bd0
+	local extra= tag
+	local t0=$SECONDS
 	iters=$(iters_for "$size")
 	tag="config=$cfg test=${t}_bw size=$size iters=$iters"
 	config "$cfg"
+	bd0=$(backlog_drops)
 	if [ ${#stat_ns[@]} -gt 0 ]; then
 		a0=$(stat_sum rc_acks_sent "${stat_ns[@]}") r0=$(stat_sum rc_acks_received "${stat_ns[@]}")
 		p0=$(stat_sum rc_tx_packets "${stat_ns[@]}")
 		i0=$(stat_sum rc_tx_inline "${stat_ns[@]}") w0=$(stat_sum rc_tx_work "${stat_ns[@]}")
+		v0=$(stat_sum rc_tx_rcv "${stat_ns[@]}") to0=$(stat_sum rc_timeouts "${stat_ns[@]}")
+		ri0=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw0=$(stat_sum rc_resp_work "${stat_ns[@]}")
 	fi
 	if ! perftest_retry "$cfg" "ib_${t}_bw" "$size" "$iters"; then
 		failed "$tag"
@@ -229,17 +246,29 @@ bw() {
 		a1=$(stat_sum rc_acks_sent "${stat_ns[@]}") r1=$(stat_sum rc_acks_received "${stat_ns[@]}")
 		p1=$(stat_sum rc_tx_packets "${stat_ns[@]}")
 		i1=$(stat_sum rc_tx_inline "${stat_ns[@]}") w1=$(stat_sum rc_tx_work "${stat_ns[@]}")
+		v1=$(stat_sum rc_tx_rcv "${stat_ns[@]}") to1=$(stat_sum rc_timeouts "${stat_ns[@]}")
+		ri1=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw1=$(stat_sum rc_resp_work "${stat_ns[@]}")
 		# ACKs on the wire: softcm <-> softcm counts each twice (sent
 		# and received), softcm <-> rxe once each way.
 		local acks=$(((a1 - a0) + (r1 - r0)))
 		[ "$cfg" = softcm ] && acks=$(((a1 - a0)))
-		# the requester's packets sent from the posting system call and
-		# from its work item (0 and 0 before the counters existed)
+		# the requester's packets sent from the posting system call,
+		# from its work item and from the receive of an ACK or response,
+		# the responder's waiting ones (READ responses) from the
+		# request's receive and from its work (0 before the counters
+		# existed)
 		extra=$(awk -v a=$acks -v p=$((p1 - p0)) -v n="$iters" -v i=$((i1 - i0)) \
-			-v w=$((w1 - w0)) \
+			-v w=$((w1 - w0)) -v v=$((v1 - v0)) -v ri=$((ri1 - ri0)) -v rw=$((rw1 - rw0)) \
 			'BEGIN { printf " acks_per_msg=%.3f pkts_per_msg=%.3f inline_per_msg=%.3f work_per_msg=%.3f",
-				 a / n, p / n, i / n, w / n }')
+				 a / n, p / n, i / n, w / n
+				 printf " rcv_per_msg=%.3f resp_rcv_per_msg=%.3f resp_work_per_msg=%.3f",
+					v / n, ri / n, rw / n }')
+		# softcm's retransmission timeouts in the run
+		extra+=" timeouts=$((to1 - to0))"
 	fi
+	# packets the stack dropped for a full CPU backlog in the run (both
+	# ends' stacks are this kernel's: a sender's burst can fill it)
+	extra+=" backlog_drops=$(($(backlog_drops) - bd0))"
 	# #bytes #iterations BW-peak BW-average[MB/sec] MsgRate[Mpps]
 	# (the message rate from the average bandwidth: perftest's Mpps has
 	# six decimals, 0.000000 for 1 MiB messages at under 0.5 MiB/s)
@@ -349,6 +378,7 @@ tcp() {
 
 start=$SECONDS clock=
 say "data path: sizes $DP_SIZES, latency at $DP_LAT_SIZES, $DP_BYTES bytes per bandwidth run"
+[ "$DP_PROFILE" = only ] && DP_SIZES= DP_LAT_SIZES=
 for t in send write read; do
 	for size in $DP_SIZES; do
 		for cfg in softcm rxe softcm-rxe; do
@@ -363,13 +393,15 @@ for t in send write read; do
 done
 # The latency again with perftest sleeping on its CQ (-e): whether the
 # polling program keeps its CPU from what the data path needs there.
-for cfg in softcm rxe; do
+[ "$DP_PROFILE" != only ] && for cfg in softcm rxe; do
 	lat "$cfg" send 64 -e
 done
 for size in $DP_SIZES; do
 	tcp "$size"
 done
-if command -v strace >/dev/null; then
+if [ "$DP_PROFILE" = only ]; then
+	:
+elif command -v strace >/dev/null; then
 	for t in send write read; do
 		for cfg in softcm rxe; do
 			syscalls "$cfg" "$t" 4096
@@ -379,23 +411,25 @@ else
 	say "no strace in the VM: no system calls per message"
 fi
 # Where softcm's time goes: the whole guest sampled by its clock (no PMU
-# under TCG) while softcm moves 64 KiB WRITEs, then SENDs of 64 B; the
-# hottest symbols go to OUT as comments.
+# under TCG) while softcm moves 64 KiB WRITEs, then SENDs of 64 B, 16
+# times a figure's messages so that the run, not perf's start, fills the
+# samples; the hottest symbols go to OUT as comments.
 profile() {
 	local t=$1 size=$2 ppid
 	perf record -a -g -e cpu-clock -F 499 -o "$tmp/perf.data" >"$tmp/perf.log" 2>&1 &
 	ppid=$!
 	sleep 1
-	perftest_retry softcm "ib_${t}_bw" "$size" "$(iters_for "$size")" || say "profile: $t $size failed"
+	perftest_retry softcm "ib_${t}_bw" "$size" $((16 * $(iters_for "$size"))) ||
+		say "profile: $t $size failed"
 	kill -INT "$ppid" 2>/dev/null
 	wait "$ppid" 2>/dev/null
 	{
 		echo "# perf softcm ${t}_bw $size: $(grep -E '^ *[0-9]+ +[0-9]+ ' "$tmp/line")"
 		perf report -i "$tmp/perf.data" --stdio -g none --no-children --sort comm,dso,sym 2>/dev/null |
-			grep -E '^ +[0-9.]+%' | head -n 25 | sed "s/^/# perf softcm ${t}_bw $size: /"
+			grep -E '^ +[0-9.]+%' | head -n 40 | sed "s/^/# perf softcm ${t}_bw $size: /"
 	} | tee -a "$out"
 }
-if command -v perf >/dev/null && [ "${DP_PROFILE:-1}" = 1 ]; then
+if command -v perf >/dev/null && [ "$DP_PROFILE" != 0 ]; then
 	profile write 65536
 	profile send 64
 fi

@@ -20,7 +20,9 @@
 # BENCH_ONLY=datapath the data path alone (tests/bench/datapath.sh;
 # BENCH_DATAPATH=0: none), sized by BENCH_DP_SIZES ("64 4096 65536
 # 1048576"), BENCH_DP_LAT_SIZES ("64 4096"), BENCH_DP_BYTES (bytes per
-# bandwidth run, 8 MiB; iterations 20..5000).
+# bandwidth run, 8 MiB; iterations 20..5000), BENCH_DP_PROFILE (1: a
+# perf profile of softcm after the figures, 0: none, only: the profile
+# alone).
 # Writes build/bench/results.txt (one "cmbench ..." or "dpbench ..." line
 # per measurement, machine-readable), table.txt, table.rst, bench.png,
 # datapath.txt, datapath.rst and datapath.png.  The debug kernel
@@ -48,6 +50,7 @@ DATAPATH=${BENCH_DATAPATH:-1}
 DP_SIZES="${BENCH_DP_SIZES:-64 4096 65536 1048576}"
 DP_LAT_SIZES="${BENCH_DP_LAT_SIZES:-64 4096}"
 DP_BYTES=${BENCH_DP_BYTES:-8388608}
+DP_PROFILE=${BENCH_DP_PROFILE:-1}
 EOF
 
 rm -rf "$out/artifacts"
