@@ -727,28 +727,35 @@ static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 }
 
 /*
- * Send what waits, SOFTCM_RC_BATCH packets at most, counted in @via; the
- * rest from the work, so that a long READ holds neither the QP nor the
- * CPU.  One packet at a time (resp_busy): whoever finds one waiting
- * while another sends leaves it to that one, which looks again.
+ * Send what waits, @runs batches of SOFTCM_RC_BATCH packets at most,
+ * counted in @via, yielding the CPU between them (process context
+ * only); the rest from the work, so that a long READ holds neither the
+ * QP nor the CPU.  One packet at a time (resp_busy): whoever finds one
+ * waiting while another sends leaves it to that one, which looks again.
  */
-static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp)
+static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
+		     unsigned int runs)
 {
 	struct resp_pkt p;
-	unsigned int n;
+	unsigned int n = 0;
 	bool more;
 
-	for (n = 0; n < SOFTCM_RC_BATCH; n++) {
+	for (;;) {
 		spin_lock_bh(&qp->lock);
 		more = resp_next(qp, &p);
 		spin_unlock_bh(&qp->lock);
 		if (!more)
-			break;
+			return;
 		if (resp_send(qp, &p, gfp))
 			softcm_rc_count(qp, via, 1);
+		if (++n < SOFTCM_RC_BATCH)
+			continue;
+		if (!--runs || !gfpflags_allow_blocking(gfp))
+			break;
+		cond_resched();
+		n = 0;
 	}
-	if (n == SOFTCM_RC_BATCH)
-		queue_work(softcm_workqueue(), &qp->rc.resp_work);
+	queue_work(softcm_workqueue(), &qp->rc.resp_work);
 }
 
 /*
@@ -759,7 +766,7 @@ static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp
 void softcm_resp_push(struct softcm_qp *qp)
 {
 	lockdep_assert_in_softirq();
-	resp_run(qp, SOFTCM_RC_RESP_RCV, GFP_ATOMIC);
+	resp_run(qp, SOFTCM_RC_RESP_RCV, GFP_ATOMIC, 1);
 }
 
 void softcm_resp_work(struct work_struct *work)
@@ -768,7 +775,7 @@ void softcm_resp_work(struct work_struct *work)
 
 	if (!softcm_qp_enter(qp))
 		return;
-	resp_run(qp, SOFTCM_RC_RESP_WORK, GFP_KERNEL);
+	resp_run(qp, SOFTCM_RC_RESP_WORK, GFP_KERNEL, SOFTCM_RC_POST_RUNS);
 	softcm_qp_leave(qp);
 }
 
