@@ -224,7 +224,7 @@ failed() {
 
 # bw CONFIG TEST SIZE: one bandwidth run.
 bw() {
-	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 i0 w0 v0 ri0 rw0 to0 a1 r1 p1 i1 w1 v1 ri1 rw1 to1 bd0
+	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 i0 w0 v0 ri0 rw0 to0 rr0 a1 r1 p1 i1 w1 v1 ri1 rw1 to1 rr1 bd0
 	local extra= tag
 	local t0=$SECONDS
 	iters=$(iters_for "$size")
@@ -236,6 +236,7 @@ bw() {
 		p0=$(stat_sum rc_tx_packets "${stat_ns[@]}")
 		i0=$(stat_sum rc_tx_inline "${stat_ns[@]}") w0=$(stat_sum rc_tx_work "${stat_ns[@]}")
 		v0=$(stat_sum rc_tx_rcv "${stat_ns[@]}") to0=$(stat_sum rc_timeouts "${stat_ns[@]}")
+		rr0=$(stat_sum read_retries "${stat_ns[@]}")
 		ri0=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw0=$(stat_sum rc_resp_work "${stat_ns[@]}")
 	fi
 	if ! perftest_retry "$cfg" "ib_${t}_bw" "$size" "$iters"; then
@@ -247,6 +248,7 @@ bw() {
 		p1=$(stat_sum rc_tx_packets "${stat_ns[@]}")
 		i1=$(stat_sum rc_tx_inline "${stat_ns[@]}") w1=$(stat_sum rc_tx_work "${stat_ns[@]}")
 		v1=$(stat_sum rc_tx_rcv "${stat_ns[@]}") to1=$(stat_sum rc_timeouts "${stat_ns[@]}")
+		rr1=$(stat_sum read_retries "${stat_ns[@]}")
 		ri1=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw1=$(stat_sum rc_resp_work "${stat_ns[@]}")
 		# ACKs on the wire: softcm <-> softcm counts each twice (sent
 		# and received), softcm <-> rxe once each way.
@@ -263,8 +265,9 @@ bw() {
 				 a / n, p / n, i / n, w / n
 				 printf " rcv_per_msg=%.3f resp_rcv_per_msg=%.3f resp_work_per_msg=%.3f",
 					v / n, ri / n, rw / n }')
-		# softcm's retransmission timeouts in the run
-		extra+=" timeouts=$((to1 - to0))"
+		# softcm's retransmission timeouts, and READs it asked again for
+		# a gap in their responses, in the run
+		extra+=" timeouts=$((to1 - to0)) read_retries=$((rr1 - rr0))"
 	fi
 	# packets the stack dropped for a full CPU backlog in the run (both
 	# ends' stacks are this kernel's: a sender's burst can fill it)
