@@ -158,7 +158,7 @@ static void read_retry(struct softcm_qp *qp)
  * dropped: the timer asks again.
  */
 static void read_resp(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		      const u8 *payload)
+		      const struct softcm_rc_payload *pl)
 {
 	struct softcm_rc *rc = &qp->rc;
 	const struct softcm_sq_wqe *w;
@@ -197,8 +197,8 @@ static void read_resp(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		goto drop;
 	w = shadow(qp, i);
 	if (h->payload_len &&
-	    softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
-			       w->wr.num_sge, off, (u8 *)payload, h->payload_len, true)) {
+	    softcm_mr_sge_copy_skb(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
+				   w->wr.num_sge, off, pl->skb, pl->off, h->payload_len)) {
 		softcm_rc_complete_err_at(qp, i, IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -289,7 +289,7 @@ static void rnr_nak(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 }
 
 bool softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		     const u8 *payload)
+		     const struct softcm_rc_payload *pl)
 {
 	struct softcm_rc *rc = &qp->rc;
 	u8 syn = h->aeth.syndrome;
@@ -305,7 +305,7 @@ bool softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	case SOFTCM_IB_READ_RESPONSE_MIDDLE:
 	case SOFTCM_IB_READ_RESPONSE_LAST:
 	case SOFTCM_IB_READ_RESPONSE_ONLY:
-		read_resp(qp, h, payload);
+		read_resp(qp, h, pl);
 		goto out;
 	case SOFTCM_IB_ATOMIC_ACKNOWLEDGE:
 		atomic_ack(qp, h);

@@ -46,6 +46,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <rdma/ib_user_ioctl_verbs.h>
 
@@ -431,8 +432,19 @@ static bool mr_covers(const struct softcm_mr *mr, u64 iova, u64 len)
 	return iova >= mr->iova && len <= mr->length && iova - mr->iova <= mr->length - len;
 }
 
-/* Copy between @buf and @mr's pages at @iova, checked by mr_covers(). */
-static void mr_copy(struct softcm_mr *mr, u64 iova, u8 *buf, u32 len, bool to_mr)
+/*
+ * The other end of a copy: @buf, or, with @skb, a received packet's
+ * bytes from @off, read where they lie (fragments included): only ever
+ * a source.  Advanced by what was copied.
+ */
+struct mr_io {
+	u8 *buf;
+	const struct sk_buff *skb;
+	unsigned int off;
+};
+
+/* Copy between @io and @mr's pages at @iova, checked by mr_covers(). */
+static void mr_copy(struct softcm_mr *mr, u64 iova, struct mr_io *io, u32 len, bool to_mr)
 {
 	u64 off = iova - mr->iova + mr->offset;
 
@@ -442,14 +454,21 @@ static void mr_copy(struct softcm_mr *mr, u64 iova, u8 *buf, u32 len, bool to_mr
 		struct page *page = mr->pages[off >> PAGE_SHIFT];
 		u8 *va = kmap_local_page(page);
 
-		if (to_mr) {
-			memcpy(va + po, buf, n);
-			flush_dcache_page(page);
+		if (!to_mr) {
+			memcpy(io->buf, va + po, n);
+		} else if (!io->skb) {
+			memcpy(va + po, io->buf, n);
 		} else {
-			memcpy(buf, va + po, n);
+			/* the caller checked the packet's length */
+			WARN_ON_ONCE(skb_copy_bits(io->skb, io->off, va + po, n));
 		}
+		if (to_mr)
+			flush_dcache_page(page);
 		kunmap_local(va);
-		buf += n;
+		if (io->skb)
+			io->off += n;
+		else
+			io->buf += n;
 		off += n;
 		len -= n;
 	}
@@ -463,9 +482,9 @@ static void mr_copy(struct softcm_mr *mr, u64 iova, u8 *buf, u32 len, bool to_mr
  * touches a user address.  -EMSGSIZE if the SGEs are too short,
  * -EACCES for a key, PD, bound or access that does not hold.
  */
-int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
-		       const struct softcm_sge *sge, u32 n, u64 off, u8 *buf,
-		       u32 len, bool to_mr)
+static int sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
+		    const struct softcm_sge *sge, u32 n, u64 off, struct mr_io *io,
+		    u32 len, bool to_mr)
 {
 	struct softcm_mr *mr;
 	int ret = 0;
@@ -484,8 +503,7 @@ int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
 			ret = -EACCES;
 			break;
 		}
-		mr_copy(mr, sge[i].addr + off, buf, m, to_mr);
-		buf += m;
+		mr_copy(mr, sge[i].addr + off, io, m, to_mr);
 		len -= m;
 		off = 0;
 	}
@@ -495,6 +513,29 @@ int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
 	return ret;
 }
 
+int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
+		       const struct softcm_sge *sge, u32 n, u64 off, u8 *buf,
+		       u32 len, bool to_mr)
+{
+	struct mr_io io = { .buf = buf };
+
+	return sge_copy(sn, pd, sge, n, off, &io, len, to_mr);
+}
+
+/*
+ * As softcm_mr_sge_copy() into the SGEs, from @skb's bytes at @skb_off
+ * (the caller checked that it holds @len there): a received payload
+ * copied from the skb's fragments as they are, never linearised.
+ */
+int softcm_mr_sge_copy_skb(struct softcm_net *sn, struct softcm_pd *pd,
+			   const struct softcm_sge *sge, u32 n, u64 off,
+			   const struct sk_buff *skb, unsigned int skb_off, u32 len)
+{
+	struct mr_io io = { .skb = skb, .off = skb_off };
+
+	return sge_copy(sn, pd, sge, n, off, &io, len, true);
+}
+
 /*
  * What a peer's RDMA request may do to the region @rkey names: copy @len
  * bytes between @buf and it at @va, into it with @to_mr.  The MR must be
@@ -502,8 +543,8 @@ int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
  * range; -EACCES otherwise, before a byte moves.  Looked up per call, as
  * every packet of a request: no MR is held across packets.
  */
-int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
-			  u64 va, u8 *buf, u32 len, u32 access, bool to_mr)
+static int remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+		       u64 va, struct mr_io *io, u32 len, u32 access, bool to_mr)
 {
 	struct softcm_mr *mr;
 	int ret = -EACCES;
@@ -512,11 +553,29 @@ int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 	mr = softcm_mr_find_rcu(sn, rkey, true);
 	if (mr && mr->pd == pd && (mr->access & access) == access &&
 	    mr_covers(mr, va, len)) {
-		mr_copy(mr, va, buf, len, to_mr);
+		mr_copy(mr, va, io, len, to_mr);
 		ret = 0;
 	}
 	rcu_read_unlock();
 	return ret;
+}
+
+int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			  u64 va, u8 *buf, u32 len, u32 access, bool to_mr)
+{
+	struct mr_io io = { .buf = buf };
+
+	return remote_copy(sn, pd, rkey, va, &io, len, access, to_mr);
+}
+
+/* As softcm_mr_remote_copy() into the region, from @skb's bytes at @skb_off. */
+int softcm_mr_remote_copy_skb(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			      u64 va, const struct sk_buff *skb, unsigned int skb_off,
+			      u32 len, u32 access)
+{
+	struct mr_io io = { .skb = skb, .off = skb_off };
+
+	return remote_copy(sn, pd, rkey, va, &io, len, access, true);
 }
 
 /* As softcm_mr_remote_copy(), without the copy: whether it would be allowed. */

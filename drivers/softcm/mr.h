@@ -10,6 +10,7 @@
 struct completion;
 struct mm_struct;
 struct page;
+struct sk_buff;
 struct user_struct;
 struct softcm_file;
 struct softcm_net;
@@ -51,6 +52,12 @@ int softcm_mr_sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
 		       u32 len, bool to_mr);
 int softcm_mr_remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 			  u64 va, u8 *buf, u32 len, u32 access, bool to_mr);
+int softcm_mr_sge_copy_skb(struct softcm_net *sn, struct softcm_pd *pd,
+			   const struct softcm_sge *sge, u32 n, u64 off,
+			   const struct sk_buff *skb, unsigned int skb_off, u32 len);
+int softcm_mr_remote_copy_skb(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			      u64 va, const struct sk_buff *skb, unsigned int skb_off,
+			      u32 len, u32 access);
 int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 			   u64 va, u32 len, u32 access);
 int softcm_mr_remote_atomic(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,

@@ -185,11 +185,21 @@ int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 void softcm_rc_arm(struct softcm_qp *qp);
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
 
+/*
+ * A received packet's payload: @skb's bytes from @off on, as many as its
+ * header says, in the skb's linear part or its fragments, copied from
+ * where they lie (rcrecv.c checked the length).
+ */
+struct softcm_rc_payload {
+	const struct sk_buff *skb;
+	unsigned int off;
+};
+
 /* comp.c and resp.c: a packet for @qp, entered and locked */
 bool softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		     const u8 *payload);
+		     const struct softcm_rc_payload *pl);
 bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		     const u8 *payload, struct softcm_ib_hdr *ack, bool *push);
+		     const struct softcm_rc_payload *pl, struct softcm_ib_hdr *ack, bool *push);
 /* and what they made sendable, entered, in softirq, unlocked */
 void softcm_rc_push_rcv(struct softcm_qp *qp);
 void softcm_resp_push(struct softcm_qp *qp);

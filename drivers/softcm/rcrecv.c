@@ -25,17 +25,36 @@
 #include "trace.h"
 #include "transport.h"
 
-/* The ICRC of the packet @skb holds, @len bytes of BTH through ICRC. */
-static bool icrc_ok(struct sk_buff *skb, const u8 *bth, unsigned int len)
+/*
+ * The bytes of BTH and extension headers that must be in the skb's
+ * linear part: more than the longest RC headers (BTH and AtomicETH, 40).
+ * The payload stays where the stack put it, in fragments or not.
+ */
+#define RC_HDR_PULL	64
+
+/*
+ * The ICRC of the packet @skb holds, @len bytes of BTH through ICRC from
+ * @boff: over the linear bytes at once, over fragments as they lie.
+ */
+static bool icrc_ok(struct sk_buff *skb, unsigned int boff, unsigned int len)
 {
 	bool ipv6 = ip_hdr(skb)->version == 6;
+	const u8 *bth = skb->data + boff;
+	__le32 want;
+	s64 got;
 
 	/* The ICRC covers a plain 20-byte IPv4 header, as rxe sends. */
 	if (!ipv6 && ip_hdr(skb)->ihl != 5)
 		return false;
-	return softcm_icrc(skb_network_header(skb), ipv6, skb_transport_header(skb),
-			   bth, len - SOFTCM_IB_ICRC) ==
-	       get_unaligned_le32(bth + len - SOFTCM_IB_ICRC);
+	if (skb_copy_bits(skb, boff + len - SOFTCM_IB_ICRC, &want, sizeof(want)))
+		return false;
+	if (skb_headlen(skb) >= boff + len)
+		got = softcm_icrc(skb_network_header(skb), ipv6, skb_transport_header(skb),
+				  bth, len - SOFTCM_IB_ICRC);
+	else
+		got = softcm_icrc_skb(skb_network_header(skb), ipv6, skb_transport_header(skb),
+				      skb, boff, len - SOFTCM_IB_ICRC);
+	return got == le32_to_cpu(want);
 }
 
 /*
@@ -80,32 +99,42 @@ static void count_aeth(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 }
 
 /*
- * Every packet for a QP other than QP1, in softirq under RCU, the skb
- * linear: checked, then given to the QP's responder (requests) or
- * completer (responses) under the QP's lock; the ACK the responder
- * decides, or the READ responses it made sendable, leave after it.
+ * Every packet for a QP other than QP1, in softirq under RCU, its UDP
+ * header and BTH linear: checked, then given to the QP's responder
+ * (requests) or completer (responses) under the QP's lock; the ACK the
+ * responder decides, or the READ responses it made sendable, leave
+ * after it.  Only the headers are pulled into the linear part: the
+ * payload is copied to its MR from where it lies (a NIC's page
+ * fragments, a reassembled datagram's fragment list), never linearised.
  */
 static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 {
-	const struct udphdr *udph = udp_hdr(skb);
-	u8 *bth = (u8 *)(udph + 1);
-	unsigned int len = ntohs(udph->len) - sizeof(*udph);
+	unsigned int boff = skb_transport_offset(skb) + sizeof(struct udphdr);
+	unsigned int ulen = ntohs(udp_hdr(skb)->len);
+	unsigned int len = ulen - sizeof(struct udphdr);
 	enum softcm_stat why = SOFTCM_STAT_DROP_HEADER;
-	struct softcm_ib_hdr h, ack = {};
 	bool send_ack = false, push = false, push_req = false;
+	struct softcm_ib_hdr h, ack = {};
+	struct softcm_rc_payload pl;
 	struct softcm_qp *qp;
 
-	if (ntohs(udph->len) < sizeof(*udph) || skb_tail_pointer(skb) < bth + len) {
+	if (ulen < sizeof(struct udphdr) || boff + len > skb->len) {
 		why = SOFTCM_STAT_DROP_LENGTH;
 		goto drop;
 	}
-	if (softcm_ib_parse(bth, len, len, &h))
+	if (!pskb_may_pull(skb, boff + min(len, RC_HDR_PULL))) {
+		why = SOFTCM_STAT_DROP_NOMEM;
+		goto drop;
+	}
+	if (softcm_ib_parse(skb->data + boff, min(len, RC_HDR_PULL), len, &h))
 		goto drop;
 	if ((h.opcode & 0xe0) != SOFTCM_IB_RC || (h.pkey & 0x7fff) != 0x7fff)
 		goto drop;
 	why = SOFTCM_STAT_DROP_ICRC;
-	if (!icrc_ok(skb, bth, len))
+	if (!icrc_ok(skb, boff, len))
 		goto drop;
+	pl.skb = skb;
+	pl.off = boff + h.op->hdr_len;
 	why = SOFTCM_STAT_DROP_HEADER;	/* the BTH's QPN names no QP */
 	qp = softcm_qp_find_rcu(sn, qpn);
 	if (!qp)
@@ -130,9 +159,9 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	if (!(h.op->flags & SOFTCM_IB_REQUEST) && (h.op->flags & SOFTCM_IB_HAS_AETH))
 		count_aeth(qp, &h);
 	if (h.op->flags & SOFTCM_IB_REQUEST)
-		send_ack = softcm_resp_rcv(qp, &h, bth + h.op->hdr_len, &ack, &push);
+		send_ack = softcm_resp_rcv(qp, &h, &pl, &ack, &push);
 	else
-		push_req = softcm_comp_rcv(qp, &h, bth + h.op->hdr_len);
+		push_req = softcm_comp_rcv(qp, &h, &pl);
 	spin_unlock(&qp->lock);
 	if (send_ack)
 		softcm_rc_send_ack(qp, &ack);

@@ -177,7 +177,8 @@ static int write_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 }
 
 /* Place a SEND's or WRITE's payload; a NAK code, or 0. */
-static int place(struct softcm_qp *qp, const struct softcm_ib_hdr *h, const u8 *payload)
+static int place(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
+		 const struct softcm_rc_payload *pl)
 {
 	struct softcm_rc *rc = &qp->rc;
 	int ret;
@@ -186,15 +187,15 @@ static int place(struct softcm_qp *qp, const struct softcm_ib_hdr *h, const u8 *
 		if (h->payload_len > rc->wlen - rc->roff)
 			return SOFTCM_NAK_INVALID_REQUEST;
 		if (h->payload_len &&
-		    softcm_mr_remote_copy(qp->sn, qp->pd, rc->wrkey, rc->wva + rc->roff,
-					  (u8 *)payload, h->payload_len,
-					  IB_UVERBS_ACCESS_REMOTE_WRITE, true))
+		    softcm_mr_remote_copy_skb(qp->sn, qp->pd, rc->wrkey, rc->wva + rc->roff,
+					      pl->skb, pl->off, h->payload_len,
+					      IB_UVERBS_ACCESS_REMOTE_WRITE))
 			return SOFTCM_NAK_REMOTE_ACCESS_ERR;
 		rc->roff += h->payload_len;
 		return 0;
 	}
-	ret = softcm_mr_sge_copy(qp->sn, qp->pd, rc->rsge, rc->rwr.num_sge, rc->roff,
-				 (u8 *)payload, h->payload_len, true);
+	ret = softcm_mr_sge_copy_skb(qp->sn, qp->pd, rc->rsge, rc->rwr.num_sge, rc->roff,
+				     pl->skb, pl->off, h->payload_len);
 	if (ret) {
 		/* rxe: a receive too short is the requester's error */
 		complete_recv(qp, h, ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
@@ -468,7 +469,7 @@ static bool send_inv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 }
 
 static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		     const u8 *payload, struct softcm_ib_hdr *a)
+		     const struct softcm_rc_payload *pl, struct softcm_ib_hdr *a)
 {
 	struct softcm_rc *rc = &qp->rc;
 	u8 pos = h->op->pos;
@@ -541,7 +542,7 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		}
 	}
 	rc->in_msg = kind;
-	ret = place(qp, h, payload);
+	ret = place(qp, h, pl);
 	if (ret) {
 		if (ret == SOFTCM_NAK_REMOTE_ACCESS_ERR)
 			softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
@@ -594,14 +595,15 @@ static bool keep_ack(struct softcm_qp *qp, const struct softcm_ib_hdr *a)
  * has packets to send, for softcm_resp_push() once the lock is released.
  */
 bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
-		     const u8 *payload, struct softcm_ib_hdr *a, bool *push)
+		     const struct softcm_rc_payload *pl, struct softcm_ib_hdr *a,
+		     bool *push)
 {
 	struct softcm_rc *rc = &qp->rc;
 	bool ret;
 
 	lockdep_assert_held(&qp->lock);
 	rc->resp_kick = false;
-	ret = resp_rcv(qp, h, payload, a);
+	ret = resp_rcv(qp, h, pl, a);
 	if (ret && resp_queued(qp))
 		ret = keep_ack(qp, a);
 	*push = rc->resp_kick;

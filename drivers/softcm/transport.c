@@ -120,7 +120,7 @@ static unsigned int payload_len(struct sk_buff *skb)
 	const struct udphdr *udph = udp_hdr(skb);
 	unsigned int len = ntohs(udph->len);
 
-	if (len < sizeof(*udph) || skb_tail_pointer(skb) < (u8 *)udph + len)
+	if (len < sizeof(*udph) || skb_transport_offset(skb) + len > skb->len)
 		return 0;
 	return len - sizeof(*udph);
 }
@@ -247,7 +247,9 @@ VISIBLE_IF_KUNIT void softcm_transport_rcv(struct softcm_net *sn, struct sk_buff
 	unsigned int len;
 	u32 qpn;
 
-	len = skb_linearize(skb) ? 0 : payload_len(skb);
+	/* A BTH in the linear part, or too short a packet */
+	len = pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr) +
+			    SOFTCM_BTH_SIZE) ? payload_len(skb) : 0;
 	if (len < SOFTCM_BTH_SIZE) {
 		count_drop(sn, skb, SOFTCM_STAT_DROP_LENGTH);
 		return;
@@ -255,10 +257,17 @@ VISIBLE_IF_KUNIT void softcm_transport_rcv(struct softcm_net *sn, struct sk_buff
 	/* The destination QP: the BTH's bytes 5 to 7. */
 	qpn = get_unaligned_be32(skb_transport_header(skb) + sizeof(struct udphdr) + 4) &
 	      0xffffff;
-	if (qpn == SOFTCM_GSI_QPN)
-		rcv_gsi(sn, skb, len);
-	else
+	if (qpn != SOFTCM_GSI_QPN) {
+		/* read where it lies, fragments included (rcrecv.c) */
 		rcv_other_qp(sn, qpn, skb, len);
+		return;
+	}
+	/* a MAD is checked and decoded as one buffer */
+	if (skb_linearize(skb)) {
+		count_drop(sn, skb, SOFTCM_STAT_DROP_NOMEM);
+		return;
+	}
+	rcv_gsi(sn, skb, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_transport_rcv);
 

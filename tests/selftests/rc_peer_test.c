@@ -453,4 +453,141 @@ TEST_F(peer, send_with_invalidate_on_the_wire)
 	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 }
 
+/*
+ * An RC packet from the scripted peer to the QP, @hdr bytes of BTH and
+ * extension headers at @hdrs then @plen bytes of @pay, its pad and ICRC,
+ * sent as two IP fragments: rp-a's stack reassembles it into an skb
+ * whose payload is partly in a fragment list, not in its linear part.
+ * The ICRC covers the header the receiver sees after reassembly (no DF,
+ * the whole length).
+ */
+static int send_fragmented(FIXTURE_DATA(peer) * self, const uint8_t *hdrs, size_t hdr,
+			   const uint8_t *pay, size_t plen)
+{
+	static uint8_t pkt[28 + 64 + 1024 + 8], frag[20 + sizeof(pkt)];
+	struct iphdr *ip = (struct iphdr *)pkt;
+	struct udphdr *udp = (struct udphdr *)(pkt + 20);
+	size_t pad = -plen & 3, len = 28 + hdr + plen + pad + RC_ICRC, first, n;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	uint32_t crc;
+
+	if (len > sizeof(pkt))
+		return -EMSGSIZE;
+	memset(pkt, 0, sizeof(pkt));
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->id = htons(0x4321);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons(len);
+	inet_pton(AF_INET, "10.33.0.2", &ip->saddr);
+	inet_pton(AF_INET, "10.33.0.1", &ip->daddr);
+	to.sin_addr.s_addr = ip->daddr;
+	udp->source = htons(0xc0de);
+	udp->dest = htons(4791);
+	udp->len = htons(len - 20);
+	memcpy(pkt + 28, hdrs, hdr);
+	pkt[28 + 1] = (pkt[28 + 1] & ~0x30) | pad << 4;
+	memcpy(pkt + 28 + hdr, pay, plen);
+	crc = icrc(pkt, len);
+	memcpy(pkt + len - RC_ICRC, &crc, RC_ICRC);	/* host order, as rxe */
+
+	/* the first half of the IP payload, a multiple of 8 bytes, then the rest */
+	first = ((len - 20) / 2) & ~(size_t)7;
+	for (int k = 0; k < 2; k++) {
+		size_t from = k ? 20 + first : 20;
+		struct iphdr *f = (struct iphdr *)frag;
+
+		n = k ? len - 20 - first : first;
+		memcpy(frag, pkt, 20);
+		memcpy(frag + 20, pkt + from, n);
+		f->tot_len = htons(20 + n);
+		f->frag_off = htons(k ? first / 8 : IP_MF);
+		if (sendto(self->raw, frag, 20 + n, 0, (struct sockaddr *)&to, sizeof(to)) !=
+		    (ssize_t)(20 + n))
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Packets that reach softcm as reassembled IP datagrams, their payload
+ * in the skb's fragment list: READ responses (FIRST, MIDDLE, LAST) land
+ * in the READ's buffer and a SEND ONLY in the posted receive, byte for
+ * byte, the bytes around them untouched.  softcm copies a payload from
+ * where the stack left it, without linearising the skb (rcrecv.c); the
+ * ICRC is computed over the fragments as they are.
+ */
+TEST_F(peer, fragmented_datagrams_land_byte_for_byte)
+{
+	static const unsigned int sizes[] = { 1024, 1024, 452 };
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf + 8, .length = 2500,
+			       .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x77 },
+	}, *bad;
+	struct ibv_sge rsge = { .addr = (uintptr_t)self->buf + 4096 + 8, .length = 2048,
+				.lkey = self->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 8, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	uint8_t pay[2500], hdrs[RC_BTH + RC_AETH];
+	unsigned int op, psn, off = 0;
+	struct ibv_wc wc;
+
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = i * 29 + 3;
+	memset(self->buf, 0xee, 8192);
+
+	ASSERT_EQ(0, ibv_post_send(self->qp, &wr, &bad));
+	ASSERT_EQ(0, next_request(self, 10000, &op, &psn));
+	ASSERT_EQ(RC_READ_REQUEST, op);
+	ASSERT_EQ(SQ_PSN, psn);
+	for (int i = 0; i < 3; i++) {
+		uint8_t opc = i == 0 ? RC_READ_RESPONSE_FIRST :
+			      i == 1 ? RC_READ_RESPONSE_MIDDLE : RC_READ_RESPONSE_LAST;
+		size_t hdr = i == 1 ? RC_BTH : RC_BTH + RC_AETH;
+
+		memset(hdrs, 0, sizeof(hdrs));
+		hdrs[0] = opc;
+		hdrs[2] = hdrs[3] = 0xff;
+		put32(hdrs + 4, self->qp->qp_num);
+		put32(hdrs + 8, SQ_PSN + i);
+		if (hdr > RC_BTH)
+			rc_aeth(hdrs + RC_BTH, AETH_ACK, 1);
+		ASSERT_EQ(0, send_fragmented(self, hdrs, hdr, pay + off, sizes[i]));
+		off += sizes[i];
+	}
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(7, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+	EXPECT_EQ(2500, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->buf + 8, pay, 2500));
+	EXPECT_EQ(0xee, self->buf[7]);
+	EXPECT_EQ(0xee, self->buf[8 + 2500]);
+
+	/* a SEND ONLY of 1000 bytes, into the posted receive */
+	ASSERT_EQ(0, ibv_post_recv(self->qp, &rwr, &rbad));
+	memset(hdrs, 0, sizeof(hdrs));
+	hdrs[0] = RC_SEND_ONLY;
+	hdrs[2] = hdrs[3] = 0xff;
+	put32(hdrs + 4, self->qp->qp_num);
+	put32(hdrs + 8, 0x500);
+	hdrs[8] |= 0x80;			/* AckReq */
+	ASSERT_EQ(0, send_fragmented(self, hdrs, RC_BTH, pay + 100, 1000));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(8, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+	EXPECT_EQ(1000, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->buf + 4096 + 8, pay + 100, 1000));
+	EXPECT_EQ(0xee, self->buf[4096 + 7]);
+	EXPECT_EQ(0xee, self->buf[4096 + 8 + 1000]);
+	/* and its ACK came back */
+	ASSERT_EQ(0, next_request(self, 10000, &op, &psn));
+	EXPECT_EQ(RC_ACKNOWLEDGE, op);
+	EXPECT_EQ(0x500, psn);
+}
+
 TEST_HARNESS_MAIN
