@@ -455,6 +455,10 @@ lat_verdict() {
 # end's netem sent at least 500 packets (a SEND and an ACK a round trip).
 # 2000 round trips took 5 to 15 s (a loaded host), up to 1200 of them
 # before netem: each side has twice the usual limit, 60 s.
+# The connect race of perftest's shows without netem too (once in the
+# complete run of 4cd8456, where the data path answers sooner): a client
+# refused with REJ 8 gets one more try on another port, said in the
+# output; any other failure, or a second REJ 8, fails the case.
 lat_running() {
 	ip netns exec "$1" awk '$3 == "RTS" && $12 >= 40 { f = 1 } END { exit !f }' \
 		/proc/net/softcm_qps
@@ -465,15 +469,32 @@ netem_sent() {
 		awk '$1 == "Sent" { print $4; exit }'
 }
 run_lat_events() {
-	local name=datapath/ib_send_lat-R-e iters=2000 port=18532 ok=1 sa=0 sb=0 crc
-	local srv=$tmp/lat-e.server cli=$tmp/lat-e.client opts spid cpid
+	local name=datapath/ib_send_lat-R-e iters=2000 port
+	local srv=$tmp/lat-e.server cli=$tmp/lat-e.client ok crc
 
+	for port in 18532 18533; do
+		lat_events_once $port
+		[ "$ok" = 1 ] && [ "$crc" = 0 ] && [ "$rc" = 0 ] && break
+		grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$cli" || break
+		[ $port = 18533 ] && break
+		say "perftest's connect race (REJ 8, see run_lat): once more"
+	done
+	lat_verdict "$name" "$iters" "$cli" "$srv" "$crc" "$ok"
+}
+
+# One run of run_lat_events on PORT: ok, crc and rc for lat_verdict.
+lat_events_once() {
+	local port=$1 iters=2000 sa=0 sb=0 opts spid cpid
+
+	ok=1
 	opts=(-R -F -e -e -s 64 -n $iters -p $port)
 	bg "$srv" ip netns exec $nsa timeout $((2 * T)) softcm exec -- ib_send_lat "${opts[@]}"
 	spid=$bgpid
 	if ! poll $((100 * slow)) sc_listening $nsa $port; then
-		not_ok "$name" "$srv"
 		say "the server did not listen"
+		ok=0 crc=1
+		: >"$cli"
+		finish "$spid"
 		return
 	fi
 	bg "$cli" ip netns exec $nsb timeout $((2 * T)) softcm exec -- ib_send_lat "${opts[@]}" $ip_a
@@ -497,7 +518,6 @@ run_lat_events() {
 	fi
 	tc -n $nsa qdisc del dev x0 root 2>/dev/null
 	tc -n $nsb qdisc del dev x1 root 2>/dev/null
-	lat_verdict "$name" "$iters" "$cli" "$srv" "$crc" "$ok"
 }
 
 # ib_atomic_bw -R: connected through rdma_cm (INIT grants REMOTE_ATOMIC

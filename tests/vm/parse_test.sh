@@ -125,6 +125,12 @@ console="[    5.1] BUG: KASAN: slab-use-after-free in foo+0x1/0x2" \
 console="[    5.1] UBSAN: shift-out-of-bounds in net/x.c:1:2" \
 	verdict ubsan-report-is-red 1 "^not ok - debug/kernel-log" < <(
 	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+console="[    5.1] general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP KASAN NOPTI" \
+	verdict kernel-gpf-is-red 1 "^not ok - debug/kernel-log" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
+console="[    5.1] traps: ib_send_lat[3606] general protection fault ip:7effda450d56 sp:7ffc96f73d30 error:0 in libibverbs.so.1[7effda448000+a000]" \
+	verdict user-program-gpf-is-not-the-kernels 0 "^ok - debug/kernel-log" < <(
+	echo "SOFTCM-BOOT x"; good_kunit; prog; tail_ok)
 # Artifacts: a capture announced by the guest must arrive whole and be
 # checked on the host (tests/interop/dissect.py's TAP in the host dir).
 mkdir -p "$tmp/art" "$tmp/host"
