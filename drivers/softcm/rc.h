@@ -131,16 +131,13 @@ struct softcm_rc {
 	 * all sent.  While responses wait, an ACK or NAK decided after them
 	 * waits in @pend (latest wins: ACKs are cumulative), so that the
 	 * requester sees responses and ACKs in PSN order; @resp_busy while
-	 * a sender (a receive or the work) sends one outside the lock;
-	 * @resp_kick set by a receive that gave the responder packets to
-	 * send, for softcm_resp_rcv()'s caller.
+	 * a sender (a receive or the work) sends one outside the lock.
 	 */
 	struct softcm_rd_res *rd_res;	/* SOFTCM_MAX_QP_RD_ATOM */
 	u32 rd_n;			/* 0: READs are Invalid Requests */
 	u32 rd_head;
 	u32 rd_cur;
 	bool resp_busy;
-	bool resp_kick;
 	bool pend_valid;
 	struct {
 		u8 opcode;

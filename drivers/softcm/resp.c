@@ -272,7 +272,6 @@ static bool read_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	rc->epsn = rd_end(r);
 	rc->nak_sent = false;
 	rc->msn = (rc->msn + 1) & SOFTCM_PSN_MASK;
-	rc->resp_kick = true;
 	return false;
 }
 
@@ -314,7 +313,6 @@ static void rd_replay(struct softcm_qp *qp, u32 i, u32 psn)
 		rc->rd_cur = i;
 	pend_drop(rc);
 	softcm_rc_count(qp, SOFTCM_RC_READ_REPLAYS, 1);
-	rc->resp_kick = true;
 }
 
 /*
@@ -401,8 +399,7 @@ static bool atomic_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		r->cur_psn = r->first_psn;
 		/* its ATOMIC ACKNOWLEDGE covers the ACK kept */
 		pend_drop(rc);
-		rc->resp_kick = true;
-		return false;
+			return false;
 	}
 	a->opcode = SOFTCM_IB_ATOMIC_ACKNOWLEDGE;
 	a->psn = h->psn;
@@ -585,28 +582,26 @@ static bool keep_ack(struct softcm_qp *qp, const struct softcm_ib_hdr *a)
 	rc->pend.syndrome = a->aeth.syndrome;
 	rc->pend.msn = a->aeth.msn;
 	rc->pend_valid = true;
-	rc->resp_kick = true;
 	return false;
 }
 
 /*
  * A packet for @qp's peer: the ACK or NAK decided, or, with READ
  * responses waiting, kept to leave after them.  *@push: the responder
- * has packets to send, for softcm_resp_push() once the lock is released.
+ * has packets waiting, for softcm_resp_push() once the lock is released.
  */
 bool softcm_resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		     const struct softcm_rc_payload *pl, struct softcm_ib_hdr *a,
 		     bool *push)
 {
-	struct softcm_rc *rc = &qp->rc;
 	bool ret;
 
 	lockdep_assert_held(&qp->lock);
-	rc->resp_kick = false;
 	ret = resp_rcv(qp, h, pl, a);
-	if (ret && resp_queued(qp))
+	/* responses wait (this request's, or a long READ's the work sends) */
+	*push = resp_queued(qp);
+	if (ret && *push)
 		ret = keep_ack(qp, a);
-	*push = rc->resp_kick;
 	return ret;
 }
 
