@@ -40,13 +40,15 @@ static bool icrc_ok(struct sk_buff *skb, unsigned int boff, unsigned int len)
 {
 	bool ipv6 = ip_hdr(skb)->version == 6;
 	const u8 *bth = skb->data + boff;
-	__le32 want;
+	u8 buf[SOFTCM_IB_ICRC];
+	const u8 *want;
 	s64 got;
 
 	/* The ICRC covers a plain 20-byte IPv4 header, as rxe sends. */
 	if (!ipv6 && ip_hdr(skb)->ihl != 5)
 		return false;
-	if (skb_copy_bits(skb, boff + len - SOFTCM_IB_ICRC, &want, sizeof(want)))
+	want = skb_header_pointer(skb, boff + len - SOFTCM_IB_ICRC, sizeof(buf), buf);
+	if (!want)
 		return false;
 	if (skb_headlen(skb) >= boff + len)
 		got = softcm_icrc(skb_network_header(skb), ipv6, skb_transport_header(skb),
@@ -54,7 +56,7 @@ static bool icrc_ok(struct sk_buff *skb, unsigned int boff, unsigned int len)
 	else
 		got = softcm_icrc_skb(skb_network_header(skb), ipv6, skb_transport_header(skb),
 				      skb, boff, len - SOFTCM_IB_ICRC);
-	return got == le32_to_cpu(want);
+	return got == get_unaligned_le32(want);
 }
 
 /*
