@@ -363,6 +363,17 @@ static void pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self, bool
 	ASSERT_EQ(0, rc_ep_connect(&self->b, &self->a, pb, pa));
 }
 
+/* pair() across the namespaces, and each side's /proc/net/softcm_qps in *@qa, *@qb. */
+static void pair_listed(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			const struct rc_path *p, int *qa, int *qb)
+{
+	pair(_metadata, self, false, p, p);
+	*qa = proc_open_in("rc-a", "softcm_qps", self->home);
+	*qb = proc_open_in("rc-b", "softcm_qps", self->home);
+	ASSERT_LE(0, *qa);
+	ASSERT_LE(0, *qb);
+}
+
 static void all_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
 {
 	unsigned int seed = 0;
@@ -1515,11 +1526,7 @@ TEST_F(rc, counters_follow_the_traffic)
 	sa = stats_open(nsa, self->home);
 	ASSERT_LE(0, sa);
 	ASSERT_COUNTER(sa, "rc_tx_packets");
-	pair(_metadata, self, false, &p, &p);
-	qa = proc_open_in("rc-a", "softcm_qps", self->home);
-	qb = proc_open_in("rc-b", "softcm_qps", self->home);
-	ASSERT_LE(0, qa);
-	ASSERT_LE(0, qb);
+	pair_listed(_metadata, self, &p, &qa, &qb);
 	na = self->a.qp->qp_num;
 	nb = self->b.qp->qp_num;
 	EXPECT_EQ(0, qp_counter(qa, na, "tx_packets"));
@@ -1711,11 +1718,7 @@ TEST_F(rc, waiting_packets_leave_from_the_receive)
 	uint32_t na, nb;
 	int qa, qb, rc;
 
-	pair(_metadata, self, false, &p, &p);
-	qa = proc_open_in("rc-a", "softcm_qps", self->home);
-	qb = proc_open_in("rc-b", "softcm_qps", self->home);
-	ASSERT_LE(0, qa);
-	ASSERT_LE(0, qb);
+	pair_listed(_metadata, self, &p, &qa, &qb);
 	na = self->a.qp->qp_num;
 	nb = self->b.qp->qp_num;
 	ASSERT_LE(0, qp_counter(qb, nb, "resp_rcv"));
