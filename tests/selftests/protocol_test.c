@@ -1032,7 +1032,9 @@ static void flood_held_queues(struct __test_metadata *_metadata,
 		dropped = stat_of(self->st1, "drop_queue") - q0;
 		below = softnet_dropped() - sd0 +
 			snmp_get(snmp, "Udp", "InErrors") + snmp_get(snmp, "Udp", "NoPorts") - err0;
-		if (arrived + below >= sent && handled + dropped >= arrived)
+		/* a DREQ is counted before its DREP leaves: wait for both */
+		if (arrived + below >= sent && handled + dropped >= arrived &&
+		    stat_of(self->st1, "tx_drep") - tx0 >= handled)
 			break;
 		usleep(20000);
 	} while (topo_now_ms() < deadline);
