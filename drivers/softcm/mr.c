@@ -435,16 +435,43 @@ static bool mr_covers(const struct softcm_mr *mr, u64 iova, u64 len)
 /*
  * The other end of a copy: @buf, or, with @skb, a received packet's
  * bytes from @off, read where they lie (fragments included): only ever
- * a source.  Advanced by what was copied.
+ * a source.  Advanced by what was copied.  Or, with @frags, no copy: the
+ * region's pages are attached to that skb as page fragments
+ * (softcm_mr_sge_attach()).
  */
 struct mr_io {
 	u8 *buf;
 	const struct sk_buff *skb;
 	unsigned int off;
+	struct sk_buff *frags;
 };
 
+/*
+ * @n bytes of @page from @po, as @skb's next page fragment (or the
+ * growth of its last one, when they follow it in the same page), the
+ * page referenced for as long as the skb holds it: past a DEREG_MR that
+ * unpins it, past the process's munmap.  -E2BIG with no room left but
+ * the trailer's (softcm_rc_put_trailer()).
+ */
+static int mr_attach(struct sk_buff *skb, struct page *page, unsigned int po, unsigned int n)
+{
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (skb_can_coalesce(skb, i, page, po)) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
+	} else {
+		if (i >= MAX_SKB_FRAGS - 1)
+			return -E2BIG;
+		get_page(page);
+		skb_fill_page_desc(skb, i, page, po, n);
+	}
+	skb_len_add(skb, n);
+	skb->truesize += n;
+	return 0;
+}
+
 /* Copy between @io and @mr's pages at @iova, checked by mr_covers(). */
-static void mr_copy(struct softcm_mr *mr, u64 iova, struct mr_io *io, u32 len, bool to_mr)
+static int mr_copy(struct softcm_mr *mr, u64 iova, struct mr_io *io, u32 len, bool to_mr)
 {
 	u64 off = iova - mr->iova + mr->offset;
 
@@ -452,8 +479,18 @@ static void mr_copy(struct softcm_mr *mr, u64 iova, struct mr_io *io, u32 len, b
 		unsigned int po = offset_in_page(off);
 		unsigned int n = min_t(u32, len, PAGE_SIZE - po);
 		struct page *page = mr->pages[off >> PAGE_SHIFT];
-		u8 *va = kmap_local_page(page);
+		u8 *va;
 
+		if (io->frags) {
+			int ret = mr_attach(io->frags, page, po, n);
+
+			if (ret)
+				return ret;
+			off += n;
+			len -= n;
+			continue;
+		}
+		va = kmap_local_page(page);
 		if (!to_mr) {
 			memcpy(io->buf, va + po, n);
 		} else if (!io->skb) {
@@ -472,6 +509,7 @@ static void mr_copy(struct softcm_mr *mr, u64 iova, struct mr_io *io, u32 len, b
 		off += n;
 		len -= n;
 	}
+	return 0;
 }
 
 /*
@@ -503,7 +541,9 @@ static int sge_copy(struct softcm_net *sn, struct softcm_pd *pd,
 			ret = -EACCES;
 			break;
 		}
-		mr_copy(mr, sge[i].addr + off, io, m, to_mr);
+		ret = mr_copy(mr, sge[i].addr + off, io, m, to_mr);
+		if (ret)
+			break;
 		len -= m;
 		off = 0;
 	}
@@ -537,6 +577,21 @@ int softcm_mr_sge_copy_skb(struct softcm_net *sn, struct softcm_pd *pd,
 }
 
 /*
+ * As softcm_mr_sge_copy() out of the SGEs, without the copy: their pages
+ * become @skb's page fragments (a packet's payload, sent from the pinned
+ * pages themselves).  -E2BIG if they would take more fragments than an
+ * skb has: the caller frees @skb and copies instead.
+ */
+int softcm_mr_sge_attach(struct softcm_net *sn, struct softcm_pd *pd,
+			 const struct softcm_sge *sge, u32 n, u64 off,
+			 struct sk_buff *skb, u32 len)
+{
+	struct mr_io io = { .frags = skb };
+
+	return sge_copy(sn, pd, sge, n, off, &io, len, false);
+}
+
+/*
  * What a peer's RDMA request may do to the region @rkey names: copy @len
  * bytes between @buf and it at @va, into it with @to_mr.  The MR must be
  * in @pd, grant @access (IB_UVERBS_ACCESS_REMOTE_*) and hold the whole
@@ -552,10 +607,8 @@ static int remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 	rcu_read_lock();
 	mr = softcm_mr_find_rcu(sn, rkey, true);
 	if (mr && mr->pd == pd && (mr->access & access) == access &&
-	    mr_covers(mr, va, len)) {
-		mr_copy(mr, va, io, len, to_mr);
-		ret = 0;
-	}
+	    mr_covers(mr, va, len))
+		ret = mr_copy(mr, va, io, len, to_mr);
 	rcu_read_unlock();
 	return ret;
 }
@@ -576,6 +629,15 @@ int softcm_mr_remote_copy_skb(struct softcm_net *sn, struct softcm_pd *pd, u32 r
 	struct mr_io io = { .skb = skb, .off = skb_off };
 
 	return remote_copy(sn, pd, rkey, va, &io, len, access, true);
+}
+
+/* As softcm_mr_remote_copy() out of the region, attached as softcm_mr_sge_attach(). */
+int softcm_mr_remote_attach(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
+			    u64 va, struct sk_buff *skb, u32 len, u32 access)
+{
+	struct mr_io io = { .frags = skb };
+
+	return remote_copy(sn, pd, rkey, va, &io, len, access, false);
 }
 
 /* As softcm_mr_remote_copy(), without the copy: whether it would be allowed. */

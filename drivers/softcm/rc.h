@@ -73,6 +73,13 @@ struct softcm_rd_res {
  * between batches; the rest from the work.
  */
 #define SOFTCM_RC_POST_RUNS	16
+/*
+ * A payload of this many bytes or more from a region leaves from its
+ * pinned pages, attached to the skb; a shorter one is copied, which
+ * costs less than the page references and the trailer's fragment
+ * (rcxmit.c).  Not tuned: below any path MTU's full packet.
+ */
+#define SOFTCM_RC_ZCOPY_MIN	512
 /* PSNs outstanding at most, as rxe's window */
 #define SOFTCM_RC_WINDOW	128
 /* within a message, AckReq once more than this many went without, as rxe */
@@ -207,6 +214,7 @@ void softcm_resp_reset(struct softcm_qp *qp);
 int softcm_rc_path_init(struct softcm_qp *qp);
 struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 				u8 **payload, gfp_t gfp);
+int softcm_rc_put_trailer(struct sk_buff *skb, unsigned int payload_len);
 int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb);
 void softcm_rc_send_ack(struct softcm_qp *qp, struct softcm_ib_hdr *h);
 int softcm_rc_rcv_init(void);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The RC transport's packets: built in one linear skb (headers, payload,
- * pad and ICRC), routed through the QP's cached route and handed to
+ * pad and ICRC), or, for a payload of SOFTCM_RC_ZCOPY_MIN bytes or more
+ * from a region, the headers linear and the payload the region's pinned
+ * pages attached as fragments, then the pad and ICRC in a fragment of
+ * their own; routed through the QP's cached route and handed to
  * ip_local_out() or ip6_local_out() with no lock held.
  *
  * As rxe (Documentation/protocol.rst, "Data path"): UDP checksum 0, the
@@ -75,7 +78,9 @@ int softcm_rc_path_init(struct softcm_qp *qp)
 /*
  * An skb for @h's headers and @h->payload_len bytes, with the payload's
  * place in *@payload: the headers written, the pad zeroed, the ICRC left
- * for softcm_rc_xmit().
+ * for softcm_rc_xmit().  With @payload NULL, the headers alone: the
+ * payload is then attached as page fragments (softcm_mr_sge_attach(),
+ * softcm_mr_remote_attach()) and closed by softcm_rc_put_trailer().
  */
 struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 				u8 **payload, gfp_t gfp)
@@ -86,7 +91,9 @@ struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 	unsigned int len;
 	u8 *bth;
 
-	len = op->hdr_len + h->payload_len + pad + SOFTCM_IB_ICRC;
+	len = op->hdr_len;
+	if (payload)
+		len += h->payload_len + pad + SOFTCM_IB_ICRC;
 	skb = alloc_skb(RC_HEADROOM + len, gfp);
 	if (!skb)
 		return NULL;
@@ -95,9 +102,35 @@ struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 	h->pkey = 0xffff;
 	h->dqpn = qp->attr.dest_qp_num;
 	softcm_ib_build(bth, op->hdr_len, h);
-	*payload = bth + op->hdr_len;
-	memset(*payload + h->payload_len, 0, pad);
+	if (payload) {
+		*payload = bth + op->hdr_len;
+		memset(*payload + h->payload_len, 0, pad);
+	}
 	return skb;
+}
+
+/*
+ * The pad and the ICRC's place after an attached payload of
+ * @payload_len bytes, zeroed, in a page fragment of their own: nothing
+ * may follow an skb's fragments in its linear part.  -ENOMEM.
+ */
+int softcm_rc_put_trailer(struct sk_buff *skb, unsigned int payload_len)
+{
+	unsigned int len = (-payload_len & 3) + SOFTCM_IB_ICRC;
+	struct page *page;
+	void *va;
+
+	va = netdev_alloc_frag(len);
+	if (!va)
+		return -ENOMEM;
+	memset(va, 0, len);
+	page = virt_to_head_page(va);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, va - page_address(page), len);
+	skb_len_add(skb, len);
+	skb->truesize += len;
+	/* the payload's pages are the user's, who may write them meanwhile */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return 0;
 }
 
 static struct dst_entry *route4(struct softcm_qp *qp, __be32 *saddr)
@@ -200,8 +233,11 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 	unsigned int bytes = skb->len - softcm_ib_op(opcode)->hdr_len -
 			     ((bth[1] >> 4) & 3) - SOFTCM_IB_ICRC;
 	u32 psn = get_unaligned_be32(bth + 8) & SOFTCM_PSN_MASK;
-	/* an ACK's AETH, read before the skb is the stack's */
-	u8 syndrome = bth[SOFTCM_IB_BTH];
+	bool ack = opcode == (SOFTCM_IB_RC | SOFTCM_IB_ACKNOWLEDGE);
+	/* an ACK's AETH (in the linear part), read before the skb is the stack's */
+	u8 syndrome = ack ? bth[SOFTCM_IB_BTH] : 0;
+	/* a payload in the linear part was copied there (softcm_rc_alloc()) */
+	bool copied = !skb_is_nonlinear(skb);
 	int ret;
 
 	lockdep_assert_in_softirq();
@@ -214,7 +250,9 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 	}
 	softcm_rc_count(qp, SOFTCM_RC_TX_PACKETS, 1);
 	softcm_rc_count(qp, SOFTCM_RC_TX_BYTES, bytes);
-	if (opcode == (SOFTCM_IB_RC | SOFTCM_IB_ACKNOWLEDGE))
+	if (copied && bytes)
+		softcm_rc_count(qp, SOFTCM_RC_TX_COPIED, bytes);
+	if (ack)
 		count_ack(qp, psn, syndrome);
 	return 0;
 }

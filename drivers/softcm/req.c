@@ -62,6 +62,7 @@ struct req_pkt {
 	u32 wqe;
 	u32 off;
 	u32 epoch;	/* the send queue's, when req_next() chose it */
+	bool zcopy;	/* the payload from the region's pages (rcxmit.c) */
 };
 
 static struct softcm_sq_wqe *shadow(struct softcm_qp *qp, u32 i)
@@ -437,6 +438,7 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	p->wqe = rc->req_wqe;
 	p->off = rc->req_off;
 	p->epoch = rc->epoch;
+	p->zcopy = plen >= SOFTCM_RC_ZCOPY_MIN && !(w->wr.send_flags & IB_SEND_INLINE);
 
 	rc->req_off += plen;
 	if (last) {
@@ -471,19 +473,22 @@ static bool req_current(struct softcm_qp *qp, const struct req_pkt *p)
 
 /*
  * Build and send @p.  The skb is allocated outside the lock; the payload
- * is copied from the WR's copy under it, because an ACK, a flush or a
- * reset can retire the WR meanwhile and a later WR can take its slot;
- * the packet is sent with no lock held.
+ * is copied (or its pages attached) from the WR's SGEs under it, because
+ * an ACK, a flush or a reset can retire the WR meanwhile and a later WR
+ * can take its slot; the packet is sent with no lock held.  A payload
+ * whose pages need more fragments than an skb has is copied instead.
  */
 static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_counter via,
 		     gfp_t gfp)
 {
+	bool zcopy = p->zcopy;
 	const struct softcm_sq_wqe *w;
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret = 0;
 
-	skb = softcm_rc_alloc(qp, &p->h, &payload, gfp);
+again:
+	skb = softcm_rc_alloc(qp, &p->h, zcopy ? NULL : &payload, gfp);
 	if (!skb)
 		return;		/* as a loss: the timer sends it again */
 	spin_lock_bh(&qp->lock);
@@ -495,10 +500,19 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_cou
 	w = shadow(qp, p->wqe);
 	if (w->wr.send_flags & IB_SEND_INLINE)
 		memcpy(payload, (const u8 *)(w + 1) + p->off, p->h.payload_len);
+	else if (zcopy)
+		ret = softcm_mr_sge_attach(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
+					   w->wr.num_sge, p->off, skb, p->h.payload_len);
 	else if (p->h.payload_len)
 		ret = softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
 					 w->wr.num_sge, p->off, payload, p->h.payload_len,
 					 false);
+	if (ret == -E2BIG) {
+		spin_unlock_bh(&qp->lock);
+		kfree_skb(skb);
+		zcopy = false;
+		goto again;
+	}
 	if (ret) {
 		/* the WR whose bytes could not be read, not the oldest */
 		softcm_rc_complete_err_at(qp, p->wqe, IB_WC_LOC_PROT_ERR);
@@ -507,6 +521,10 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_cou
 		return;
 	}
 	spin_unlock_bh(&qp->lock);
+	if (zcopy && softcm_rc_put_trailer(skb, p->h.payload_len)) {
+		kfree_skb(skb);
+		return;		/* as a loss */
+	}
 	local_bh_disable();
 	ret = softcm_rc_xmit(qp, skb);
 	local_bh_enable();

@@ -69,6 +69,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_RCV] = "rc_tx_rcv",
 	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_RCV] = "rc_resp_rcv",
 	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_WORK] = "rc_resp_work",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_COPIED] = "rc_tx_copied",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -95,6 +96,7 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_TX_RCV] = "tx_rcv",
 	[SOFTCM_RC_RESP_RCV] = "resp_rcv",
 	[SOFTCM_RC_RESP_WORK] = "resp_work",
+	[SOFTCM_RC_TX_COPIED] = "tx_copied",
 };
 
 /*

@@ -50,6 +50,13 @@ enum softcm_rc_counter {
 	 */
 	SOFTCM_RC_RESP_RCV,
 	SOFTCM_RC_RESP_WORK,
+	/*
+	 * Payload bytes (of tx_bytes) copied into their packets: inline
+	 * data, payloads under SOFTCM_RC_ZCOPY_MIN, and those whose pages
+	 * would not fit one skb's fragments; the rest leaves from the
+	 * region's pages (rcxmit.c).
+	 */
+	SOFTCM_RC_TX_COPIED,
 	SOFTCM_RC_COUNTERS
 };
 

@@ -459,6 +459,29 @@ static struct udphdr *push_udp(struct sk_buff *skb, u16 sport)
 }
 
 /*
+ * The ICRC of the @len bytes from @bth, the headers before them final,
+ * into its place at their end: in the linear part, or, when the payload
+ * is page fragments (rcxmit.c), in the trailer's fragment.
+ */
+static void put_icrc(struct sk_buff *skb, const u8 *iph, bool ipv6,
+		     const struct udphdr *udph, u8 *bth, unsigned int len)
+{
+	unsigned int off = bth - skb->data;
+	__le32 icrc;
+
+	if (!skb_is_nonlinear(skb)) {
+		put_unaligned_le32(softcm_icrc(iph, ipv6, (const u8 *)udph, bth,
+					       len - SOFTCM_ICRC_SIZE),
+				   bth + len - SOFTCM_ICRC_SIZE);
+		return;
+	}
+	icrc = cpu_to_le32(softcm_icrc_skb(iph, ipv6, (const u8 *)udph, skb, off,
+					   len - SOFTCM_ICRC_SIZE));
+	/* the trailer's fragment is ours, not the region's */
+	WARN_ON_ONCE(skb_store_bits(skb, off + len - SOFTCM_ICRC_SIZE, &icrc, sizeof(icrc)));
+}
+
+/*
  * Send @skb, a RoCEv2 payload (BTH to ICRC, the ICRC's place at its end)
  * from @saddr to @daddr by @dst (whose reference it takes): UDP and IPv4
  * headers pushed, then the ICRC, once every field it covers is final
@@ -486,9 +509,7 @@ int softcm_udp_xmit4(struct net *net, struct sk_buff *skb, struct dst_entry *dst
 	iph->saddr = saddr;
 	iph->daddr = daddr;
 	__ip_select_ident(net, iph, 1);
-	put_unaligned_le32(softcm_icrc((u8 *)iph, false, (u8 *)udph, bth,
-				       len - SOFTCM_ICRC_SIZE),
-			   bth + len - SOFTCM_ICRC_SIZE);
+	put_icrc(skb, (u8 *)iph, false, udph, bth, len);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb->protocol = htons(ETH_P_IP);
 	skb_dst_set(skb, dst);
@@ -516,9 +537,7 @@ int softcm_udp_xmit6(struct net *net, struct sk_buff *skb, struct dst_entry *dst
 	ip6h->hop_limit = hop_limit;
 	ip6h->saddr = *saddr;
 	ip6h->daddr = *daddr;
-	put_unaligned_le32(softcm_icrc((u8 *)ip6h, true, (u8 *)udph, bth,
-				       len - SOFTCM_ICRC_SIZE),
-			   bth + len - SOFTCM_ICRC_SIZE);
+	put_icrc(skb, (u8 *)ip6h, true, udph, bth, len);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb->protocol = htons(ETH_P_IPV6);
 	skb_dst_set(skb, dst);

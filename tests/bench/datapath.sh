@@ -23,9 +23,10 @@
 # and echoes everything as "# " comments.  For softcm it also counts, in
 # runs of their own, the system calls per message (strace -c -f of both
 # programs at two iteration counts: the difference leaves setup out) and,
-# in every softcm run, the ACKs and packets per message from
-# /proc/net/softcm_stats (rc_acks_sent, rc_acks_received, rc_tx_packets,
-# rc_tx_inline, rc_tx_work, before and after).
+# in every softcm run, the ACKs and packets per message and the copies
+# per payload byte from /proc/net/softcm_stats (rc_acks_sent,
+# rc_acks_received, rc_tx_packets, rc_tx_inline, rc_tx_work, rc_tx_copied,
+# rc_tx_bytes, rc_rx_bytes, before and after).
 #
 # Environment: DP_SIZES (message sizes, "64 4096 65536 1048576"),
 # DP_LAT_SIZES ("64 4096"), DP_BYTES (bytes per bandwidth run, 8 MiB;
@@ -225,6 +226,7 @@ failed() {
 # bw CONFIG TEST SIZE: one bandwidth run.
 bw() {
 	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 i0 w0 v0 ri0 rw0 to0 rr0 a1 r1 p1 i1 w1 v1 ri1 rw1 to1 rr1 bd0
+	local c0 tb0 rb0 c1 tb1 rb1
 	local extra= tag
 	local t0=$SECONDS
 	iters=$(iters_for "$size")
@@ -238,6 +240,8 @@ bw() {
 		v0=$(stat_sum rc_tx_rcv "${stat_ns[@]}") to0=$(stat_sum rc_timeouts "${stat_ns[@]}")
 		rr0=$(stat_sum read_retries "${stat_ns[@]}")
 		ri0=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw0=$(stat_sum rc_resp_work "${stat_ns[@]}")
+		c0=$(stat_sum rc_tx_copied "${stat_ns[@]}") tb0=$(stat_sum rc_tx_bytes "${stat_ns[@]}")
+		rb0=$(stat_sum rc_rx_bytes "${stat_ns[@]}")
 	fi
 	if ! perftest_retry "$cfg" "ib_${t}_bw" "$size" "$iters"; then
 		failed "$tag"
@@ -250,6 +254,8 @@ bw() {
 		v1=$(stat_sum rc_tx_rcv "${stat_ns[@]}") to1=$(stat_sum rc_timeouts "${stat_ns[@]}")
 		rr1=$(stat_sum read_retries "${stat_ns[@]}")
 		ri1=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw1=$(stat_sum rc_resp_work "${stat_ns[@]}")
+		c1=$(stat_sum rc_tx_copied "${stat_ns[@]}") tb1=$(stat_sum rc_tx_bytes "${stat_ns[@]}")
+		rb1=$(stat_sum rc_rx_bytes "${stat_ns[@]}")
 		# ACKs on the wire: softcm <-> softcm counts each twice (sent
 		# and received), softcm <-> rxe once each way.
 		local acks=$(((a1 - a0) + (r1 - r0)))
@@ -268,6 +274,14 @@ bw() {
 		# softcm's retransmission timeouts, and READs it asked again for
 		# a gap in their responses, in the run
 		extra+=" timeouts=$((to1 - to0)) read_retries=$((rr1 - rr0))"
+		# softcm's copies of each payload byte it sent: into the packet
+		# (rc_tx_copied: inline, short or fragmented payloads) and out
+		# of it into the receiver's memory (every byte received is
+		# copied once: rc_rx_bytes), over the bytes sent.  softcm <->
+		# softcm only: softcm -> rxe counts one end.
+		[ "$cfg" = softcm ] &&
+			extra+=$(awk -v c=$((c1 - c0)) -v t=$((tb1 - tb0)) -v r=$((rb1 - rb0)) \
+				'BEGIN { if (t > 0) printf " copies_per_byte=%.3f", (c + r) / t }')
 	fi
 	# packets the stack dropped for a full CPU backlog in the run (both
 	# ends' stacks are this kernel's: a sender's burst can fill it)

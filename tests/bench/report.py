@@ -347,7 +347,7 @@ def datapath(res_path, out):
 
     head = ["measurement", "unit"] + [t for _, t in DP_CONFIGS] + \
         ["softcm / rxe", "softcm / TCP", "softcm ACKs/msg", "softcm pkts/msg",
-         "softcm→rxe ACKs/msg"]
+         "softcm copies/byte", "softcm→rxe ACKs/msg"]
     table = []
     for test, tname in DP_TESTS:
         for what, key, unit, scale in (("bandwidth", "bw_mibs", "MiB/s", 1.0),
@@ -364,7 +364,8 @@ def datapath(res_path, out):
                 sc = dp.get(("softcm", test + "_bw", size), {})
                 x = dp.get(("softcm-rxe", test + "_bw", size), {})
                 extra = [fmt(num(sc, "acks_per_msg")), fmt(num(sc, "pkts_per_msg")),
-                         fmt(num(x, "acks_per_msg"))] if what == "bandwidth" else ["", "", ""]
+                         fmt(num(sc, "copies_per_byte")),
+                         fmt(num(x, "acks_per_msg"))] if what == "bandwidth" else ["", "", "", ""]
                 table.append(["%s %s, %s" % (tname, what, size_name(size)), unit] + cells +
                              [rat(vals[0], vals[1]), rat(vals[0], vals[3])] + extra)
         for size in lat_sizes:
@@ -382,7 +383,7 @@ def datapath(res_path, out):
                 if all(c == "–" for c in cells):
                     continue
                 table.append(["%s %s, %s" % (tname, what, size_name(size)), "µs"] + cells +
-                             [rat(vals[0], vals[1]), "–", "", "", ""])
+                             [rat(vals[0], vals[1]), "–", "", "", "", ""])
         for size in sorted({k[2] for k in dp if k[1] == test + "_lat_e"}):
             vals, cells = [], []
             for cfg, _ in DP_CONFIGS:
@@ -391,7 +392,7 @@ def datapath(res_path, out):
                 cells.append(c)
             table.append(["%s latency, typical, %s, sleeping on the CQ (-e)"
                           % (tname, size_name(size)), "µs"] + cells +
-                         [rat(vals[0], vals[1]), "–", "", "", ""])
+                         [rat(vals[0], vals[1]), "–", "", "", "", ""])
         for size in sorted({k[2] for k in dp if k[1] == test + "_syscalls"}):
             for side in ("client", "server"):
                 vals, cells = [], []
@@ -405,7 +406,7 @@ def datapath(res_path, out):
                     cells.append(c)
                 table.append(["%s system calls per message, %s, %s" % (tname, size_name(size),
                                                                          side),
-                              "calls/msg"] + cells + [rat(vals[0], vals[1]), "–", "", "", ""])
+                              "calls/msg"] + cells + [rat(vals[0], vals[1]), "–", "", "", "", ""])
     notes = []
     for k in sorted(dp):
         kv = dp[k]

@@ -22,6 +22,7 @@ struct rc_ep_opts {
 	int scq_cqe, rcq_cqe;	/* 0: twice the QP's queue */
 	int qp_wr;		/* max_send_wr (and max_recv_wr); 0: 64 */
 	int rq_wr;		/* max_recv_wr; 0: qp_wr */
+	int send_sge;		/* max_send_sge; 0: 2 */
 	size_t len;		/* of the buffer; 0: 64 KiB */
 	bool channel;		/* the receive CQ on a completion channel */
 	bool stats;		/* open the namespace's softcm_stats */
@@ -82,7 +83,7 @@ static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, in
 	int wr = o->qp_wr ?: 64, rq_wr = o->rq_wr ?: wr;
 	struct ibv_qp_init_attr a = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = wr, .max_recv_wr = rq_wr, .max_send_sge = 2,
+		.cap = { .max_send_wr = wr, .max_recv_wr = rq_wr, .max_send_sge = o->send_sge ?: 2,
 			 .max_recv_sge = 2 },
 	};
 
@@ -156,12 +157,13 @@ struct rc_path {
 	uint8_t min_rnr_timer;	/* this side's, as responder */
 	uint8_t rnr_retry;	/* this side's, as requester */
 	uint8_t retry_cnt;	/* this side's, as requester; 0: 7 */
+	uint8_t timeout;	/* this side's, as requester; 0: 14 (67 ms), scaled */
 	uint8_t rd_atomic;	/* max_rd_atomic and max_dest_rd_atomic; 0: 1 */
 	bool no_remote_read;	/* the QP's access flags without REMOTE_READ */
 	bool remote_atomic;	/* the QP's access flags with REMOTE_ATOMIC */
 };
 
-/* @e to RTS, connected to @peer: path MTU 1024, 67 ms timeout (scaled). */
+/* @e to RTS, connected to @peer: path MTU 1024, 67 ms timeout unless said (scaled). */
 static inline int rc_ep_connect(struct rc_ep *e, const struct rc_ep *peer,
 				const struct rc_path *mine, const struct rc_path *theirs)
 {
@@ -204,7 +206,7 @@ static inline int rc_ep_connect(struct rc_ep *e, const struct rc_ep *peer,
 	 * packets can take longer than 67 ms to be acknowledged, and each
 	 * early timeout sends the window again.
 	 */
-	a.timeout = 14 + softcm_slow_shift();
+	a.timeout = (mine->timeout ?: 14) + softcm_slow_shift();
 	a.retry_cnt = mine->retry_cnt ?: 7;
 	a.rnr_retry = mine->rnr_retry;
 	a.max_rd_atomic = rd;
