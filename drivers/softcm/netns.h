@@ -46,6 +46,12 @@ struct softcm_net {
 	int max_held_requests;		/* per listener, beyond its backlog */
 	unsigned long max_ring_bytes;	/* the rings of all its QPs and CQs */
 	/*
+	 * 1: RC payloads of SOFTCM_RC_ZCOPY_MIN bytes and more leave from
+	 * the region's pages (rcxmit.c); 0: every one is copied.  Read
+	 * once per packet, unlocked.
+	 */
+	int tx_zcopy;
+	/*
 	 * max_ahs, max_qps, max_mrs, max_cqs, max_pds: the objects of all
 	 * its files, by type (uobj.c), charged in nr_objs from
 	 * softcm_uobj_add() to the end of their destroy.

@@ -26,13 +26,6 @@
 #include "transport.h"
 
 /*
- * The bytes of BTH and extension headers that must be in the skb's
- * linear part: more than the longest RC headers (BTH and AtomicETH, 40).
- * The payload stays where the stack put it, in fragments or not.
- */
-#define RC_HDR_PULL	64
-
-/*
  * The ICRC of the packet @skb holds, @len bytes of BTH through ICRC from
  * @boff: over the linear bytes at once, over fragments as they lie.
  */
@@ -116,6 +109,8 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	unsigned int len = ulen - sizeof(struct udphdr);
 	enum softcm_stat why = SOFTCM_STAT_DROP_HEADER;
 	bool send_ack = false, push = false, push_req = false;
+	const struct softcm_ib_op *op;
+	unsigned int hlen;
 	struct softcm_ib_hdr h, ack = {};
 	struct softcm_rc_payload pl;
 	struct softcm_qp *qp;
@@ -124,11 +119,20 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 		why = SOFTCM_STAT_DROP_LENGTH;
 		goto drop;
 	}
-	if (!pskb_may_pull(skb, boff + min(len, RC_HDR_PULL))) {
+	/*
+	 * The BTH is in the linear part (softcm_transport_rcv()); its
+	 * opcode's headers are pulled there too, and not a byte more: the
+	 * payload stays where the stack put it, and pulling any of it out
+	 * of a fragment would reallocate a head built with no room to
+	 * spare (a zero-copy sender's, rcxmit.c).
+	 */
+	op = softcm_ib_op(skb->data[boff]);
+	hlen = min(len, op ? op->hdr_len : SOFTCM_IB_BTH);
+	if (!pskb_may_pull(skb, boff + hlen)) {
 		why = SOFTCM_STAT_DROP_NOMEM;
 		goto drop;
 	}
-	if (softcm_ib_parse(skb->data + boff, min(len, RC_HDR_PULL), len, &h))
+	if (softcm_ib_parse(skb->data + boff, hlen, len, &h))
 		goto drop;
 	if ((h.opcode & 0xe0) != SOFTCM_IB_RC || (h.pkey & 0x7fff) != 0x7fff)
 		goto drop;

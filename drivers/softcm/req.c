@@ -438,7 +438,8 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	p->wqe = rc->req_wqe;
 	p->off = rc->req_off;
 	p->epoch = rc->epoch;
-	p->zcopy = plen >= SOFTCM_RC_ZCOPY_MIN && !(w->wr.send_flags & IB_SEND_INLINE);
+	p->zcopy = plen >= SOFTCM_RC_ZCOPY_MIN && !(w->wr.send_flags & IB_SEND_INLINE) &&
+		   READ_ONCE(qp->sn->tx_zcopy);
 
 	rc->req_off += plen;
 	if (last) {

@@ -688,7 +688,7 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p)
 static struct sk_buff *resp_read_skb(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp,
 				     int *ret)
 {
-	bool zcopy = p->h.payload_len >= SOFTCM_RC_ZCOPY_MIN;
+	bool zcopy = p->h.payload_len >= SOFTCM_RC_ZCOPY_MIN && READ_ONCE(qp->sn->tx_zcopy);
 	struct sk_buff *skb;
 	u8 *payload;
 

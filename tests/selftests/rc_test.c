@@ -1780,7 +1780,8 @@ TEST_F(rc, waiting_packets_leave_from_the_receive)
  * pages would take more fragments than an skb has (here 9 SGEs of one
  * packet, each across a page boundary: 18 pages), which is copied
  * instead.  SENDs and WRITEs from A, READ responses from B, every byte
- * checked.  Exact counts only when nothing was sent again.
+ * checked.  And every payload with net.softcm.tx_zcopy 0 (which takes
+ * 0 and 1 only).  Exact counts only when nothing was sent again.
  */
 #define ZC_SGES		9
 
@@ -1849,6 +1850,16 @@ TEST_F(rc, payloads_leave_from_their_pages)
 		EXPECT_EQ(a0 + 100 + 6 + sizeof(want), qp_counter(qa, na, "tx_copied"));
 	if (qp_counter(qb, nb, "retransmits") == brt)
 		EXPECT_EQ(b0 + 100, qp_counter(qb, nb, "tx_copied"));
+
+	/* net.softcm.tx_zcopy 0 in A's namespace: A copies every payload */
+	EXPECT_NE(0, system("ip netns exec rc-a sh -c 'echo 2 >/proc/sys/net/softcm/tx_zcopy' 2>/dev/null"));
+	ASSERT_EQ(0, system("ip netns exec rc-a sh -c 'echo 0 >/proc/sys/net/softcm/tx_zcopy'"));
+	a0 = qp_counter(qa, na, "tx_copied");
+	art = qp_counter(qa, na, "retransmits");
+	send_one(_metadata, &self->a, &self->b, 3000, false, 7);
+	ASSERT_EQ(0, system("ip netns exec rc-a sh -c 'echo 1 >/proc/sys/net/softcm/tx_zcopy'"));
+	if (qp_counter(qa, na, "retransmits") == art)
+		EXPECT_EQ(a0 + 3000, qp_counter(qa, na, "tx_copied"));
 	close(qa);
 	close(qb);
 }
