@@ -30,8 +30,11 @@
  * the work unpins and uncharges the pages together, then frees the MR.
  * DEREG_MR waits for that work: when it returns, no packet can read or
  * write the region, the pages are unpinned and the user has its budget
- * back.  A file's close does not wait (a grace period per MR would make
- * closing a file with many MRs slow): its MRs go the same way right after.
+ * back; only a packet built before, whose fragments are the region's
+ * pages (the sysctl tx_zcopy, rcxmit.c), may still hold some until the
+ * stack frees it (Documentation/design.rst, "Zero-copy transmit").  A
+ * file's close does not wait (a grace period per MR would make closing
+ * a file with many MRs slow): its MRs go the same way right after.
  */
 
 #include <kunit/visibility.h>
@@ -466,7 +469,6 @@ static int mr_attach(struct sk_buff *skb, struct page *page, unsigned int po, un
 		skb_fill_page_desc(skb, i, page, po, n);
 	}
 	skb_len_add(skb, n);
-	skb->truesize += n;
 	return 0;
 }
 
@@ -629,15 +631,6 @@ int softcm_mr_remote_copy_skb(struct softcm_net *sn, struct softcm_pd *pd, u32 r
 	struct mr_io io = { .skb = skb, .off = skb_off };
 
 	return remote_copy(sn, pd, rkey, va, &io, len, access, true);
-}
-
-/* As softcm_mr_remote_copy() out of the region, attached as softcm_mr_sge_attach(). */
-int softcm_mr_remote_attach(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
-			    u64 va, struct sk_buff *skb, u32 len, u32 access)
-{
-	struct mr_io io = { .frags = skb };
-
-	return remote_copy(sn, pd, rkey, va, &io, len, access, false);
 }
 
 /* As softcm_mr_remote_copy(), without the copy: whether it would be allowed. */

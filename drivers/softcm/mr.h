@@ -61,8 +61,6 @@ int softcm_mr_remote_copy_skb(struct softcm_net *sn, struct softcm_pd *pd, u32 r
 int softcm_mr_sge_attach(struct softcm_net *sn, struct softcm_pd *pd,
 			 const struct softcm_sge *sge, u32 n, u64 off,
 			 struct sk_buff *skb, u32 len);
-int softcm_mr_remote_attach(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
-			    u64 va, struct sk_buff *skb, u32 len, u32 access);
 int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 			   u64 va, u32 len, u32 access);
 int softcm_mr_remote_atomic(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,

@@ -232,7 +232,7 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->max_timewait = MAX_TIMEWAIT_DEFAULT;
 	sn->max_held_requests = MAX_HELD_REQUESTS_DEFAULT;
 	sn->max_ring_bytes = MAX_RING_BYTES_DEFAULT;
-	sn->tx_zcopy = 1;
+	sn->tx_zcopy = 0;
 	atomic_long_set(&sn->ring_bytes, 0);
 	for (i = 0; i <= SOFTCM_UOBJ_TYPE_MAX; i++) {
 		sn->max_objs[i] = MAX_OBJS_DEFAULT;

@@ -46,8 +46,9 @@ struct softcm_net {
 	int max_held_requests;		/* per listener, beyond its backlog */
 	unsigned long max_ring_bytes;	/* the rings of all its QPs and CQs */
 	/*
-	 * 1: RC payloads of SOFTCM_RC_ZCOPY_MIN bytes and more leave from
-	 * the region's pages (rcxmit.c); 0: every one is copied.  Read
+	 * 1: SEND and WRITE payloads of SOFTCM_RC_ZCOPY_MIN bytes and more
+	 * leave from the region's pages (rcxmit.c); 0, the default: every
+	 * one is copied (design.rst, "Zero-copy transmit", says why).  Read
 	 * once per packet, unlocked.
 	 */
 	int tx_zcopy;

@@ -74,10 +74,11 @@ struct softcm_rd_res {
  */
 #define SOFTCM_RC_POST_RUNS	16
 /*
- * A payload of this many bytes or more from a region leaves from its
- * pinned pages, attached to the skb; a shorter one is copied, which
- * costs less than the page references and the trailer's fragment
- * (rcxmit.c).  Not tuned: below any path MTU's full packet.
+ * With the namespace's tx_zcopy, a SEND's or WRITE's payload of this
+ * many bytes or more from its SGEs leaves from their pinned pages,
+ * attached to the skb; a shorter one is copied, which costs less than
+ * the page references and the trailer's fragment (rcxmit.c).  Not
+ * tuned: below any path MTU's full packet.
  */
 #define SOFTCM_RC_ZCOPY_MIN	512
 /* PSNs outstanding at most, as rxe's window */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The RC transport's packets: built in one linear skb (headers, payload,
- * pad and ICRC), or, for a payload of SOFTCM_RC_ZCOPY_MIN bytes or more
- * from a region, the headers linear and the payload the region's pinned
- * pages attached as fragments, then the pad and ICRC in a fragment of
- * their own; routed through the QP's cached route and handed to
+ * pad and ICRC), or, for a SEND's or WRITE's payload of
+ * SOFTCM_RC_ZCOPY_MIN bytes or more from its SGEs where the namespace's
+ * tx_zcopy asks for it, the headers linear and the payload the region's
+ * pinned pages attached as fragments, then the pad and ICRC in a
+ * fragment of their own; routed through the QP's cached route and handed to
  * ip_local_out() or ip6_local_out() with no lock held.
  *
  * As rxe (Documentation/protocol.rst, "Data path"): UDP checksum 0, the
@@ -79,8 +80,8 @@ int softcm_rc_path_init(struct softcm_qp *qp)
  * An skb for @h's headers and @h->payload_len bytes, with the payload's
  * place in *@payload: the headers written, the pad zeroed, the ICRC left
  * for softcm_rc_xmit().  With @payload NULL, the headers alone: the
- * payload is then attached as page fragments (softcm_mr_sge_attach(),
- * softcm_mr_remote_attach()) and closed by softcm_rc_put_trailer().
+ * payload is then attached as page fragments (softcm_mr_sge_attach())
+ * and closed by softcm_rc_put_trailer().
  */
 struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 				u8 **payload, gfp_t gfp)
@@ -127,7 +128,8 @@ int softcm_rc_put_trailer(struct sk_buff *skb, unsigned int payload_len)
 	page = virt_to_head_page(va);
 	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, va - page_address(page), len);
 	skb_len_add(skb, len);
-	skb->truesize += len;
+	/* the page fragment cache hands out cache-aligned pieces */
+	skb->truesize += SKB_DATA_ALIGN(len) - len;
 	/* the payload's pages are the user's, who may write them meanwhile */
 	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	return 0;

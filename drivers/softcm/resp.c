@@ -680,46 +680,11 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p)
 }
 
 /*
- * @p's skb, a READ response's payload attached from the region's pages
- * (copied if it is short or they would not fit the skb's fragments), or
- * NULL: with *@ret -EACCES if the region does not allow it, else for
- * want of memory.
- */
-static struct sk_buff *resp_read_skb(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp,
-				     int *ret)
-{
-	bool zcopy = p->h.payload_len >= SOFTCM_RC_ZCOPY_MIN && READ_ONCE(qp->sn->tx_zcopy);
-	struct sk_buff *skb;
-	u8 *payload;
-
-	*ret = 0;
-again:
-	skb = softcm_rc_alloc(qp, &p->h, zcopy ? NULL : &payload, gfp);
-	if (!skb || !p->h.payload_len)
-		return skb;
-	if (zcopy)
-		*ret = softcm_mr_remote_attach(qp->sn, qp->pd, p->rkey, p->va, skb,
-					       p->h.payload_len, IB_UVERBS_ACCESS_REMOTE_READ);
-	else
-		*ret = softcm_mr_remote_copy(qp->sn, qp->pd, p->rkey, p->va, payload,
-					     p->h.payload_len, IB_UVERBS_ACCESS_REMOTE_READ, false);
-	if (*ret == -E2BIG) {
-		kfree_skb(skb);
-		zcopy = false;
-		goto again;
-	}
-	if (!*ret && zcopy)
-		*ret = softcm_rc_put_trailer(skb, p->h.payload_len);
-	if (*ret) {
-		kfree_skb(skb);
-		return NULL;
-	}
-	return skb;
-}
-
-/*
  * Build and send @p.  A READ response's bytes come from the region's
- * pinned pages, its rkey looked up again: a region deregistered since
+ * pinned pages, copied, never attached (rcxmit.c): the responder's
+ * application may write its region while a peer reads it, and a packet
+ * must carry the bytes its ICRC was computed over.  Its rkey is looked
+ * up again: a region deregistered since
  * the READ was accepted ends it with a Remote Access Error NAK, and the
  * QP goes to ERR.
  */
@@ -729,10 +694,12 @@ static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 	struct sk_buff *skb;
 	bool sent = false;
 	u8 *payload;
-	int ret;
 
-	skb = resp_read_skb(qp, p, gfp, &ret);
-	if (ret == -EACCES) {
+	skb = softcm_rc_alloc(qp, &p->h, &payload, gfp);
+	if (skb && p->h.payload_len &&
+	    softcm_mr_remote_copy(qp->sn, qp->pd, p->rkey, p->va, payload, p->h.payload_len,
+				  IB_UVERBS_ACCESS_REMOTE_READ, false)) {
+		kfree_skb(skb);
 		softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
 		p->h.opcode = SOFTCM_IB_ACKNOWLEDGE;
 		p->h.payload_len = 0;
