@@ -501,7 +501,10 @@ def datapath(res_path, out):
                 p = dat("dp-%s-%s_lat.dat" % (cfg, test), pts)
                 lat_plots.append("'%s' using 1:2 with linespoints lw 2 title '%s %s'"
                                  % (p, tname, titles[cfg]))
-    xt = ", ".join("'%s' %d" % (size_name(s), s) for s in sizes)
+    # the x axis holds the latency runs' sizes too: a point outside it
+    # leaves a panel with nothing, which gnuplot refuses
+    xs = sorted(set(sizes) | set(lat_sizes))
+    xt = ", ".join("'%s' %d" % (size_name(s), s) for s in xs)
     panels = []
     for test, tname in DP_TESTS:
         panels.append("set title '%s bandwidth (perftest -R -F -n; TCP: iperf3 writes)'\n"
@@ -531,8 +534,8 @@ set key top left font ',8'
 set grid
 %s
 unset multiplot
-""" % (os.path.join(out, "datapath.png"), min(sizes) / 1.5 if sizes else 32,
-       max(sizes) * 1.5 if sizes else 2e6, xt, "".join(panels)))
+""" % (os.path.join(out, "datapath.png"), min(xs) / 1.5 if xs else 32,
+       max(xs) * 1.5 if xs else 2e6, xt, "".join(panels)))
     return 1 if any(dp[k].get("status") != "ok" for k in dp) else 0
 
 
