@@ -268,20 +268,38 @@ run_rc_pingpong() {
 	wait "$bgpid" 2>/dev/null
 }
 
+# perftest_run PORT SRV CLI PROG ARGS...: PROG ARGS as the server in $nsa
+# (output to SRV) and as the client in $nsb (to CLI), on PORT: crc is the
+# client's exit, rc the server's; returns 1, said, if the server never
+# listened.  A client refused with REJ 8 (perftest's connect race, see
+# run_lat) gets one more try on PORT + 50, said in the output; any other
+# failure, or a second REJ 8, is the caller's verdict.
+perftest_run() {
+	local port=$1 srv=$2 cli=$3 try
+	shift 3
+	for try in 1 2; do
+		bg "$srv" ip netns exec $nsa timeout $T softcm exec -- "$@" -p $port
+		poll $((100 * slow)) sc_listening $nsa $port ||
+			{ say "the server did not listen"; return 1; }
+		crc=0
+		ip netns exec $nsb timeout $T softcm exec -- "$@" -p $port $ip_a >"$cli" 2>&1 ||
+			crc=$?
+		finish "$bgpid"
+		[ "$crc" = 0 ] && [ "$rc" = 0 ] && return 0
+		{ [ $try = 1 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$cli"; } || return 0
+		say "perftest's connect race (REJ 8, see run_lat): once more"
+		port=$((port + 50))
+	done
+}
+
 # ib_send_bw -R: connected through rdma_cm (softcm's listing shows the
 # listener), then perftest's own exchange over the new QP and five 64 KiB
 # SENDs: both sides report them and exit 0.  -F: perftest times with the
 # CPU's frequency, which it cannot measure in a loaded guest ("r^2 < 0.9,
 # Can't produce a report") unless it may take /proc/cpuinfo's.
 run_send_bw() {
-	local name=datapath/ib_send_bw-R port=18516 srv=$tmp/bw.server cli=$tmp/bw.client crc
-	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ib_send_bw -R -F -n 5 -p $port
-	poll $((100 * slow)) sc_listening $nsa $port ||
-		{ not_ok $name "$srv"; say "the server did not listen"; return; }
-	crc=0
-	ip netns exec $nsb timeout $T softcm exec -- ib_send_bw -R -F -n 5 -p $port $ip_a \
-		>"$cli" 2>&1 || crc=$?
-	wait "$bgpid" 2>/dev/null
+	local name=datapath/ib_send_bw-R srv=$tmp/bw.server cli=$tmp/bw.client crc
+	perftest_run 18516 "$srv" "$cli" ib_send_bw -R -F -n 5 || { not_ok $name "$srv"; return; }
 	if [ "$crc" = 0 ] && ! loader_error "$cli" "$srv" &&
 	   grep -qE '^ *65536 +5 ' "$cli" && grep -qE '^ *65536 +5 ' "$srv"; then
 		ok $name
@@ -344,14 +362,8 @@ run_rping() {
 # READs as initiator depth and responder resources, then five 64 KiB
 # READs: both sides report them and exit 0.
 run_read_bw() {
-	local name=datapath/ib_read_bw-R port=18517 srv=$tmp/rbw.server cli=$tmp/rbw.client crc
-	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ib_read_bw -R -F -n 5 -p $port
-	poll $((100 * slow)) sc_listening $nsa $port ||
-		{ not_ok $name "$srv"; say "the server did not listen"; return; }
-	crc=0
-	ip netns exec $nsb timeout $T softcm exec -- ib_read_bw -R -F -n 5 -p $port $ip_a \
-		>"$cli" 2>&1 || crc=$?
-	finish "$bgpid"
+	local name=datapath/ib_read_bw-R srv=$tmp/rbw.server cli=$tmp/rbw.client crc
+	perftest_run 18517 "$srv" "$cli" ib_read_bw -R -F -n 5 || { not_ok $name "$srv"; return; }
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
 	   grep -qE '^ *65536 +5 ' "$cli"; then
 		ok $name
@@ -401,26 +413,14 @@ run_rdma_example() {
 # (a preloaded wrapper): REJECTED, then SIGSEGV in rdma_resolve_addr.
 # The bench's segfault of ib_write_lat -R -s 4096 is the same: with that
 # delay its client dies there too, every run.
-# ib_send_lat -R -e: run_lat_events, below.  Here too, a client refused
-# with REJ 8 (that race) gets one more try on PORT + 10, said in the
-# output; any other failure, or a second REJ 8, fails the case.
+# ib_send_lat -R -e: run_lat_events, below.  Every perftest case here
+# runs through perftest_run, which gives a client refused with REJ 8 one
+# more try.
 run_lat() {
-	local prog=$1 port0=$2 iters=100 name srv cli crc port
+	local prog=$1 port=$2 iters=100 name srv cli crc
 	name=datapath/$prog-R srv=$tmp/$prog.server cli=$tmp/$prog.client
-	for port in $port0 $((port0 + 10)); do
-		local opts=(-R -F -s 64 -n "$iters" -p $port)
-		bg "$srv" ip netns exec $nsa timeout $T softcm exec -- "$prog" "${opts[@]}"
-		poll $((100 * slow)) sc_listening $nsa $port ||
-			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
-		crc=0
-		ip netns exec $nsb timeout $T softcm exec -- "$prog" "${opts[@]}" $ip_a \
-			>"$cli" 2>&1 || crc=$?
-		finish "$bgpid"
-		[ "$crc" = 0 ] && [ "$rc" = 0 ] && break
-		grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$cli" || break
-		[ $port != $port0 ] && break
-		say "perftest's connect race (REJ 8): once more"
-	done
+	perftest_run $port "$srv" "$cli" "$prog" -R -F -s 64 -n "$iters" ||
+		{ not_ok "$name" "$srv"; return; }
 	lat_verdict "$name" "$iters" "$cli" "$srv" "$crc"
 }
 # lat_verdict NAME ITERS CLIENT SERVER CLIENT-EXIT [GOOD]: a latency case
@@ -535,14 +535,8 @@ run_atomic_bw() {
 	local name=datapath/ib_atomic_bw-R port=18518 srv=$tmp/abw.server cli=$tmp/abw.client
 	local crc ok=1 type
 	for type in FETCH_AND_ADD CMP_AND_SWAP; do
-		bg "$srv" ip netns exec $nsa timeout $T softcm exec -- \
-			ib_atomic_bw -R -F -n 5 -A $type -p $port
-		poll $((100 * slow)) sc_listening $nsa $port ||
-			{ not_ok $name "$srv"; say "the server did not listen ($type)"; return; }
-		crc=0
-		ip netns exec $nsb timeout $T softcm exec -- \
-			ib_atomic_bw -R -F -n 5 -A $type -p $port $ip_a >"$cli" 2>&1 || crc=$?
-		finish "$bgpid"
+		perftest_run $port "$srv" "$cli" ib_atomic_bw -R -F -n 5 -A $type ||
+			{ not_ok $name "$srv"; say "($type)"; return; }
 		if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
 		   grep -qE '^ *8 +5 ' "$cli"; then
 			say "$type, the client: $(grep -E '^ *8 +5 ' "$cli" | head -n 1)"
