@@ -567,7 +567,7 @@ lost_random() {
 	srv=$tmp/random.peer
 	bg "$srv" "$peer" server -D -n $c -d random -t $t $ip4_rxe $port
 	if ! poll $((100 * slow)) peer_listening "$srv" ||
-	   ! lose "" r0 "" "loss 20%" >"$srv.tc" 2>&1 || ! lose $ns r1 "" "loss 20%" >>"$srv.tc" 2>&1; then
+	   ! lose "" r0 "" "loss 30%" >"$srv.tc" 2>&1 || ! lose $ns r1 "" "loss 30%" >>"$srv.tc" 2>&1; then
 		not_ok "$name" "$srv" "$srv.tc"
 		unlose "" r0 2>/dev/null
 		return
@@ -589,7 +589,8 @@ lost_random() {
 	[ "$rc" = 0 ] || { ok=0; say "rdmacm_peer exit $rc"; }
 	# The case is about losses: at least one. Without retransmissions
 	# the five connections are 25 CM messages, all kept with probability
-	# 0.8^25 = 0.4% (the case then fails for want of a fault).
+	# 0.7^25 = 0.013% (the case then fails for want of a fault; at 20 %
+	# loss it was 0.8^25 = 0.4%, and it happened, debug run of 22daf79).
 	[ $((${lost0:-0} + ${lost1:-0})) -ge 1 ] || { ok=0; say "netem lost nothing"; }
 	has "$srv" "^\[$c\] done\$" || ok=0
 	if [ $ok = 1 ]; then
