@@ -16,7 +16,10 @@
  * WRs before it.  An ACK or NAK whose PSN passes a READ it has no
  * response for, or a response after a gap, means responses were lost:
  * the READ is asked again from the first one missing (rxe's implicit
- * NAK), once until progress or the timer.  An atomic is such a READ
+ * NAK), once until progress or the timer; so is a READ whose responses
+ * stop coming (after one of its own or of the READ before it), after a
+ * wait much shorter than the timeout (req.c, softcm_rc_arm_probe()).
+ * An atomic is such a READ
  * whose one response is its ATOMIC ACKNOWLEDGE: the original value it
  * carries lands in the WR's SGE the same way, and completes it.
  */
@@ -46,7 +49,28 @@ static bool outstanding(const struct softcm_rc *rc, u32 psn)
 	return softcm_psn_cmp(psn, rc->una) >= 0 && softcm_psn_cmp(psn, rc->max_psn) < 0;
 }
 
-/* Every PSN before @psn is acknowledged: complete the WRs they end. */
+/*
+ * Whether the oldest PSN not acknowledged is a READ's (or an atomic's)
+ * whose request went: its responses are what comes next.
+ */
+static bool read_asked_at_una(struct softcm_qp *qp)
+{
+	const struct softcm_rc *rc = &qp->rc;
+	const struct softcm_swqe *s;
+
+	if (qp->sq_cons == rc->sq_next)
+		return false;
+	s = &rc->swqe[qp->sq_cons & (qp->sq_entries - 1)];
+	return s->read && softcm_psn_cmp(rc->max_psn, s->first_psn) > 0;
+}
+
+/*
+ * Every PSN before @psn is acknowledged: complete the WRs they end.
+ * With PSNs still outstanding, the timer restarts: the wait for the
+ * next response if this one moved una to a READ asked for (mid-way
+ * through it, or at the next READ after one completed), else the
+ * retransmission timeout.
+ */
 static void ack_before(struct softcm_qp *qp, u32 psn)
 {
 	struct softcm_rc *rc = &qp->rc;
@@ -57,6 +81,7 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		.qp_num = qp->qpn,
 		.port_num = SOFTCM_PORT_NUM,
 	};
+	bool moved = false;
 
 	lockdep_assert_held(&qp->lock);
 	while (qp->sq_cons != rc->sq_next) {
@@ -86,6 +111,7 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		/* progress: the retry budgets start again (IBTA 9.7.5.2.8) */
 		rc->retry_left = qp->attr.retry_cnt;
 		rc->rnr_left = qp->attr.rnr_retry;
+		moved = true;
 	}
 	/* an ACK for packets sent before a go-back: resume after them */
 	if (softcm_psn_cmp(rc->psn, rc->una) < 0)
@@ -95,6 +121,8 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		return;
 	if (rc->una == rc->max_psn)
 		del_timer(&rc->timer);
+	else if (moved && read_asked_at_una(qp))
+		softcm_rc_arm_probe(qp);
 	else
 		softcm_rc_arm(qp);
 }

@@ -81,6 +81,14 @@ struct softcm_rd_res {
  * tuned: below any path MTU's full packet.
  */
 #define SOFTCM_RC_ZCOPY_MIN	512
+/*
+ * A READ asked for whose responses stop coming (after one of its own or
+ * of the READ before it) is asked again from the first one missing after
+ * 1/2^SHIFT of the QP's timeout, SOFTCM_RC_PROBE_MIN_MS at least (req.c,
+ * softcm_rc_arm_probe()).
+ */
+#define SOFTCM_RC_PROBE_SHIFT	6
+#define SOFTCM_RC_PROBE_MIN_MS	10
 /* PSNs outstanding at most, as rxe's window */
 #define SOFTCM_RC_WINDOW	128
 /* within a message, AckReq once more than this many went without, as rxe */
@@ -112,6 +120,8 @@ struct softcm_rc {
 	bool rnr_wait;			/* the timer waits out an RNR NAK */
 	/* a READ is being asked again from una: not again until una moves */
 	bool rd_retry;
+	/* the timer waits for the next response of the READ at una, not the timeout */
+	bool rd_probe;
 	/*
 	 * The requester is being run, by the work or by a poster
 	 * (req_run()): one sender at a time, and the one that clears it
@@ -173,6 +183,7 @@ enum {
 	SOFTCM_TRACE_RETRANSMIT_TIMEOUT,
 	SOFTCM_TRACE_RETRANSMIT_SEQ_NAK,
 	SOFTCM_TRACE_RETRANSMIT_RNR,
+	SOFTCM_TRACE_RETRANSMIT_READ_STALL,
 };
 
 int softcm_rc_init(struct softcm_qp *qp);
@@ -188,6 +199,7 @@ void softcm_rc_complete_err_at(struct softcm_qp *qp, u32 i, u32 status);
 int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 		   const void *slot);
 void softcm_rc_arm(struct softcm_qp *qp);
+void softcm_rc_arm_probe(struct softcm_qp *qp);
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
 
 /*

@@ -36,8 +36,10 @@
  * WITH INVALIDATE carrying the WR's rkey in its IETH, as rxe's.
  *
  * The timer is the retransmission timer (4.096 us * 2^timeout, rxe's
- * and the IBTA's), or, after an RNR NAK, the wait the NAK asked for.
- * Both run under the QP's lock and only queue the work.
+ * and the IBTA's), or, after an RNR NAK, the wait the NAK asked for, or,
+ * while a READ's responses come, the wait for the next one
+ * (softcm_rc_arm_probe()).  All run under the QP's lock and only queue
+ * the work.
  */
 
 #include <kunit/visibility.h>
@@ -85,8 +87,42 @@ static unsigned long rc_timeout(const struct softcm_qp *qp)
 void softcm_rc_arm(struct softcm_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
+	qp->rc.rd_probe = false;
 	if (qp->attr.timeout && !qp->rc.rnr_wait)
 		mod_timer(&qp->rc.timer, jiffies + rc_timeout(qp));
+}
+
+/*
+ * A response moved una to a READ asked for, mid-way through it or at
+ * the next one: its next response is due at once, so wait for it a
+ * short time (1/64 of the timeout, 10 ms at least), not the whole
+ * timeout.  A READ's responses that stop with no later packet to show
+ * the gap are otherwise recovered only by the timeout (rdma_cm's:
+ * 2.1 s, a hundred times a 1-MiB READ).  rxe's responder makes that
+ * happen: it sends a READ's responses back to back from its tasklet,
+ * 1 024 for 1 MiB, and where they overflow the receiving CPU's backlog
+ * (netdev_max_backlog, 1 000; a veth), the failed send ends the burst
+ * (an RNR NAK, lost with it); rxe then resumes that READ when the next
+ * request arrives and discards that request (6.1's get_req()), so the
+ * next READ is never answered.  When the wait ends, rc_timer() asks
+ * for the READ from una again, as for a gap, not counted against
+ * retry_cnt; the timeout follows.  A stall that was only a slow
+ * responder costs the rest of the READ sent twice.
+ */
+void softcm_rc_arm_probe(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+	unsigned long t = rc_timeout(qp), p;
+
+	lockdep_assert_held(&qp->lock);
+	p = max(t >> SOFTCM_RC_PROBE_SHIFT, msecs_to_jiffies(SOFTCM_RC_PROBE_MIN_MS));
+	/* an RNR wait, a retry under way, no timer, or one short enough */
+	if (rc->rnr_wait || rc->rd_retry || !qp->attr.timeout || p > t / 2) {
+		softcm_rc_arm(qp);
+		return;
+	}
+	rc->rd_probe = true;
+	mod_timer(&rc->timer, jiffies + p);
 }
 
 /*
@@ -643,6 +679,17 @@ static void rc_timer(struct timer_list *t)
 	}
 	if (rc->una == rc->max_psn)
 		goto out_unlock;
+	if (rc->rd_probe) {
+		softcm_rc_count(qp, SOFTCM_RC_READ_RETRIES, 1);
+		softcm_rc_count(qp, SOFTCM_RC_RETRANSMITS, 1);
+		trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, rc->una, rc->una,
+					   SOFTCM_TRACE_RETRANSMIT_READ_STALL);
+		softcm_rc_go_back(qp, rc->una);
+		rc->rd_retry = true;
+		softcm_rc_arm(qp);
+		softcm_rc_queued(qp);
+		goto out_unlock;
+	}
 	softcm_rc_count(qp, SOFTCM_RC_TIMEOUTS, 1);
 	/* 7 is infinite, as rxe reads it (Documentation/protocol.rst) */
 	if (qp->attr.retry_cnt != 7) {
@@ -700,6 +747,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		rc->rnr_left = qp->attr.rnr_retry;
 		rc->rnr_wait = false;
 		rc->rd_retry = false;
+		rc->rd_probe = false;
 		break;
 	case IB_QPS_ERR:
 		rc->epoch++;

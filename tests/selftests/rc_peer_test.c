@@ -93,7 +93,7 @@ static int connect_qp(struct ibv_qp *qp, int sgid)
 	a.timeout = 18 + softcm_slow_shift();
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = 2;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
@@ -456,13 +456,14 @@ TEST_F(peer, send_with_invalidate_on_the_wire)
 /*
  * An RC packet from the scripted peer to the QP, @hdr bytes of BTH and
  * extension headers at @hdrs then @plen bytes of @pay, its pad and ICRC,
- * sent as two IP fragments: rp-a's stack reassembles it into an skb
- * whose payload is partly in a fragment list, not in its linear part.
- * The ICRC covers the header the receiver sees after reassembly (no DF,
- * the whole length).
+ * in one datagram or, if @fragmented, as two IP fragments: rp-a's stack
+ * reassembles it into an skb whose payload is partly in a fragment
+ * list, not in its linear part.  The ICRC covers the header the
+ * receiver sees after reassembly (no DF, the whole length): both forms
+ * carry the same one.
  */
-static int send_fragmented(FIXTURE_DATA(peer) * self, const uint8_t *hdrs, size_t hdr,
-			   const uint8_t *pay, size_t plen)
+static int send_packet(FIXTURE_DATA(peer) * self, const uint8_t *hdrs, size_t hdr,
+		       const uint8_t *pay, size_t plen, bool fragmented)
 {
 	static uint8_t pkt[28 + 64 + 1024 + 8], frag[20 + sizeof(pkt)];
 	struct iphdr *ip = (struct iphdr *)pkt;
@@ -491,6 +492,9 @@ static int send_fragmented(FIXTURE_DATA(peer) * self, const uint8_t *hdrs, size_
 	memcpy(pkt + 28 + hdr, pay, plen);
 	crc = icrc(pkt, len);
 	memcpy(pkt + len - RC_ICRC, &crc, RC_ICRC);	/* host order, as rxe */
+	if (!fragmented)
+		return sendto(self->raw, pkt, len, 0, (struct sockaddr *)&to, sizeof(to)) ==
+		       (ssize_t)len ? 0 : -errno;
 
 	/* the first half of the IP payload, a multiple of 8 bytes, then the rest */
 	first = ((len - 20) / 2) & ~(size_t)7;
@@ -555,7 +559,7 @@ TEST_F(peer, fragmented_datagrams_land_byte_for_byte)
 		put32(hdrs + 8, SQ_PSN + i);
 		if (hdr > RC_BTH)
 			rc_aeth(hdrs + RC_BTH, AETH_ACK, 1);
-		ASSERT_EQ(0, send_fragmented(self, hdrs, hdr, pay + off, sizes[i]));
+		ASSERT_EQ(0, send_packet(self, hdrs, hdr, pay + off, sizes[i], true));
 		off += sizes[i];
 	}
 	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
@@ -575,7 +579,7 @@ TEST_F(peer, fragmented_datagrams_land_byte_for_byte)
 	put32(hdrs + 4, self->qp->qp_num);
 	put32(hdrs + 8, 0x500);
 	hdrs[8] |= 0x80;			/* AckReq */
-	ASSERT_EQ(0, send_fragmented(self, hdrs, RC_BTH, pay + 100, 1000));
+	ASSERT_EQ(0, send_packet(self, hdrs, RC_BTH, pay + 100, 1000, true));
 	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
 	EXPECT_EQ(8, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
@@ -588,6 +592,182 @@ TEST_F(peer, fragmented_datagrams_land_byte_for_byte)
 	ASSERT_EQ(0, next_request(self, 10000, &op, &psn));
 	EXPECT_EQ(RC_ACKNOWLEDGE, op);
 	EXPECT_EQ(0x500, psn);
+}
+
+/* The READ response @op at @psn with @plen bytes of @pay, an AETH unless a MIDDLE. */
+static int respond_read(FIXTURE_DATA(peer) * self, uint8_t op, unsigned int psn,
+			const uint8_t *pay, size_t plen)
+{
+	size_t hdr = op == RC_READ_RESPONSE_MIDDLE ? RC_BTH : RC_BTH + RC_AETH;
+	uint8_t hdrs[RC_BTH + RC_AETH] = { op, 0, 0xff, 0xff };
+
+	put32(hdrs + 4, self->qp->qp_num);
+	put32(hdrs + 8, psn);
+	if (hdr > RC_BTH)
+		rc_aeth(hdrs + RC_BTH, AETH_ACK, 1);
+	return send_packet(self, hdrs, hdr, pay, plen, false);
+}
+
+/*
+ * A READ of three responses whose last is lost (what a responder that
+ * sends a long READ's responses back to back loses at the end of the
+ * burst, where a receiving CPU's backlog overflows): no later response
+ * shows the gap.  The requester does not wait for its timeout (1.07 s,
+ * 8.6 s on the debug kernel): soon after the responses stop it asks for
+ * the rest of the READ, the LAST's PSN, address and length, counted in
+ * read_retries and not in rc_timeouts.  The LAST then completes the
+ * READ, every byte in place.  Should the MIDDLE reach softcm late, the
+ * FIRST alone asks from the MIDDLE's PSN first: every request is
+ * checked for the rest from its PSN, and the test waits for the LAST's.
+ */
+TEST_F(peer, read_asked_again_when_its_responses_stop)
+{
+	const uint64_t raddr = 0x7f0000010000ULL;
+	const unsigned int len = 2500, sizes[] = { 1024, 1024, 452 };
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf + 8, .length = len,
+			       .lkey = self->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = 0x99 },
+	}, *bad;
+	int nsa = netns_open("rp-a"), st, n, asks = 0;
+	long long tmo, rr;
+	unsigned char b[2048];
+	uint8_t pay[2500];
+	unsigned int psn;
+	struct ibv_wc wc;
+
+	ASSERT_LE(0, nsa);
+	st = stats_open(nsa, self->home);
+	close(nsa);
+	ASSERT_LE(0, st);
+	tmo = stats_get(st, "rc_timeouts");
+	rr = stats_get(st, "read_retries");
+	ASSERT_LE(0, tmo);
+	ASSERT_LE(0, rr);
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = i * 31 + 7;
+	memset(self->buf, 0xee, 4096);
+
+	ASSERT_EQ(0, ibv_post_send(self->qp, &wr, &bad));
+	ASSERT_EQ(12 + 16 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	ASSERT_EQ(RC_READ_REQUEST, b[0]);
+	ASSERT_EQ(SQ_PSN, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(len, get32(b + 24));
+	ASSERT_EQ(0, respond_read(self, RC_READ_RESPONSE_FIRST, SQ_PSN, pay, sizes[0]));
+	ASSERT_EQ(0, respond_read(self, RC_READ_RESPONSE_MIDDLE, SQ_PSN + 1, pay + 1024,
+				  sizes[1]));
+	/* the LAST lost: the next request asks for it */
+	do {
+		n = next_request_raw(self, 10000 << softcm_slow_shift(), b, sizeof(b));
+		ASSERT_EQ(12 + 16 + 4, n) TH_LOG("the READ was not asked again (%d)", n);
+		ASSERT_EQ(RC_READ_REQUEST, b[0]);
+		psn = get32(b + 8) & 0xffffff;
+		ASSERT_LE(SQ_PSN + 1, psn);
+		ASSERT_GE(SQ_PSN + 2, psn);
+		EXPECT_EQ(raddr + (psn - SQ_PSN) * 1024, get64(b + 12));
+		EXPECT_EQ(0x99, get32(b + 20));
+		EXPECT_EQ(len - (psn - SQ_PSN) * 1024, get32(b + 24));
+		if (psn == SQ_PSN + 1)
+			ASSERT_EQ(0, respond_read(self, RC_READ_RESPONSE_MIDDLE, psn,
+						  pay + 1024, sizes[1]));
+	} while (psn != SQ_PSN + 2 && ++asks < 3);
+	ASSERT_EQ(SQ_PSN + 2, psn);
+	EXPECT_EQ(tmo, stats_get(st, "rc_timeouts"))
+		TH_LOG("the rest was asked for only when the timer expired");
+	EXPECT_LE(rr + 1, stats_get(st, "read_retries"));
+	EXPECT_EQ(0, ibv_poll_cq(self->cq, 1, &wc));
+
+	ASSERT_EQ(0, respond_read(self, RC_READ_RESPONSE_LAST, SQ_PSN + 2, pay + 2048, sizes[2]));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(9, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+	EXPECT_EQ(len, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->buf + 8, pay, len));
+	EXPECT_EQ(0xee, self->buf[7]);
+	EXPECT_EQ(0xee, self->buf[8 + len]);
+	close(st);
+}
+
+/*
+ * Two READs asked for at once (max_rd_atomic 2): the first answered,
+ * FIRST and LAST, the second's request never answered, as rxe 6.1's
+ * responder does when it had to stop a READ's responses (a full
+ * backlog): it resumes that READ on the next request and discards the
+ * request.  The requester does not wait for its timeout: soon after the
+ * first READ completes it asks for the second again, the same request
+ * at the same PSN, counted in read_retries and not in rc_timeouts; its
+ * answer then completes it.
+ */
+TEST_F(peer, next_read_asked_again_when_its_request_goes_unanswered)
+{
+	const uint64_t raddr = 0x7f0000020000ULL;
+	struct ibv_sge sge[2] = {
+		{ .addr = (uintptr_t)self->buf + 8, .length = 1500, .lkey = self->mr->lkey },
+		{ .addr = (uintptr_t)self->buf + 2048, .length = 100, .lkey = self->mr->lkey },
+	};
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 1, .sg_list = &sge[0], .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		  .send_flags = IBV_SEND_SIGNALED, .next = &wr[1],
+		  .wr.rdma = { .remote_addr = raddr, .rkey = 0x55 } },
+		{ .wr_id = 2, .sg_list = &sge[1], .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		  .send_flags = IBV_SEND_SIGNALED,
+		  .wr.rdma = { .remote_addr = raddr + 4096, .rkey = 0x55 } },
+	}, *bad;
+	int nsa = netns_open("rp-a"), st;
+	unsigned char b[2048], second[28];	/* BTH, RETH: not the ICRC (the IP ID) */
+	long long tmo, rr;
+	uint8_t pay[1600];
+	struct ibv_wc wc;
+
+	ASSERT_LE(0, nsa);
+	st = stats_open(nsa, self->home);
+	close(nsa);
+	ASSERT_LE(0, st);
+	tmo = stats_get(st, "rc_timeouts");
+	rr = stats_get(st, "read_retries");
+	ASSERT_LE(0, tmo);
+	ASSERT_LE(0, rr);
+	for (size_t i = 0; i < sizeof(pay); i++)
+		pay[i] = i * 17 + 5;
+	memset(self->buf, 0xee, 4096);
+
+	ASSERT_EQ(0, ibv_post_send(self->qp, wr, &bad));
+	ASSERT_EQ(12 + 16 + 4, next_request_raw(self, 10000, b, sizeof(b)));
+	ASSERT_EQ(RC_READ_REQUEST, b[0]);
+	ASSERT_EQ(SQ_PSN, get32(b + 8) & 0xffffff);
+	ASSERT_EQ(12 + 16 + 4, next_request_raw(self, 10000, b, sizeof(b)))
+		TH_LOG("the second READ did not leave beside the first");
+	ASSERT_EQ(RC_READ_REQUEST, b[0]);
+	ASSERT_EQ(SQ_PSN + 2, get32(b + 8) & 0xffffff);
+	EXPECT_EQ(raddr + 4096, get64(b + 12));
+	EXPECT_EQ(100, get32(b + 24));
+	memcpy(second, b, sizeof(second));
+	/* the first READ answered; the second's request dropped */
+	ASSERT_EQ(0, respond_read(self, RC_READ_RESPONSE_FIRST, SQ_PSN, pay, 1024));
+	ASSERT_EQ(0, respond_read(self, RC_READ_RESPONSE_LAST, SQ_PSN + 1, pay + 1024, 476));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(0, memcmp(self->buf + 8, pay, 1500));
+
+	ASSERT_EQ(12 + 16 + 4, next_request_raw(self, 10000 << softcm_slow_shift(), b, sizeof(b)))
+		TH_LOG("the second READ was not asked again");
+	EXPECT_EQ(0, memcmp(second, b, sizeof(second)));
+	EXPECT_EQ(tmo, stats_get(st, "rc_timeouts"))
+		TH_LOG("it was asked again only when the timer expired");
+	EXPECT_EQ(rr + 1, stats_get(st, "read_retries"));
+	ASSERT_EQ(0, respond_read(self, RC_READ_RESPONSE_ONLY, SQ_PSN + 2, pay + 1500, 100));
+	ASSERT_EQ(1, poll_one(self->cq, &wc, 10000));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(100, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->buf + 2048, pay + 1500, 100));
+	EXPECT_EQ(0xee, self->buf[8 + 1500]);
+	EXPECT_EQ(0xee, self->buf[2048 + 100]);
+	close(st);
 }
 
 TEST_HARNESS_MAIN
