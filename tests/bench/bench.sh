@@ -88,6 +88,13 @@ setup() {
 	ip -n ba link add v0 type veth peer name v1 netns bb || return 1
 	ip -n ba addr add 10.91.0.1/24 dev v0 && ip -n ba link set v0 up || return 1
 	ip -n bb addr add 10.91.0.2/24 dev v1 && ip -n bb link set v1 up || return 1
+	# A veth receives on the sending CPU: DP_RPS=1 steers each end's
+	# receive to a vCPU of its own (ba's to CPU 1, bb's to CPU 0).
+	if [ "${DP_RPS:-0}" = 1 ]; then
+		ip netns exec ba sh -c 'echo 2 >/sys/class/net/v0/queues/rx-0/rps_cpus' &&
+			ip netns exec bb sh -c 'echo 1 >/sys/class/net/v1/queues/rx-0/rps_cpus' ||
+			return 1
+	fi
 	rdma link add rxe0 type rxe netdev r0 || return 1
 	poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5a:0001" \
 		/sys/class/infiniband/rxe0/ports/1/gids/* || { say "no IPv4 GID on rxe0"; return 1; }

@@ -22,7 +22,9 @@
 # 1048576"), BENCH_DP_LAT_SIZES ("64 4096"), BENCH_DP_BYTES (bytes per
 # bandwidth run, 8 MiB; iterations 20..5000), BENCH_DP_PROFILE (1: a
 # perf profile of softcm after the figures, 0: none, only: the profile
-# alone).
+# alone), BENCH_DP_RPS=1 (the receive of each end of ba/bb's veth steered
+# to the other vCPU by RPS, as a NIC's RSS puts it on a CPU of its own:
+# Documentation/performance.rst, "One CPU for both ends").
 # Writes build/bench/results.txt (one "cmbench ..." or "dpbench ..." line
 # per measurement, machine-readable), table.txt, table.rst, bench.png,
 # datapath.txt, datapath.rst and datapath.png.  The debug kernel
@@ -51,6 +53,7 @@ DP_SIZES="${BENCH_DP_SIZES:-64 4096 65536 1048576}"
 DP_LAT_SIZES="${BENCH_DP_LAT_SIZES:-64 4096}"
 DP_BYTES=${BENCH_DP_BYTES:-8388608}
 DP_PROFILE=${BENCH_DP_PROFILE:-1}
+DP_RPS=${BENCH_DP_RPS:-0}
 EOF
 
 rm -rf "$out/artifacts"
