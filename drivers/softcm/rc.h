@@ -37,6 +37,8 @@ struct softcm_swqe {
 	/* an RDMA READ or an atomic: its responses complete it, it takes a credit */
 	bool read;
 	bool atomic;		/* an atomic: one PSN, its ATOMIC ACKNOWLEDGE */
+	/* a packet's pages needed more fragments than an skb has: copy it all */
+	bool copy;
 };
 
 /*

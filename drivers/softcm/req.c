@@ -300,6 +300,7 @@ int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 	s->atomic = softcm_is_atomic(w->wr.opcode);
 	s->npkts = s->atomic ? 1 : max_t(u32, 1, DIV_ROUND_UP(s->len, rc->mtu));
 	s->read = w->wr.opcode == IB_UVERBS_WR_RDMA_READ || s->atomic;
+	s->copy = false;
 	s->first_psn = rc->tail_psn;
 	rc->tail_psn = softcm_psn_add(rc->tail_psn, s->npkts);
 	rc->sq_next++;
@@ -475,7 +476,7 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	p->off = rc->req_off;
 	p->epoch = rc->epoch;
 	p->zcopy = plen >= SOFTCM_RC_ZCOPY_MIN && !(w->wr.send_flags & IB_SEND_INLINE) &&
-		   READ_ONCE(qp->sn->tx_zcopy);
+		   !s->copy && READ_ONCE(qp->sn->tx_zcopy);
 
 	rc->req_off += plen;
 	if (last) {
@@ -513,7 +514,8 @@ static bool req_current(struct softcm_qp *qp, const struct req_pkt *p)
  * is copied (or its pages attached) from the WR's SGEs under it, because
  * an ACK, a flush or a reset can retire the WR meanwhile and a later WR
  * can take its slot; the packet is sent with no lock held.  A payload
- * whose pages need more fragments than an skb has is copied instead.
+ * whose pages need more fragments than an skb has is copied instead, and
+ * so are the WR's later packets and resends (its SGEs' layout is why).
  */
 static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_counter via,
 		     gfp_t gfp)
@@ -545,6 +547,7 @@ again:
 					 w->wr.num_sge, p->off, payload, p->h.payload_len,
 					 false);
 	if (ret == -E2BIG) {
+		swqe(qp, p->wqe)->copy = true;
 		spin_unlock_bh(&qp->lock);
 		kfree_skb(skb);
 		zcopy = false;
