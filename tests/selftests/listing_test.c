@@ -627,6 +627,7 @@ TEST(aborted_ids_are_never_listed)
 	static char buf[65536];
 	struct creator c = { 0 };
 	int home, stats, ns, kept[32], nkept = 0, seen = 0;
+	const int rounds = softcm_rounds(3000);
 	pthread_t t;
 	__u32 h;
 
@@ -639,7 +640,7 @@ TEST(aborted_ids_are_never_listed)
 	ASSERT_EQ(0, create_id(c.fd, SOFTCM_PS_TCP, 0, &h));
 	ASSERT_EQ(0, pthread_create(&t, NULL, emfile_loop, &c));
 
-	for (int i = 0; i < softcm_rounds(3000) && nkept < 32; i++) {
+	for (int i = 0; i < rounds && nkept < 32; i++) {
 		int fd = open("/proc/thread-self/net/softcm", O_RDONLY | O_CLOEXEC);
 
 		ASSERT_LE(0, fd);
