@@ -664,6 +664,18 @@ static void req_work(struct work_struct *work)
 	softcm_qp_leave(qp);
 }
 
+/* The timer sends again from una, @why for the tracepoint, and restarts. */
+static void timer_resend(struct softcm_qp *qp, int why)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	softcm_rc_count(qp, SOFTCM_RC_RETRANSMITS, 1);
+	trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, rc->una, rc->una, why);
+	softcm_rc_go_back(qp, rc->una);
+	softcm_rc_arm(qp);
+	softcm_rc_queued(qp);
+}
+
 static void rc_timer(struct timer_list *t)
 {
 	struct softcm_qp *qp = container_of(t, struct softcm_qp, rc.timer);
@@ -684,13 +696,9 @@ static void rc_timer(struct timer_list *t)
 		goto out_unlock;
 	if (rc->rd_probe) {
 		softcm_rc_count(qp, SOFTCM_RC_READ_RETRIES, 1);
-		softcm_rc_count(qp, SOFTCM_RC_RETRANSMITS, 1);
-		trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, rc->una, rc->una,
-					   SOFTCM_TRACE_RETRANSMIT_READ_STALL);
-		softcm_rc_go_back(qp, rc->una);
+		timer_resend(qp, SOFTCM_TRACE_RETRANSMIT_READ_STALL);
+		/* asked again: not again until una moves */
 		rc->rd_retry = true;
-		softcm_rc_arm(qp);
-		softcm_rc_queued(qp);
 		goto out_unlock;
 	}
 	softcm_rc_count(qp, SOFTCM_RC_TIMEOUTS, 1);
@@ -702,13 +710,8 @@ static void rc_timer(struct timer_list *t)
 		}
 		rc->retry_left--;
 	}
-	softcm_rc_count(qp, SOFTCM_RC_RETRANSMITS, 1);
-	trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, rc->una, rc->una,
-				   SOFTCM_TRACE_RETRANSMIT_TIMEOUT);
-	softcm_rc_go_back(qp, rc->una);
+	timer_resend(qp, SOFTCM_TRACE_RETRANSMIT_TIMEOUT);
 	rc->rd_retry = false;
-	softcm_rc_arm(qp);
-	softcm_rc_queued(qp);
 out_unlock:
 	spin_unlock_bh(&qp->lock);
 }

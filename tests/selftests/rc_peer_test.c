@@ -594,6 +594,29 @@ TEST_F(peer, fragmented_datagrams_land_byte_for_byte)
 	EXPECT_EQ(0x500, psn);
 }
 
+/*
+ * rp-a's softcm_stats, open, and its rc_timeouts and read_retries now;
+ * the fd, or -1.
+ */
+static int stats_of(FIXTURE_DATA(peer) * self, long long *tmo, long long *rr)
+{
+	int ns = netns_open("rp-a"), st = -1;
+
+	if (ns >= 0) {
+		st = stats_open(ns, self->home);
+		close(ns);
+	}
+	if (st < 0)
+		return -1;
+	*tmo = stats_get(st, "rc_timeouts");
+	*rr = stats_get(st, "read_retries");
+	if (*tmo < 0 || *rr < 0) {
+		close(st);
+		return -1;
+	}
+	return st;
+}
+
 /* The READ response @op at @psn with @plen bytes of @pay, an AETH unless a MIDDLE. */
 static int respond_read(FIXTURE_DATA(peer) * self, uint8_t op, unsigned int psn,
 			const uint8_t *pay, size_t plen)
@@ -631,21 +654,15 @@ TEST_F(peer, read_asked_again_when_its_responses_stop)
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = raddr, .rkey = 0x99 },
 	}, *bad;
-	int nsa = netns_open("rp-a"), st, n, asks = 0;
+	int st, n, asks = 0;
 	long long tmo, rr;
 	unsigned char b[2048];
 	uint8_t pay[2500];
 	unsigned int psn;
 	struct ibv_wc wc;
 
-	ASSERT_LE(0, nsa);
-	st = stats_open(nsa, self->home);
-	close(nsa);
+	st = stats_of(self, &tmo, &rr);
 	ASSERT_LE(0, st);
-	tmo = stats_get(st, "rc_timeouts");
-	rr = stats_get(st, "read_retries");
-	ASSERT_LE(0, tmo);
-	ASSERT_LE(0, rr);
 	for (size_t i = 0; i < sizeof(pay); i++)
 		pay[i] = i * 31 + 7;
 	memset(self->buf, 0xee, 4096);
@@ -716,20 +733,14 @@ TEST_F(peer, next_read_asked_again_when_its_request_goes_unanswered)
 		  .send_flags = IBV_SEND_SIGNALED,
 		  .wr.rdma = { .remote_addr = raddr + 4096, .rkey = 0x55 } },
 	}, *bad;
-	int nsa = netns_open("rp-a"), st;
+	int st;
 	unsigned char b[2048], second[28];	/* BTH, RETH: not the ICRC (the IP ID) */
 	long long tmo, rr;
 	uint8_t pay[1600];
 	struct ibv_wc wc;
 
-	ASSERT_LE(0, nsa);
-	st = stats_open(nsa, self->home);
-	close(nsa);
+	st = stats_of(self, &tmo, &rr);
 	ASSERT_LE(0, st);
-	tmo = stats_get(st, "rc_timeouts");
-	rr = stats_get(st, "read_retries");
-	ASSERT_LE(0, tmo);
-	ASSERT_LE(0, rr);
 	for (size_t i = 0; i < sizeof(pay); i++)
 		pay[i] = i * 17 + 5;
 	memset(self->buf, 0xee, 4096);
