@@ -89,7 +89,7 @@ struct softcm_rd_res {
  * 1/2^SHIFT of the QP's timeout, SOFTCM_RC_PROBE_MIN_MS at least (req.c,
  * softcm_rc_arm_probe()).
  */
-#define SOFTCM_RC_PROBE_SHIFT	6
+#define SOFTCM_RC_PROBE_SHIFT	8
 #define SOFTCM_RC_PROBE_MIN_MS	10
 /* PSNs outstanding at most, as rxe's window */
 #define SOFTCM_RC_WINDOW	128

@@ -95,7 +95,7 @@ void softcm_rc_arm(struct softcm_qp *qp)
 /*
  * A response moved una to a READ asked for, mid-way through it or at
  * the next one: its next response is due at once, so wait for it a
- * short time (1/64 of the timeout, 10 ms at least), not the whole
+ * short time (1/256 of the timeout, 10 ms at least), not the whole
  * timeout.  A READ's responses that stop with no later packet to show
  * the gap are otherwise recovered only by the timeout (rdma_cm's:
  * 2.1 s, a hundred times a 1-MiB READ).  rxe's responder makes that
