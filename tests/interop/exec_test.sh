@@ -72,6 +72,8 @@ cases=(setup
 	datapath/rdma_server-rdma_client datapath/rdma_xserver-rdma_xclient
 	datapath/ib_send_lat-R datapath/ib_write_lat-R datapath/ib_send_lat-R-e
 	"${rxe_data_cases[@]}"
+	rxe-read-stall/ib_read_bw-R-1MiB-rxe-server-softcm-client
+	rxe-read-stall/no-timeout
 	cleanup)
 echo "1..${#cases[@]}"
 
@@ -771,6 +773,38 @@ rxe_read() {
 		$rxe_write_size $rxe_write_iters 0
 }
 
+# sc_stat NAME: counter NAME of softcm's namespace against rxe.
+sc_stat() {
+	ip netns exec "$nsb" awk -v k="$1" '$1 == k { print $2 }' /proc/net/softcm_stats
+}
+
+# READs from rxe whose responses stop (protocol.rst, "READ stall"):
+# rxe's responder sends a READ's responses back to back into the
+# receiving CPU's backlog; with a backlog smaller than the burst (300
+# here; a READ of 1 MiB is 1 024 responses) each READ overflows it, rxe
+# ends the burst and discards the next READ's request.  softcm asks
+# again after a short wait, not its timeout (2.1 s): the run moves with
+# rc_timeouts unchanged, and read_retries shows that bursts did overflow
+# (without the wait, a timeout per READ).  Outside the capture: 5 MiB of
+# responses would only lengthen its dissection.
+rxe_read_stall() {
+	local bl to0 rr0 to rr
+
+	bl=$(cat /proc/sys/net/core/netdev_max_backlog)
+	to0=$(sc_stat rc_timeouts) rr0=$(sc_stat read_retries)
+	echo 300 >/proc/sys/net/core/netdev_max_backlog
+	rxe_perftest rxe-read-stall/ib_read_bw-R-1MiB-rxe-server-softcm-client ib_read_bw 0 \
+		18534 1048576 5 0
+	echo "$bl" >/proc/sys/net/core/netdev_max_backlog
+	to=$(($(sc_stat rc_timeouts) - to0)) rr=$(($(sc_stat read_retries) - rr0))
+	say "softcm's requester: $to timeouts, $rr READs asked again"
+	if [ "$to" = 0 ] && [ "$rr" -gt 0 ]; then
+		ok rxe-read-stall/no-timeout
+	else
+		not_ok rxe-read-stall/no-timeout
+	fi
+}
+
 # ---- the QPs, while connected ----
 
 # field FILE KEY: the value after KEY on exec_peer's "qp" line.
@@ -906,6 +940,7 @@ else
 	run_lat_events
 
 	rxe_datapath
+	rxe_read_stall
 fi
 
 say "the cases took ${SECONDS} s"
