@@ -49,6 +49,11 @@ static bool outstanding(const struct softcm_rc *rc, u32 psn)
 	return softcm_psn_cmp(psn, rc->una) >= 0 && softcm_psn_cmp(psn, rc->max_psn) < 0;
 }
 
+static struct softcm_swqe *swqe(struct softcm_qp *qp, u32 i)
+{
+	return &qp->rc.swqe[i & (qp->sq_entries - 1)];
+}
+
 /*
  * Whether the oldest PSN not acknowledged is a READ's (or an atomic's)
  * whose request went: its responses are what comes next.
@@ -60,7 +65,7 @@ static bool read_asked_at_una(struct softcm_qp *qp)
 
 	if (qp->sq_cons == rc->sq_next)
 		return false;
-	s = &rc->swqe[qp->sq_cons & (qp->sq_entries - 1)];
+	s = swqe(qp, qp->sq_cons);
 	return s->read && softcm_psn_cmp(rc->max_psn, s->first_psn) > 0;
 }
 
@@ -85,7 +90,7 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 
 	lockdep_assert_held(&qp->lock);
 	while (qp->sq_cons != rc->sq_next) {
-		s = &rc->swqe[qp->sq_cons & (qp->sq_entries - 1)];
+		s = swqe(qp, qp->sq_cons);
 		if (softcm_psn_cmp(softcm_psn_add(s->first_psn, s->npkts), psn) > 0)
 			break;
 		/* the WR's own copy, in the shadow slot: the user's slot may go */
@@ -125,11 +130,6 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		softcm_rc_arm_probe(qp);
 	else
 		softcm_rc_arm(qp);
-}
-
-static struct softcm_swqe *swqe(struct softcm_qp *qp, u32 i)
-{
-	return &qp->rc.swqe[i & (qp->sq_entries - 1)];
 }
 
 /*
