@@ -26,6 +26,7 @@
  * id and no file left, the library's device included.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <infiniband/verbs.h>
 #include <linux/capability.h>
@@ -294,6 +295,49 @@ TEST_F(verbs, objects_live_while_used)
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	EXPECT_EQ(EOPNOTSUPP, ibv_resize_cq(o.rcq, 64));
 	free_objs(_metadata, &o);
+	EXPECT_EQ(0, ibv_close_device(ctx));
+}
+
+/*
+ * A completion channel destroyed while a CQ is being created on it: the
+ * destroy comes from inside the CQ's CREATE_CQ (the ioctl interposer),
+ * after the library read the channel's descriptor.  libibverbs holds the
+ * context's mutex across the creation, so the destroy finds the channel
+ * in use; so must softcm's, not close the descriptor the new CQ names.
+ */
+static struct ibv_comp_channel *racing_ch;
+static int racing_ret = -1;
+
+static void destroy_channel_in_create_cq(unsigned int nr)
+{
+	if (nr != SOFTCM_VCMD_CREATE_CQ || !racing_ch)
+		return;
+	racing_ret = ibv_destroy_comp_channel(racing_ch);
+	racing_ch = NULL;
+}
+
+TEST_F(verbs, channel_busy_while_a_cq_is_created_on_it)
+{
+	struct ibv_context *ctx;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+
+	ASSERT_EQ(0, enter(NS1));
+	ctx = open_softcm0(_metadata);
+	ASSERT_NE(NULL, ctx);
+	ch = ibv_create_comp_channel(ctx);
+	ASSERT_NE(NULL, ch);
+	racing_ch = ch;
+	ioctl_before = destroy_channel_in_create_cq;
+	cq = ibv_create_cq(ctx, 8, &racing_ret, ch, 0);
+	ioctl_before = NULL;
+	/* (else the channel is freed: nothing more to look at) */
+	ASSERT_EQ(EBUSY, racing_ret);
+	ASSERT_NE(NULL, cq) TH_LOG("ibv_create_cq: %s", strerror(errno));
+	EXPECT_NE(-1, fcntl(ch->fd, F_GETFD));	/* still open */
+	EXPECT_EQ(EBUSY, ibv_destroy_comp_channel(ch));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
 	EXPECT_EQ(0, ibv_close_device(ctx));
 }
 

@@ -35,7 +35,11 @@ SOFTCM_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_contex
 	return channel;
 }
 
-/* EBUSY while a CQ uses it; an errno value, as libibverbs. */
+/*
+ * EBUSY while a CQ uses it or is being created on it (the CQ counts from
+ * before its CREATE_CQ names the descriptor); an errno value, as
+ * libibverbs.  The check and the close under one hold of the mutex.
+ */
 SOFTCM_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct ibv_context *context = channel->context;
@@ -45,11 +49,29 @@ SOFTCM_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 		pthread_mutex_unlock(&context->mutex);
 		return EBUSY;
 	}
-	pthread_mutex_unlock(&context->mutex);
 	close(channel->fd);
+	pthread_mutex_unlock(&context->mutex);
 	free(channel);
 	softcm_ctx_put(context);
 	return 0;
+}
+
+static void channel_get(struct ibv_context *context, struct ibv_comp_channel *channel)
+{
+	if (!channel)
+		return;
+	pthread_mutex_lock(&context->mutex);
+	channel->refcnt++;
+	pthread_mutex_unlock(&context->mutex);
+}
+
+static void channel_put(struct ibv_context *context, struct ibv_comp_channel *channel)
+{
+	if (!channel)
+		return;
+	pthread_mutex_lock(&context->mutex);
+	channel->refcnt--;
+	pthread_mutex_unlock(&context->mutex);
 }
 
 /*
@@ -90,8 +112,13 @@ struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *c
 	c.cqe = cqe < MIN_CQE ? MIN_CQE : cqe;
 	c.comp_vector = comp_vector;
 	c.channel_fd = channel ? channel->fd : -1;
+	channel_get(context, channel);
 	if (softcm_vioctl(context, SOFTCM_IOCTL_CREATE_CQ, &c)) {
+		int err = errno;
+
+		channel_put(context, channel);
 		free(scq);
+		errno = err;
 		return NULL;
 	}
 	if (softcm_area_map(context, &scq->kmap, &c.kmap, 0) ||
@@ -101,6 +128,7 @@ struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *c
 
 		softcm_area_unmap(&scq->kmap);
 		softcm_vioctl(context, SOFTCM_IOCTL_DESTROY_CQ, &d);
+		channel_put(context, channel);
 		free(scq);
 		errno = err;
 		return NULL;
@@ -118,11 +146,6 @@ struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *c
 	cq->cqe = c.cqe;
 	pthread_mutex_init(&cq->mutex, NULL);
 	pthread_cond_init(&cq->cond, NULL);
-	if (channel) {
-		pthread_mutex_lock(&context->mutex);
-		channel->refcnt++;
-		pthread_mutex_unlock(&context->mutex);
-	}
 	softcm_ctx_hold(context);
 	return scq;
 }
@@ -156,11 +179,7 @@ SOFTCM_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (softcm_vioctl(context, SOFTCM_IOCTL_DESTROY_CQ, &d))
 		return errno;
-	if (channel) {
-		pthread_mutex_lock(&context->mutex);
-		channel->refcnt--;
-		pthread_mutex_unlock(&context->mutex);
-	}
+	channel_put(context, channel);
 	pthread_mutex_lock(&cq->mutex);
 	while (cq->comp_events_completed < d.comp_events_reported ||
 	       cq->async_events_completed < d.async_events_reported)
