@@ -54,7 +54,9 @@ int softcm_device_query(struct softcm_file *sf, struct softcm_query_device *c)
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = SOFTCM_MAX_MR_SIZE;
 	a->page_size_cap = PAGE_SIZE;
-	a->device_cap_flags = IB_UVERBS_DEVICE_SYS_IMAGE_GUID;
+	/* The responder answers a SEND with no receive posted with an RNR NAK. */
+	a->device_cap_flags = IB_UVERBS_DEVICE_SYS_IMAGE_GUID |
+			      IB_UVERBS_DEVICE_RC_RNR_NAK_GEN;
 	a->max_qp = SOFTCM_MAX_QP;
 	a->max_qp_wr = SOFTCM_MAX_QP_WR;
 	a->max_sge = SOFTCM_MAX_SGE;

@@ -259,7 +259,8 @@ TEST_F(verbs, query_device)
 	EXPECT_EQ(a.node_guid, a.sys_image_guid);
 	EXPECT_EQ(1ull << 32, a.max_mr_size);
 	EXPECT_EQ((__u64)getpagesize(), a.page_size_cap);
-	EXPECT_EQ(1u << 11, a.device_cap_flags);	/* SYS_IMAGE_GUID only */
+	/* SYS_IMAGE_GUID and RC_RNR_NAK_GEN only */
+	EXPECT_EQ(1u << 11 | 1u << 12, a.device_cap_flags);
 	EXPECT_EQ(0, a.vendor_id);
 	EXPECT_EQ(16384, a.max_qp);
 	EXPECT_EQ(16384, a.max_qp_wr);
