@@ -30,7 +30,7 @@
 /*
  * RDMA READs in flight per QP, as initiator and as responder: what
  * INIT_QP_ATTR and MODIFY_QP accept in max_rd_atomic and
- * max_dest_rd_atomic, and what the data path will keep resources for.
+ * max_dest_rd_atomic, and what the data path keeps resources for.
  */
 #define SOFTCM_MAX_QP_RD_ATOM		128
 #define SOFTCM_MAX_QP_INIT_RD_ATOM	128

@@ -18,7 +18,7 @@
  * because an rkey is what a peer presents to read or write our memory:
  * it must not be guessable from other keys or from the number of MRs.
  * Both live in the namespace's key table (an xarray keyed by key), the
- * lookup the data path will do for every RDMA request and SGE.
+ * lookup the data path does for every RDMA request and SGE.
  *
  * Lifetime: the packet path finds an MR by key under RCU and takes no
  * reference (softcm_mr_find_rcu()); it never keeps one across packets.

@@ -28,7 +28,7 @@
  * they are only counted here.
  *
  * QP numbers come from the namespace's xarray (24 bits, cyclic from 2:
- * 0 and 1 are the special QPs), where the data path will look the
+ * 0 and 1 are the special QPs), where the data path looks the
  * destination QP of a packet up under RCU (softcm_qp_find_rcu()).
  *
  * Lifetime: the QP uses its PD and CQs (they are EBUSY to destroy) until

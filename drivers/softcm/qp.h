@@ -22,7 +22,7 @@ struct softcm_ring;
 
 /*
  * A queue pair.  Its state, attributes and the kernel's indices of its
- * queues are under @lock (BH: the data path will complete from softirq);
+ * queues are under @lock (BH: the data path completes from softirq);
  * it completes to its CQs while holding it (lock order: QP's sq_mutex,
  * QP, then CQ, then event queue).  The work queues are rings the user
  * writes (uapi/linux/softcm.h, "Rings"): the kernel copies a WR out of

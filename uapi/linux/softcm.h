@@ -1073,8 +1073,10 @@ struct softcm_post {
  * completes with IBV_WC_LOC_QP_OP_ERR and takes the QP to ERR.
  *
  * Receive queue: at most cap.max_recv_wr WRs between rq_cons and
- * rq_prod, no system call.  Receives complete only by flush: when the
- * QP enters ERR, every posted one completes with IBV_WC_WR_FLUSH_ERR;
+ * rq_prod, no system call.  An RC QP's receive at rq_cons completes
+ * when a SEND (or a WRITE with immediate) from the peer is complete in
+ * it; a UD QP's only by flush.  When the QP enters ERR, every posted
+ * one completes with IBV_WC_WR_FLUSH_ERR;
  * the kernel writes state before it reads rq_prod (a full barrier
  * between), so a library that posts, issues a full barrier and finds
  * state ERR calls DOORBELL (SOFTCM_DOORBELL_RQ) to flush what it posted.

@@ -7,8 +7,8 @@
  *   sync_server [-b ADDRESS] [-p PORT] [-n COUNT]
  *
  * With -n, exits after COUNT clients; otherwise serves until killed.
- * Only the connection is made: softcm has no data path, so no QP is
- * created (rdma_create_ep() with a NULL qp_init_attr).
+ * Only the connection is made: the example shows the CM alone, so no
+ * QP is created (rdma_create_ep() with a NULL qp_init_attr).
  *
  *   cc -o sync_server sync_server.c -lsoftcm    (or -lrdmacm)
  */
