@@ -380,9 +380,11 @@ static void unuse_objects(struct softcm_qp *qp)
 
 /*
  * The rings of @qp, for the capacities @c asks, described in @c.  A send
- * slot holds the SGEs or the inline data; max_inline_data is granted as
- * rdma_rxe grants it, as much as the SGEs' room (a QP that asked for
- * none still takes inline sends of that size).
+ * slot holds the SGEs or the inline data; max_inline_data and
+ * max_send_sge are granted as rdma_rxe grants them, the slot's whole
+ * room each (a QP that asked for no inline data still takes inline
+ * sends of its SGEs' size, one that asked for 64 bytes inline takes
+ * four SGEs).
  */
 static int qp_alloc_rings(struct softcm_file *sf, struct softcm_qp *qp,
 			  struct softcm_create_qp *c)
@@ -393,6 +395,7 @@ static int qp_alloc_rings(struct softcm_file *sf, struct softcm_qp *qp,
 
 	data = max_t(u32, cap->max_send_sge * sizeof(struct softcm_sge), cap->max_inline_data);
 	cap->max_inline_data = data;
+	cap->max_send_sge = data / sizeof(struct softcm_sge);
 	qp->sq_stride = roundup_pow_of_two(sizeof(struct softcm_sq_wqe) + data);
 	qp->rq_stride = roundup_pow_of_two(sizeof(struct softcm_rq_wqe) +
 					   cap->max_recv_sge * sizeof(struct softcm_sge));

@@ -495,7 +495,8 @@ TEST_F(qp, create_types_and_caps)
 	EXPECT_EQ(QPS_RESET, q.attr.qp_state);
 	EXPECT_EQ(4, q.init_cap.max_send_wr);
 	EXPECT_EQ(4, q.init_cap.max_recv_wr);
-	EXPECT_EQ(2, q.init_cap.max_send_sge);
+	/* the slot's room, as rxe: 64 bytes inline, or four SGEs */
+	EXPECT_EQ(4, q.init_cap.max_send_sge);
 	EXPECT_EQ(64, q.init_cap.max_inline_data);
 	EXPECT_EQ(4, q.attr.cap.max_recv_wr);
 	/* a receive side of nothing is allowed, as rxe */
