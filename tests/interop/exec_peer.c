@@ -6,28 +6,47 @@
  * runs as it is on rdma_rxe, and under `softcm exec` on softcm
  * (tests/interop/exec_test.sh).
  *
+ *	exec_peer server|client ADDR PORT [-r INIT,RESP] [-s]
+ *
  * Once the connection is ESTABLISHED it prints its QP as ibv_query_qp()
  * reports it, on one line:
  *
- *	qp qpn N state RTS sq_psn N rq_psn N dest_qpn N
+ *	qp qpn N state RTS sq_psn N rq_psn N dest_qpn N max_rd_atomic N
+ *	max_dest_rd_atomic N min_rnr_timer N rnr_retry N
  *
  * then "established", and holds the connection (so that the test can look
  * at both QPs) until a line or end of file arrives on standard input; then
- * it disconnects.  Exit status 0 when all of that worked, 1 when anything
- * failed (the call is named on stderr), 2 on a usage error.
+ * it disconnects.  -r: the initiator depth and responder resources it
+ * asks for in its REQ or REP (default: 1,1 in the REQ, librdmacm's
+ * defaults in the REP).  -s: one SEND of 64 bytes
+ * from the client to the server first, made to meet an RNR NAK: the
+ * client sends at once; the server posts its receive only when a line
+ * arrives on standard input, then checks every byte.  Each prints
+ * "send status S" or "recv status S bytes N data ok|bad".
+ * Exit status 0 when all of that worked, 1 when anything failed (the
+ * call is named on stderr), 2 on a usage error.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+
+#define MSG_SIZE	64
+#define WAIT_SECONDS	60	/* the RNR waits are 655 ms each */
 
 struct peer {
 	struct rdma_cm_id *listen_id, *id;
 	struct rdma_addrinfo *res;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	unsigned char buf[MSG_SIZE];
+	unsigned int init_depth, resp_res;
+	int rd_set;	/* -r given: else the server accepts with librdmacm's defaults */
 };
 
 static const char *const qp_states[] = {
@@ -72,18 +91,27 @@ static int print_qp(struct ibv_qp *qp)
 	struct ibv_qp_attr a;
 
 	if (ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RQ_PSN |
-			 IBV_QP_DEST_QPN, &init))
+			 IBV_QP_DEST_QPN | IBV_QP_MAX_QP_RD_ATOMIC |
+			 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER |
+			 IBV_QP_RNR_RETRY, &init))
 		return fail("ibv_query_qp");
-	printf("qp qpn %u state %s sq_psn %u rq_psn %u dest_qpn %u\n", qp->qp_num,
+	printf("qp qpn %u state %s sq_psn %u rq_psn %u dest_qpn %u max_rd_atomic %u "
+	       "max_dest_rd_atomic %u min_rnr_timer %u rnr_retry %u\n", qp->qp_num,
 	       (unsigned int)a.qp_state < sizeof(qp_states) / sizeof(qp_states[0]) &&
 	       qp_states[a.qp_state] ? qp_states[a.qp_state] : "?",
-	       a.sq_psn, a.rq_psn, a.dest_qp_num);
+	       a.sq_psn, a.rq_psn, a.dest_qp_num, a.max_rd_atomic, a.max_dest_rd_atomic,
+	       a.min_rnr_timer, a.rnr_retry);
 	return 0;
 }
 
 /* Synchronous ids (no event channel): each call returns once it is done. */
 static int server(struct peer *p)
 {
+	struct rdma_conn_param param = {
+		.responder_resources = p->resp_res, .initiator_depth = p->init_depth,
+		.retry_count = 7, .rnr_retry_count = 7,
+	};
+
 	if (rdma_create_ep(&p->listen_id, p->res, NULL, NULL))
 		return fail("rdma_create_ep");
 	if (rdma_listen(p->listen_id, 1))
@@ -94,7 +122,7 @@ static int server(struct peer *p)
 		return fail("rdma_get_request");
 	if (create_qp(p))
 		return -1;
-	if (rdma_accept(p->id, NULL))
+	if (rdma_accept(p->id, p->rd_set ? &param : NULL))
 		return fail("rdma_accept");
 	return 0;
 }
@@ -102,7 +130,7 @@ static int server(struct peer *p)
 static int client(struct peer *p)
 {
 	struct rdma_conn_param param = {
-		.responder_resources = 1, .initiator_depth = 1,
+		.responder_resources = p->resp_res, .initiator_depth = p->init_depth,
 		.retry_count = 7, .rnr_retry_count = 7,
 	};
 
@@ -115,11 +143,73 @@ static int client(struct peer *p)
 	return 0;
 }
 
+/* One completion within WAIT_SECONDS: its status, or -1. */
+static int wait_wc(struct peer *p, struct ibv_wc *wc)
+{
+	time_t end = time(NULL) + WAIT_SECONDS;
+	int n;
+
+	while ((n = ibv_poll_cq(p->cq, 1, wc)) == 0 && time(NULL) < end)
+		poll(NULL, 0, 1);
+	if (n != 1) {
+		fprintf(stderr, "no completion (%d)\n", n);
+		return -1;
+	}
+	return wc->status;
+}
+
+/* -s: the SEND that meets an RNR NAK, each side's part. */
+static int exchange(struct peer *p, int is_server)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = MSG_SIZE };
+	struct ibv_wc wc;
+	char line[64];
+	int st, i, ok = 1;
+
+	p->mr = ibv_reg_mr(p->pd, p->buf, MSG_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->mr)
+		return fail("ibv_reg_mr");
+	sge.lkey = p->mr->lkey;
+	if (!is_server) {
+		struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		for (i = 0; i < MSG_SIZE; i++)
+			p->buf[i] = (unsigned char)(i * 7 + 3);
+		if (ibv_post_send(p->id->qp, &wr, &bad))
+			return fail("ibv_post_send");
+		st = wait_wc(p, &wc);
+		printf("send status %d\n", st);
+		fflush(stdout);
+		return st ? -1 : 0;
+	}
+	/* the receive is posted only when the test says so */
+	if (!fgets(line, sizeof(line), stdin))
+		return fail("stdin");
+	{
+		struct ibv_recv_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		memset(p->buf, 0, MSG_SIZE);
+		if (ibv_post_recv(p->id->qp, &wr, &bad))
+			return fail("ibv_post_recv");
+	}
+	st = wait_wc(p, &wc);
+	for (i = 0; i < MSG_SIZE; i++)
+		ok &= p->buf[i] == (unsigned char)(i * 7 + 3);
+	printf("recv status %d bytes %u data %s\n", st, st ? 0 : wc.byte_len,
+	       ok ? "ok" : "bad");
+	fflush(stdout);
+	return st || wc.byte_len != MSG_SIZE || !ok ? -1 : 0;
+}
+
 static void destroy(struct peer *p)
 {
 	if (p->id) {
 		if (p->id->qp)
 			rdma_destroy_qp(p->id);
+		if (p->mr)
+			ibv_dereg_mr(p->mr);
 		if (p->cq)
 			ibv_destroy_cq(p->cq);
 		if (p->pd)
@@ -135,12 +225,22 @@ static void destroy(struct peer *p)
 int main(int argc, char **argv)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	struct peer p = { 0 };
+	struct peer p = { .init_depth = 1, .resp_res = 1 };
+	int is_server, ret = 1, send = 0, i;
 	char line[64];
-	int is_server, ret = 1;
 
-	if (argc != 4 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "Usage: exec_peer server|client ADDR PORT\n");
+	for (i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "-s"))
+			send = 1;
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc &&
+			 sscanf(argv[i + 1], "%u,%u", &p.init_depth, &p.resp_res) == 2)
+			i++, p.rd_set = 1;
+		else
+			break;
+	}
+	if (argc < 4 || i < argc ||
+	    (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		fprintf(stderr, "Usage: exec_peer server|client ADDR PORT [-r INIT,RESP] [-s]\n");
 		return 2;
 	}
 	is_server = !strcmp(argv[1], "server");
@@ -154,6 +254,8 @@ int main(int argc, char **argv)
 		goto out;
 	printf("established\n");
 	fflush(stdout);
+	if (send && exchange(&p, is_server))
+		goto out;
 
 	if (!fgets(line, sizeof(line), stdin) && ferror(stdin)) {
 		perror("stdin");

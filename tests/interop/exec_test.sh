@@ -66,6 +66,8 @@ cases=(setup
 	qp/softcm-to-softcm
 	qp/softcm-client-rxe-server
 	qp/rxe-client-softcm-server
+	qp/rnr-timer-0-and-rd-atomic-3-1-softcm-client-rxe-server
+	qp/rnr-timer-0-and-rd-atomic-3-1-rxe-client-softcm-server
 	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
 	datapath/rping-V datapath/ib_read_bw-R datapath/ib_atomic_bw-R
 	datapath/ucmatose-messages
@@ -74,6 +76,8 @@ cases=(setup
 	"${rxe_data_cases[@]}"
 	rxe-read-stall/ib_read_bw-R-1MiB-rxe-server-softcm-client
 	rxe-read-stall/no-timeout
+	rxe-read-rd-atomic/ib_read_bw-R-o3-1MiB-softcm-server-rxe-client
+	rxe-read-rd-atomic/fourth-read-served
 	cleanup)
 echo "1..${#cases[@]}"
 
@@ -198,11 +202,21 @@ run_ucmatose() {
 	fi
 }
 
+# sc_stat NAME [NS]: counter NAME of softcm in NS (default $nsb, the
+# namespace against rxe).
+sc_stat() {
+	ip netns exec "${2:-$nsb}" awk -v k="$1" '$1 == k { print $2 }' /proc/net/softcm_stats
+}
+
 # cmtime's server never exits: it serves until stopped, once the client
 # (10 connections: bind, resolve, route, QP, connect, disconnect each)
-# has exited 0 having failed no step.
+# has exited 0 having failed no step.  The server's namespace counts the
+# connections: 10 RTUs and 10 DREQs received (more only if as many were
+# duplicates: a REP or DREP that took longer than its timeout).
 run_cmtime() {
 	local name=softcm/cmtime port=7475 srv=$tmp/cmtime.server cli=$tmp/cmtime.client crc
+	local rtu dreq dup
+	rtu=$(sc_stat rx_rtu $nsa) dreq=$(sc_stat rx_dreq $nsa) dup=$(sc_stat duplicates $nsa)
 	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- cmtime -b $ip_a -p $port
 	poll $((100 * slow)) sc_listening $nsa $port ||
 		{ not_ok $name "$srv"; say "the server did not listen"; return; }
@@ -211,13 +225,17 @@ run_cmtime() {
 		>"$cli" 2>&1 || crc=$?
 	kill "$bgpid" 2>/dev/null
 	wait "$bgpid" 2>/dev/null
+	rtu=$(($(sc_stat rx_rtu $nsa) - rtu)) dreq=$(($(sc_stat rx_dreq $nsa) - dreq))
+	dup=$(($(sc_stat duplicates $nsa) - dup))
 	if [ "$crc" = 0 ] && grep -q '^disconnecting' "$cli" &&
-	   ! grep -qiE 'fail|error|unable' "$cli" "$srv"; then
+	   ! grep -qiE 'fail|error|unable' "$cli" "$srv" &&
+	   [ $rtu -ge 10 ] && [ $dreq -ge 10 ] && [ $((rtu + dreq)) -le $((20 + dup)) ]; then
 		ok $name
 	else
 		not_ok $name "$cli" "$srv"
 		say "client exit $crc"
 	fi
+	say "the server's namespace received $rtu RTUs, $dreq DREQs ($dup duplicates)"
 }
 
 # ---- to where they need the data path ----
@@ -651,21 +669,25 @@ rxe_pingpong() {
 	fi
 }
 
-# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS [SRV_LINE]: ib_send_bw,
+# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS [SRV_LINE [OPTS...]]: ib_send_bw,
 # ib_write_bw or ib_atomic_bw -R, softcm the server if SC_SERVER is 1,
 # else rxe; both sides must print the result line of the size and
 # iterations asked for (only the client with SRV_LINE 0: the server of a
-# one-sided test prints none).  A client refused with REJ 8 (perftest's
+# one-sided test prints none); OPTS more of perftest's options for both
+# sides.  Sets passed to 1 if the case passed, else 0.  A client refused
+# with REJ 8 (perftest's
 # connect race, see run_lat: rxe's perftest client as softcm's) gets one
 # more try on PORT + 100, as perftest_run gives softcm's.
 rxe_perftest() {
 	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srvline=${7:-1} srv cli crc line try
+	shift 7 2>/dev/null || shift $#
+	local more=("$@")
 	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- "$prog")
 	local rxx=(timeout "$T" "$prog" -d "$rxe")
 	local opts
 	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
 	for try in 1 2; do
-		opts=(-R -F -s "$size" -n "$iters" -p "$port")
+		opts=(-R -F -s "$size" -n "$iters" -p "$port" "${more[@]}")
 		crc=0
 		if [ "$scs" = 1 ]; then
 			bg "$srv" "${scx[@]}" "${opts[@]}"
@@ -685,10 +707,12 @@ rxe_perftest() {
 		port=$((port + 100))
 	done
 	line="^ *$size +$iters "
+	passed=0
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
 	   grep -qE "$line" "$cli" && { [ "$srvline" = 0 ] || grep -qE "$line" "$srv"; }; then
 		ok "$name"
 		say "the client: $(grep -E "$line" "$cli" | head -n 1)"
+		passed=1
 	else
 		not_ok "$name" "$cli" "$srv"
 		say "client exit $crc, server exit $rc"
@@ -782,9 +806,27 @@ rxe_read() {
 		$rxe_write_size $rxe_write_iters 0
 }
 
-# sc_stat NAME: counter NAME of softcm's namespace against rxe.
-sc_stat() {
-	ip netns exec "$nsb" awk -v k="$1" '$1 == k { print $2 }' /proc/net/softcm_stats
+
+# rxe rounds max_rd_atomic up to a power of two: a connection that
+# negotiated 3 READs (perftest -o 3) lets rxe's requester have 4
+# outstanding, and softcm's responder must serve the fourth (it keeps 4
+# resources, protocol.rst, "READ request"), not drop it for want of one
+# (rd_atomic_exhausted) and leave it to rxe's timer.  READs of 1 MiB, so
+# that each resource is still sending when the next READ comes.  (With
+# 3 resources kept the run did not finish in its 30 s: the case fails
+# with the run.)
+rxe_read_rd_atomic() {
+	local ex0 ex
+	ex0=$(sc_stat rd_atomic_exhausted)
+	rxe_perftest rxe-read-rd-atomic/ib_read_bw-R-o3-1MiB-softcm-server-rxe-client ib_read_bw 1 \
+		18535 1048576 8 0 -o 3
+	ex=$(($(sc_stat rd_atomic_exhausted) - ex0))
+	say "softcm's responder: $ex READs dropped for want of a resource"
+	if [ "$passed" = 1 ] && [ "$ex" = 0 ]; then
+		ok rxe-read-rd-atomic/fourth-read-served
+	else
+		not_ok rxe-read-rd-atomic/fourth-read-served
+	fi
 }
 
 # READs from rxe whose responses stop (protocol.rst, "READ stall"):
@@ -919,6 +961,98 @@ run_qp() {
 	fi
 }
 
+# run_rnr NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT: exec_peer -s,
+# softcm on one side and rxe on the other (the datapath review's rxe
+# behaviours, against rxe itself).  The client asks for initiator depth
+# 3 and responder resources 1, the server 1 and 3: each side's QP must
+# allow 3 READs/atomics out from the client and 1 from the server
+# (librdmacm sets the REQ's and REP's values, crossed, as
+# max_rd_atomic and max_dest_rd_atomic); rxe's QP reads 4 for 3, having
+# rounded both up to a power of two, softcm's reads 3 (its responder
+# keeps 4 resources, rxe_read_rd_atomic below).  rdma_cm gives every RC QP
+# min_rnr_timer 0 (655.36 ms) and here rnr_retry 7: the client SENDs
+# at once, the server has no receive posted, so the SEND meets an RNR
+# NAK; once softcm counted one (sent or received) the server posts its
+# receive, and the SEND must complete on both ends, every byte in.
+run_rnr() {
+	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 srv cli ok=1 spid cpid
+	local sx=() cx=() src crc ns key n0
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	[ "$ssc" = 1 ] && sx=(softcm exec --)
+	[ "$csc" = 1 ] && cx=(softcm exec --)
+	# softcm's side counts the NAK: sent as the server, received as the
+	# client
+	if [ "$ssc" = 1 ]; then
+		ns=$sns key=rnr_naks_sent
+	else
+		ns=$cns key=rc_rnr_naks_received
+	fi
+	n0=$(sc_stat $key $ns)
+	rm -f "$tmp/sgo" "$tmp/cgo"
+	mkfifo "$tmp/sgo" "$tmp/cgo"
+	at "$sns" timeout $T "${sx[@]}" "$xpeer" server "$addr" $port -r 1,3 -s \
+		<"$tmp/sgo" >"$srv" 2>&1 &
+	spid=$!
+	pids+=("$spid")
+	exec 7>"$tmp/sgo"
+	if ! poll $((100 * slow)) grep -qx listening "$srv"; then
+		not_ok "$name" "$srv"
+		exec 7>&-
+		finish "$spid"
+		return
+	fi
+	at "$cns" timeout $T "${cx[@]}" "$xpeer" client "$addr" $port -r 3,1 -s \
+		<"$tmp/cgo" >"$cli" 2>&1 &
+	cpid=$!
+	pids+=("$cpid")
+	exec 8>"$tmp/cgo"
+	poll $((200 * slow)) grep -qx established "$srv" &&
+		poll $((200 * slow)) grep -qx established "$cli" ||
+		{ ok=0; say "not established on both sides"; }
+	if [ $ok = 1 ]; then
+		say "server: $(grep '^qp ' "$srv")"
+		say "client: $(grep '^qp ' "$cli")"
+		check_pair "$srv" "$cli" && check_pair "$cli" "$srv" || ok=0
+		local c3=4 s3=4
+		[ "$csc" = 1 ] && c3=3
+		[ "$ssc" = 1 ] && s3=3
+		[ "$(field "$cli" max_rd_atomic)" = $c3 ] &&
+			[ "$(field "$cli" max_dest_rd_atomic)" = 1 ] &&
+			[ "$(field "$srv" max_rd_atomic)" = 1 ] &&
+			[ "$(field "$srv" max_dest_rd_atomic)" = $s3 ] ||
+			{ ok=0; say "max_rd_atomic/max_dest_rd_atomic not $c3/1 (client), 1/$s3 (server)"; }
+		[ "$(field "$srv" min_rnr_timer)" = 0 ] && [ "$(field "$cli" rnr_retry)" = 7 ] ||
+			{ ok=0; say "not min_rnr_timer 0 (server) and rnr_retry 7 (client)"; }
+		poll $((200 * slow)) sc_stat_above $key $ns $n0 ||
+			{ ok=0; say "softcm counted no RNR NAK ($key in $ns)"; }
+	fi
+	# the server's receive now (if a side is gone, no SIGPIPE here)
+	(echo post >&7) 2>/dev/null
+	[ $ok = 1 ] && { poll $((300 * slow)) grep -q '^send status' "$cli" &&
+		poll $((300 * slow)) grep -q '^recv status' "$srv" ||
+		{ ok=0; say "the SEND did not complete on both ends"; }; }
+	grep -qx 'send status 0' "$cli" && grep -qx 'recv status 0 bytes 64 data ok' "$srv" ||
+		{ ok=0; say "client: $(grep '^send' "$cli"); server: $(grep '^recv' "$srv")"; }
+	say "softcm's $key in $ns: $(($(sc_stat $key $ns) - n0))"
+	(echo go >&7) 2>/dev/null
+	(echo go >&8) 2>/dev/null
+	exec 7>&- 8>&-
+	finish "$cpid"
+	crc=$rc
+	finish "$spid"
+	src=$rc
+	[ "$crc" = 0 ] && [ "$src" = 0 ] || { ok=0; say "client exit $crc, server exit $src"; }
+	if [ $ok = 1 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv"
+	fi
+}
+# sc_stat_above NAME NS N: softcm's counter NAME in NS is above N.
+sc_stat_above() {
+	[ "$(sc_stat "$1" "$2")" -gt "$3" ]
+}
+
 if ! setup >"$tmp/setup" 2>&1; then
 	not_ok setup "$tmp/setup"
 	skip_rest "no topology"
@@ -934,6 +1068,8 @@ else
 	run_qp qp/softcm-to-softcm $nsa $ip_a $nsb 7476 1 1
 	run_qp qp/softcm-client-rxe-server "" $ip_rxe $nsb 7477 0 1
 	run_qp qp/rxe-client-softcm-server $nsb $ip_sc "" 7478 1 0
+	run_rnr qp/rnr-timer-0-and-rd-atomic-3-1-softcm-client-rxe-server "" $ip_rxe $nsb 7482 0 1
+	run_rnr qp/rnr-timer-0-and-rd-atomic-3-1-rxe-client-softcm-server $nsb $ip_sc "" 7483 1 0
 
 	run_rc_pingpong
 	run_send_bw
@@ -950,6 +1086,7 @@ else
 
 	rxe_datapath
 	rxe_read_stall
+	rxe_read_rd_atomic
 fi
 
 say "the cases took ${SECONDS} s"
