@@ -12,6 +12,8 @@
 #
 #   init_net: rxe0 on r0 10.90.0.1 --veth-- r1 10.90.0.2 in bx (softcm client)
 #             rdma_cm <-> rdma_cm: loopback on rxe0
+#             data path only: rxe1 on w0 10.92.0.1 --veth-- rxe2 on w1
+#             10.92.0.2, both in init_net (rxe_veth)
 #   ba: v0 10.91.0.1 --veth-- v1 10.91.0.2 in bb   (softcm, TCP)
 #
 # Sizes come from lib/bench.conf when the host wrote one.
@@ -53,7 +55,10 @@ cleanup() {
 		kill "$p" 2>/dev/null
 	done
 	rdma link delete rxe0 2>/dev/null
+	rdma link delete rxe1 2>/dev/null
+	rdma link delete rxe2 2>/dev/null
 	ip link del r0 2>/dev/null
+	ip link del w0 2>/dev/null
 	ip netns del bx 2>/dev/null
 	ip netns del ba 2>/dev/null
 	ip netns del bb 2>/dev/null
@@ -68,6 +73,35 @@ poll() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# rxe <-> rxe across a veth, for the data path: rxe1 on w0 10.92.0.1
+# --veth-- rxe2 on w1 10.92.0.2, both in init_net (rxe receives there
+# only).  Both addresses are local, so a packet from one to the other
+# would stay on lo: output to the other address (iif lo: sent from this
+# host, not forwarded) takes a table of its own through the veth,
+# looked up before the local table, and the receiving end accepts a
+# source that is local too.  rxe's loopback, which rxe0 uses for
+# rxe <-> rxe, is only for a packet to its own address: not these.
+rxe_veth() {
+	local a m0 m1
+	ip link add w0 type veth peer name w1 || return 1
+	ip addr add 10.92.0.1/24 dev w0 && ip addr add 10.92.0.2/24 dev w1 || return 1
+	for a in all w0 w1; do
+		sysctl -qw net.ipv4.conf.$a.rp_filter=0 net.ipv4.conf.$a.accept_local=1 || return 1
+	done
+	ip link set w0 up && ip link set w1 up || return 1
+	ip route add 10.92.0.1 dev w1 src 10.92.0.2 table 92 &&
+		ip route add 10.92.0.2 dev w0 src 10.92.0.1 table 93 || return 1
+	ip rule add pref 92 iif lo to 10.92.0.1 lookup 92 &&
+		ip rule add pref 93 iif lo to 10.92.0.2 lookup 93 || return 1
+	ip rule del pref 0 lookup local && ip rule add pref 500 lookup local || return 1
+	m0=$(cat /sys/class/net/w0/address) m1=$(cat /sys/class/net/w1/address)
+	ip neigh replace 10.92.0.1 lladdr "$m0" dev w1 nud permanent &&
+		ip neigh replace 10.92.0.2 lladdr "$m1" dev w0 nud permanent || return 1
+	rdma link add rxe1 type rxe netdev w0 && rdma link add rxe2 type rxe netdev w1 || return 1
+	poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5c:0002" \
+		/sys/class/infiniband/rxe2/ports/1/gids/* || { say "no IPv4 GID on rxe2"; return 1; }
 }
 
 setup() {
@@ -98,6 +132,7 @@ setup() {
 	rdma link add rxe0 type rxe netdev r0 || return 1
 	poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5a:0001" \
 		/sys/class/infiniband/rxe0/ports/1/gids/* || { say "no IPv4 GID on rxe0"; return 1; }
+	[ "${DATAPATH:-1}" = 1 ] && { rxe_veth || return 1; }
 	# Room for every connection in flight and alive, on every system.
 	echo 65535 >/proc/sys/net/rdma_ucm/max_backlog || return 1
 	for ns in bx ba bb; do

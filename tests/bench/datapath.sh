@@ -8,8 +8,12 @@
 #
 #   softcm      softcm <-> softcm, ba (v0 10.91.0.1) --veth-- bb (v1)
 #   rxe         rxe <-> rxe, both ends on rxe0 in init_net: rxe's own
-#               loopback (two rxe devices in init_net would need policy
-#               routing; rxe hands a packet to itself without the IP stack)
+#               loopback (rxe hands a packet to itself without the IP
+#               stack), the rdma_cm bench's rxe
+#   rxe-veth    rxe <-> rxe across a veth: rxe1 (w0 10.92.0.1, the
+#               server) --veth-- rxe2 (w1 10.92.0.2), both in init_net,
+#               through the IP stack and the veth as softcm's packets
+#               (bench.sh's rxe_veth says how)
 #   softcm-rxe  softcm in bx (r1 10.90.0.2, the requester, under softcm
 #               exec) --veth-- rxe0 on r0 10.90.0.1 (the responder)
 #   tcp         iperf3, ba --veth-- bb, writes of the message size
@@ -32,7 +36,8 @@
 # DP_LAT_SIZES ("64 4096"), DP_BYTES (bytes per bandwidth run, 8 MiB;
 # iterations = DP_BYTES / size, within DP_MIN_ITERS..DP_MAX_ITERS,
 # 20..5000), DP_LAT_ITERS (500), DP_SC_ITERS (1000: the strace runs,
-# 4 KiB, against 100).  The TCG guest moves a few MiB/s, and each
+# 4 KiB, against 100), DP_CONFIGS (the perftest configurations, "softcm
+# rxe rxe-veth softcm-rxe").  The TCG guest moves a few MiB/s, and each
 # perftest run costs some seconds of setup: the defaults keep a run near
 # ten seconds.
 set -u
@@ -45,6 +50,7 @@ DP_MIN_ITERS=${DP_MIN_ITERS:-20}
 DP_MAX_ITERS=${DP_MAX_ITERS:-5000}
 DP_LAT_ITERS=${DP_LAT_ITERS:-500}
 DP_SC_ITERS=${DP_SC_ITERS:-1000}
+DP_CONFIGS=${DP_CONFIGS:-softcm rxe rxe-veth softcm-rxe}
 # 1: the profile after the figures, only: the profile alone, 0: none
 DP_PROFILE=${DP_PROFILE:-1}
 T=${DP_TIMEOUT:-180}
@@ -114,15 +120,21 @@ iters_for() {
 }
 
 # One configuration's sides: the namespace of each ("" for init_net),
-# whether it runs under softcm exec, where the server listens, and the
-# namespaces whose softcm counters the run moves.
+# whether it runs under softcm exec, the rxe device of each (perftest's
+# -d), where the server listens, and the namespaces whose softcm
+# counters the run moves.
 config() {
+	sdev=() cdev=()
 	case $1 in
 	softcm)
 		sns=ba cns=bb ssc=1 csc=1 addr=10.91.0.1 wait_listen="sc_listening ba"
 		stat_ns=(ba bb) ;;
 	rxe)
-		sns= cns= ssc=0 csc=0 addr=10.90.0.1 wait_listen=rxe_listening stat_ns=() ;;
+		sns= cns= ssc=0 csc=0 addr=10.90.0.1 wait_listen=rxe_listening stat_ns=()
+		sdev=(-d rxe0) cdev=(-d rxe0) ;;
+	rxe-veth)
+		sns= cns= ssc=0 csc=0 addr=10.92.0.1 wait_listen=rxe_listening stat_ns=()
+		sdev=(-d rxe1) cdev=(-d rxe2) ;;
 	softcm-rxe)
 		sns= cns=bx ssc=0 csc=1 addr=10.90.0.1 wait_listen=rxe_listening stat_ns=(bx) ;;
 	esac
@@ -144,7 +156,7 @@ side() {
 # client's result line in $tmp/line.  WRAP "strace" runs both programs
 # under strace -c -f (their summaries in $tmp/sc.server, $tmp/sc.client).
 perftest() {
-	local cfg=$1 prog=$2 size=$3 iters=$4 wrap=${5:-} crc=0 src=0 dev=() cmd srv cli
+	local cfg=$1 prog=$2 size=$3 iters=$4 wrap=${5:-} crc=0 src=0 cmd srv cli
 	shift 4
 	[ $# -gt 0 ] && shift
 	local more=("$@")
@@ -153,7 +165,6 @@ perftest() {
 	: >"$tmp/client"
 	: >"$tmp/server"
 	: >"$tmp/line"
-	[ "$cfg" = rxe ] && dev=(-d rxe0)
 	if [ "$wrap" = strace ]; then
 		sw=(strace -f -c -o "$tmp/sc.server") cw=(strace -f -c -o "$tmp/sc.client")
 	fi
@@ -163,7 +174,7 @@ perftest() {
 	cli=("${cmd[@]}")
 	port=$((port + 1))
 	local opts=(-R -F -s "$size" -n "$iters" -p "$port" "${more[@]}")
-	"${srv[@]}" "$prog" "${dev[@]}" "${opts[@]}" >"$tmp/server" 2>&1 &
+	"${srv[@]}" "$prog" "${sdev[@]}" "${opts[@]}" >"$tmp/server" 2>&1 &
 	spid=$!
 	if ! poll 300 $wait_listen $port; then
 		kill "$spid" 2>/dev/null
@@ -172,7 +183,7 @@ perftest() {
 		echo "the server did not listen" >>"$tmp/server"
 		return 1
 	fi
-	"${cli[@]}" "$prog" "${dev[@]}" "${opts[@]}" "$addr" >"$tmp/client" 2>&1 || crc=$?
+	"${cli[@]}" "$prog" "${cdev[@]}" "${opts[@]}" "$addr" >"$tmp/client" 2>&1 || crc=$?
 	# a client that failed leaves its server waiting for it: 5 s, then
 	# it is stopped, not left to the timeout
 	if [ "$crc" != 0 ] && ! poll 50 gone "$spid"; then
@@ -410,12 +421,12 @@ say "data path: sizes $DP_SIZES, latency at $DP_LAT_SIZES, $DP_BYTES bytes per b
 [ "$DP_PROFILE" = only ] && DP_SIZES= DP_LAT_SIZES=
 for t in send write read; do
 	for size in $DP_SIZES; do
-		for cfg in softcm rxe softcm-rxe; do
+		for cfg in $DP_CONFIGS; do
 			bw "$cfg" "$t" "$size"
 		done
 	done
 	for size in $DP_LAT_SIZES; do
-		for cfg in softcm rxe softcm-rxe; do
+		for cfg in $DP_CONFIGS; do
 			lat "$cfg" "$t" "$size"
 		done
 	done

@@ -290,9 +290,11 @@ unset multiplot
 DP_CONFIGS = [  # (config, column title)
     ("softcm", "softcm veth"),
     ("rxe", "rxe↔rxe (loopback)"),
+    ("rxe-veth", "rxe↔rxe veth"),
     ("softcm-rxe", "softcm→rxe veth"),
     ("tcp", "TCP veth (iperf3)"),
 ]
+DP_RDMA = [c for c, _ in DP_CONFIGS if c != "tcp"]
 DP_TESTS = [("send", "SEND"), ("write", "WRITE"), ("read", "READ")]
 
 
@@ -346,20 +348,19 @@ def datapath(res_path, out):
         return fmt(a / b) + "×" if a and b and a > 0 and b > 0 else "–"
 
     head = ["measurement", "unit"] + [t for _, t in DP_CONFIGS] + \
-        ["softcm / rxe", "softcm / TCP", "softcm ACKs/msg", "softcm pkts/msg",
+        ["softcm / rxe", "softcm / rxe veth", "softcm / TCP", "softcm ACKs/msg", "softcm pkts/msg",
          "softcm copies/byte", "softcm→rxe ACKs/msg"]
     table = []
     for test, tname in DP_TESTS:
         for what, key, unit, scale in (("bandwidth", "bw_mibs", "MiB/s", 1.0),
                                        ("message rate", "mpps", "k msg/s", 1000.0)):
             for size in sizes:
-                vals, cells = [], []
+                vals, cells = {}, []
                 for cfg, _ in DP_CONFIGS:
                     t = "tcp_stream" if cfg == "tcp" else test + "_bw"
-                    v, c = cell(cfg, t, size, key, scale)
-                    vals.append(v)
+                    vals[cfg], c = cell(cfg, t, size, key, scale)
                     cells.append(c)
-                if all(c == "–" for c in cells[:3]):
+                if all(dp.get((cfg, test + "_bw", size)) is None for cfg in DP_RDMA):
                     continue  # TCP alone: this operation was not run
                 sc = dp.get(("softcm", test + "_bw", size), {})
                 x = dp.get(("softcm-rxe", test + "_bw", size), {})
@@ -367,46 +368,49 @@ def datapath(res_path, out):
                          fmt(num(sc, "copies_per_byte")),
                          fmt(num(x, "acks_per_msg"))] if what == "bandwidth" else ["", "", "", ""]
                 table.append(["%s %s, %s" % (tname, what, size_name(size)), unit] + cells +
-                             [rat(vals[0], vals[1]), rat(vals[0], vals[3])] + extra)
+                             [rat(vals["softcm"], vals["rxe"]),
+                              rat(vals["softcm"], vals["rxe-veth"]),
+                              rat(vals["softcm"], vals["tcp"])] + extra)
         for size in lat_sizes:
             for what, key in (("latency, min", "lat_min_us"), ("latency, typical", "lat_typ_us"),
                               ("latency, p99", "lat_p99_us")):
-                vals, cells = [], []
+                vals, cells = {}, []
                 for cfg, _ in DP_CONFIGS:
                     if cfg == "tcp":
-                        vals.append(None)
+                        vals[cfg] = None
                         cells.append("–")
                         continue
-                    v, c = cell(cfg, test + "_lat", size, key)
-                    vals.append(v)
+                    vals[cfg], c = cell(cfg, test + "_lat", size, key)
                     cells.append(c)
                 if all(c == "–" for c in cells):
                     continue
                 table.append(["%s %s, %s" % (tname, what, size_name(size)), "µs"] + cells +
-                             [rat(vals[0], vals[1]), "–", "", "", "", ""])
+                             [rat(vals["softcm"], vals["rxe"]),
+                              rat(vals["softcm"], vals["rxe-veth"]), "–", "", "", "", ""])
         for size in sorted({k[2] for k in dp if k[1] == test + "_lat_e"}):
-            vals, cells = [], []
+            vals, cells = {}, []
             for cfg, _ in DP_CONFIGS:
-                v, c = cell(cfg, test + "_lat_e", size, "lat_typ_us")
-                vals.append(v)
+                vals[cfg], c = cell(cfg, test + "_lat_e", size, "lat_typ_us")
                 cells.append(c)
             table.append(["%s latency, typical, %s, sleeping on the CQ (-e)"
                           % (tname, size_name(size)), "µs"] + cells +
-                         [rat(vals[0], vals[1]), "–", "", "", "", ""])
+                         [rat(vals["softcm"], vals["rxe"]),
+                          rat(vals["softcm"], vals["rxe-veth"]), "–", "", "", "", ""])
         for size in sorted({k[2] for k in dp if k[1] == test + "_syscalls"}):
             for side in ("client", "server"):
-                vals, cells = [], []
+                vals, cells = {}, []
                 for cfg, _ in DP_CONFIGS:
                     if (cfg, test + "_syscalls", size) not in dp:
-                        vals.append(None)
+                        vals[cfg] = None
                         cells.append("–")
                         continue
-                    v, c = cell(cfg, test + "_syscalls", size, "syscalls_" + side)
-                    vals.append(v)
+                    vals[cfg], c = cell(cfg, test + "_syscalls", size, "syscalls_" + side)
                     cells.append(c)
                 table.append(["%s system calls per message, %s, %s" % (tname, size_name(size),
                                                                          side),
-                              "calls/msg"] + cells + [rat(vals[0], vals[1]), "–", "", "", "", ""])
+                              "calls/msg"] + cells +
+                             [rat(vals["softcm"], vals["rxe"]),
+                              rat(vals["softcm"], vals["rxe-veth"]), "–", "", "", "", ""])
     notes = []
     for k in sorted(dp):
         kv = dp[k]
@@ -476,22 +480,25 @@ def datapath(res_path, out):
         pts = []
         for size in sizes:
             a = dp.get(("softcm", test + "_bw", size), {})
-            b = dp.get(("rxe", test + "_bw", size), {})
-            c = dp.get(("tcp", "tcp_stream", size), {})
-            va, vb, vc = num(a, "bw_mibs"), num(b, "bw_mibs"), num(c, "bw_mibs")
+            va = num(a, "bw_mibs")
             if a.get("status") != "ok" or not va:
                 continue
-            pts.append("%d %s %s\n" % (size, "%g" % (va / vb) if b.get("status") == "ok" and vb
-                                       else "NaN",
-                                       "%g" % (va / vc) if c.get("status") == "ok" and vc
-                                       else "NaN"))
+            r = []
+            for key in (("rxe", test + "_bw"), ("tcp", "tcp_stream"),
+                        ("rxe-veth", test + "_bw")):
+                b = dp.get(key + (size,), {})
+                vb = num(b, "bw_mibs")
+                r.append("%g" % (va / vb) if b.get("status") == "ok" and vb else "NaN")
+            pts.append("%d %s\n" % (size, " ".join(r)))
         if pts:
             p = dat("dp-ratio-%s.dat" % test, pts)
             ratio_plots.append("'%s' using 1:2 with linespoints lw 2 title '%s softcm/rxe'"
                                % (p, tname))
             ratio_plots.append("'%s' using 1:3 with linespoints lw 2 dt 2 title '%s softcm/TCP'"
                                % (p, tname))
-        for cfg, _ in DP_CONFIGS[:3]:
+            ratio_plots.append("'%s' using 1:4 with linespoints lw 1 dt 3 "
+                               "title '%s softcm/rxe veth'" % (p, tname))
+        for cfg in DP_RDMA:
             pts = []
             for size in lat_sizes:
                 kv = dp.get((cfg, test + "_lat", size))

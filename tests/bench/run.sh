@@ -24,7 +24,9 @@
 # perf profile of softcm after the figures, 0: none, only: the profile
 # alone), BENCH_DP_RPS=1 (the receive of each end of ba/bb's veth steered
 # to the other vCPU by RPS, as a NIC's RSS puts it on a CPU of its own:
-# Documentation/performance.rst, "One CPU for both ends").
+# Documentation/performance.rst, "One CPU for both ends"),
+# BENCH_DP_CONFIGS (the perftest configurations: "softcm rxe rxe-veth
+# softcm-rxe", tests/bench/datapath.sh).
 # Writes build/bench/results.txt (one "cmbench ..." or "dpbench ..." line
 # per measurement, machine-readable), table.txt, table.rst, bench.png,
 # datapath.txt, datapath.rst and datapath.png.  The debug kernel
@@ -54,6 +56,7 @@ DP_LAT_SIZES="${BENCH_DP_LAT_SIZES:-64 4096}"
 DP_BYTES=${BENCH_DP_BYTES:-8388608}
 DP_PROFILE=${BENCH_DP_PROFILE:-1}
 DP_RPS=${BENCH_DP_RPS:-0}
+DP_CONFIGS="${BENCH_DP_CONFIGS:-softcm rxe rxe-veth softcm-rxe}"
 EOF
 
 rm -rf "$out/artifacts"
