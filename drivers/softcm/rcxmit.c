@@ -160,6 +160,24 @@ static struct dst_entry *route4(struct softcm_qp *qp, __be32 *saddr)
 	return &rt->dst;
 }
 
+/* What the stack made of a packet it took, as an errno (counted). */
+static int sent(struct softcm_qp *qp, int ret)
+{
+	/* (net_xmit_eval() reads its argument twice) */
+	ret = net_xmit_eval(ret);
+	if (ret)
+		softcm_rc_count(qp, SOFTCM_RC_TX_ERRORS, 1);
+	return ret;
+}
+
+/* A packet with no route to the peer: counted, and gone. */
+static int no_route(struct softcm_qp *qp, struct sk_buff *skb, struct dst_entry *dst)
+{
+	softcm_rc_count(qp, SOFTCM_RC_TX_NO_ROUTE, 1);
+	kfree_skb(skb);
+	return PTR_ERR(dst);
+}
+
 static int xmit4(struct softcm_qp *qp, struct sk_buff *skb)
 {
 	struct softcm_rc *rc = &qp->rc;
@@ -167,12 +185,10 @@ static int xmit4(struct softcm_qp *qp, struct sk_buff *skb)
 	__be32 saddr;
 
 	dst = route4(qp, &saddr);
-	if (IS_ERR(dst)) {
-		kfree_skb(skb);
-		return PTR_ERR(dst);
-	}
-	return softcm_udp_xmit4(qp->sn->net, skb, dst, saddr, rc->daddr.s6_addr32[3],
-				rc->sport, rc->tos, rc->hop_limit);
+	if (IS_ERR(dst))
+		return no_route(qp, skb, dst);
+	return sent(qp, softcm_udp_xmit4(qp->sn->net, skb, dst, saddr, rc->daddr.s6_addr32[3],
+					 rc->sport, rc->tos, rc->hop_limit));
 }
 
 static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
@@ -190,14 +206,12 @@ static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
 	dst = dst_cache_get_ip6(&rc->dst, &fl6.saddr);
 	if (!dst) {
 		dst = ipv6_stub->ipv6_dst_lookup_flow(qp->sn->net, NULL, &fl6, NULL);
-		if (IS_ERR(dst)) {
-			kfree_skb(skb);
-			return PTR_ERR(dst);
-		}
+		if (IS_ERR(dst))
+			return no_route(qp, skb, dst);
 		dst_cache_set_ip6(&rc->dst, dst, &fl6.saddr);
 	}
-	return softcm_udp_xmit6(qp->sn->net, skb, dst, &fl6.saddr, &rc->daddr, rc->sport,
-				rc->tos, rc->hop_limit);
+	return sent(qp, softcm_udp_xmit6(qp->sn->net, skb, dst, &fl6.saddr, &rc->daddr,
+					 rc->sport, rc->tos, rc->hop_limit));
 #else
 	kfree_skb(skb);
 	return -EAFNOSUPPORT;
@@ -244,8 +258,6 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 
 	lockdep_assert_in_softirq();
 	ret = qp->rc.v6 ? xmit6(qp, skb) : xmit4(qp, skb);
-	/* a macro that reads its argument twice */
-	ret = net_xmit_eval(ret);
 	if (ret) {
 		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
 		return ret;

@@ -70,6 +70,8 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_RCV] = "rc_resp_rcv",
 	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_WORK] = "rc_resp_work",
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_COPIED] = "rc_tx_copied",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_NO_ROUTE] = "rc_tx_no_route",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_ERRORS] = "rc_tx_errors",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -97,6 +99,8 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_RESP_RCV] = "resp_rcv",
 	[SOFTCM_RC_RESP_WORK] = "resp_work",
 	[SOFTCM_RC_TX_COPIED] = "tx_copied",
+	[SOFTCM_RC_TX_NO_ROUTE] = "tx_no_route",
+	[SOFTCM_RC_TX_ERRORS] = "tx_errors",
 };
 
 /*

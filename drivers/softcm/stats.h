@@ -57,6 +57,13 @@ enum softcm_rc_counter {
 	 * region's pages (rcxmit.c).
 	 */
 	SOFTCM_RC_TX_COPIED,
+	/*
+	 * Packets the stack would not send: no route to the peer, or refused
+	 * below the route (a full queue, a device down).  Lost for the
+	 * peer: the requester's come again with its timer.
+	 */
+	SOFTCM_RC_TX_NO_ROUTE,
+	SOFTCM_RC_TX_ERRORS,
 	SOFTCM_RC_COUNTERS
 };
 

@@ -2800,4 +2800,66 @@ TEST_F(rc, atomics_through_the_wr_builder)
 	atomic_one(_metadata, &self->a, &self->b, false, 205, 1, 0, 30);
 }
 
+/*
+ * A packet the stack cannot route is counted against its QP
+ * (tx_no_route; the namespace's rc_tx_no_route and tx_errors) and is
+ * lost for the peer: with the link down the SEND's packets find no
+ * route; once it is up again the requester's timer sends the SEND, which
+ * completes on both ends, every byte in.
+ */
+TEST_F(rc, unroutable_packets_counted_then_sent)
+{
+	const struct rc_path p = { .sq_psn = 0x300, .min_rnr_timer = 1, .rnr_retry = 7,
+				   .retry_cnt = 7 };
+	long long q0, n0, e0;
+	int qa, qb, nsa, st;
+	struct ibv_wc wc;
+	uint32_t na;
+
+	pair_listed(_metadata, self, &p, &qa, &qb);
+	na = self->a.qp->qp_num;
+	nsa = netns_open("rc-a");
+	ASSERT_LE(0, nsa);
+	st = stats_open(nsa, self->home);
+	ASSERT_LE(0, st);
+	/* the route is in the QP's cache now */
+	send_one(_metadata, &self->a, &self->b, 100, false, 1);
+	q0 = qp_counter(qa, na, "tx_no_route");
+	n0 = stats_get(st, "rc_tx_no_route");
+	e0 = stats_get(st, "tx_errors");
+	ASSERT_EQ(0, q0);
+
+	ASSERT_EQ(0, system("ip -n rc-a link set ra down"));
+	pattern(self->a.buf, 3000, 2);
+	memset(self->b.buf, 0xee, 3001);
+	/* (no ASSERT until the link is up again: the next tests need it) */
+	EXPECT_EQ(0, post_recv(&self->b, 1002, 0, BUF));
+	EXPECT_EQ(0, post_send(&self->a, 2002, 3000, false, true));
+	for (long end = topo_now_ms() + WAIT_MS;
+	     qp_counter(qa, na, "tx_no_route") == q0 && topo_now_ms() < end;)
+		usleep(1000);
+	EXPECT_LT(q0, qp_counter(qa, na, "tx_no_route"));
+	EXPECT_EQ(0, qp_counter(qa, na, "tx_errors"));
+	EXPECT_LT(n0, stats_get(st, "rc_tx_no_route"));
+	EXPECT_LT(e0, stats_get(st, "tx_errors"));
+	/* nothing completed without the packets */
+	EXPECT_EQ(0, ibv_poll_cq(self->a.scq, 1, &wc));
+	EXPECT_EQ(0, system("ip -n rc-a link set ra up"));
+
+	POLL_ONE(self->a.scq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(2002, wc.wr_id);
+	POLL_ONE(self->b.rcq, &wc);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1002, wc.wr_id);
+	EXPECT_EQ(3000, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, 3000));
+	EXPECT_EQ(0xee, self->b.buf[3000]);
+	EXPECT_LT(0, qp_counter(qa, na, "retransmits"));
+	close(st);
+	close(nsa);
+	close(qa);
+	close(qb);
+}
+
 TEST_HARNESS_MAIN
