@@ -17,8 +17,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/softcm.h>
 
@@ -212,6 +214,27 @@ static void *map(int fd, const struct softcm_ring_map *m, int prot)
 	return mmap(NULL, m->size, prot, MAP_SHARED, fd, m->offset);
 }
 
+/*
+ * Write one byte at @p through /proc/self/mem and through
+ * process_vm_writev(), the ways around a mapping's protection (the
+ * first writes with FOLL_FORCE, as a debugger does): how many wrote.
+ */
+static int forced_writes(volatile char *p)
+{
+	char v = (char)(*p ^ 0x5a);
+	struct iovec local = { .iov_base = &v, .iov_len = 1 };
+	struct iovec remote = { .iov_base = (void *)p, .iov_len = 1 };
+	int fd, n = 0;
+
+	fd = open("/proc/self/mem", O_RDWR);
+	if (fd >= 0) {
+		n += pwrite(fd, &v, 1, (off_t)(uintptr_t)p) == 1;
+		close(fd);
+	}
+	n += process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == 1;
+	return n;
+}
+
 /* In a child: write one byte at @p; how the child ended. */
 static int child_writes(volatile char *p)
 {
@@ -259,12 +282,15 @@ TEST_F(ring, kernel_areas_are_read_only_for_good)
 	EXPECT_EQ(EACCES, errno);
 	status = child_writes((volatile char *)kp);
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+	EXPECT_EQ(0, forced_writes((volatile char *)kp));
+	EXPECT_EQ(IBV_QPS_RESET, kp->state);
 	ckp = map(r.fd, &r.c.kmap, PROT_READ);
 	ASSERT_NE(MAP_FAILED, ckp);
 	EXPECT_EQ(-1, mprotect(ckp, r.c.kmap.size, PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
 	status = child_writes((volatile char *)ckp);
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+	EXPECT_EQ(0, forced_writes((volatile char *)ckp));
 	/* the user's area is writable */
 	up = map(r.fd, &r.q.umap, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, up);
