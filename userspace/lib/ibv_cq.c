@@ -111,8 +111,8 @@ struct softcm_cq *softcm_cq_create(struct ibv_context *context, int cqe, void *c
 	c.uid = (uintptr_t)cq;
 	c.cqe = cqe < MIN_CQE ? MIN_CQE : cqe;
 	c.comp_vector = comp_vector;
-	c.channel_fd = channel ? channel->fd : -1;
 	channel_get(context, channel);
+	c.channel_fd = channel ? channel->fd : -1;
 	if (softcm_vioctl(context, SOFTCM_IOCTL_CREATE_CQ, &c)) {
 		int err = errno;
 
