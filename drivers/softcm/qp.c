@@ -393,6 +393,8 @@ static int qp_alloc_rings(struct softcm_file *sf, struct softcm_qp *qp,
 	size_t sq_bytes, rq_bytes;
 	u32 data;
 
+	/* the posting paths' SGE arrays hold SOFTCM_MAX_SGE */
+	BUILD_BUG_ON(SOFTCM_MAX_SGE * sizeof(struct softcm_sge) < SOFTCM_MAX_INLINE);
 	data = max_t(u32, cap->max_send_sge * sizeof(struct softcm_sge), cap->max_inline_data);
 	cap->max_inline_data = data;
 	cap->max_send_sge = data / sizeof(struct softcm_sge);

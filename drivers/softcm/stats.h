@@ -58,11 +58,12 @@ enum softcm_rc_counter {
 	 */
 	SOFTCM_RC_TX_COPIED,
 	/*
-	 * Packets the stack would not send: no route to the peer, or refused
-	 * below the route (a full queue, a device down).  Lost for the
-	 * peer: the requester's come again with its timer.
+	 * Packets the stack would not send, lost for the peer (the
+	 * requester's come again with its timer): with no route to the peer
+	 * (its link down, say)...
 	 */
 	SOFTCM_RC_TX_NO_ROUTE,
+	/* ... or refused below the route (a full queue, a device going away) */
 	SOFTCM_RC_TX_ERRORS,
 	SOFTCM_RC_COUNTERS
 };
