@@ -230,13 +230,15 @@ int main(int argc, char **argv)
 	char line[64];
 
 	for (i = 4; i < argc; i++) {
-		if (!strcmp(argv[i], "-s"))
+		if (!strcmp(argv[i], "-s")) {
 			send = 1;
-		else if (!strcmp(argv[i], "-r") && i + 1 < argc &&
-			 sscanf(argv[i + 1], "%u,%u", &p.init_depth, &p.resp_res) == 2)
-			i++, p.rd_set = 1;
-		else
+		} else if (!strcmp(argv[i], "-r") && i + 1 < argc &&
+			   sscanf(argv[i + 1], "%u,%u", &p.init_depth, &p.resp_res) == 2) {
+			i++;
+			p.rd_set = 1;
+		} else {
 			break;
+		}
 	}
 	if (argc < 4 || i < argc ||
 	    (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {

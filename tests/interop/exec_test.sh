@@ -675,11 +675,12 @@ rxe_pingpong() {
 # iterations asked for (only the client with SRV_LINE 0: the server of a
 # one-sided test prints none); OPTS more of perftest's options for both
 # sides.  Sets passed to 1 if the case passed, else 0.  A client refused
-# with REJ 8 (perftest's
-# connect race, see run_lat: rxe's perftest client as softcm's) gets one
-# more try on PORT + 100, as perftest_run gives softcm's.
+# with REJ 8 (perftest's connect race, see run_lat: rxe's perftest client
+# as softcm's) gets one more try on PORT + 100, as perftest_run gives
+# softcm's.
 rxe_perftest() {
 	local name=$1 prog=$2 scs=$3 port=$4 size=$5 iters=$6 srvline=${7:-1} srv cli crc line try
+	passed=0
 	shift 7 2>/dev/null || shift $#
 	local more=("$@")
 	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- "$prog")
@@ -707,7 +708,6 @@ rxe_perftest() {
 		port=$((port + 100))
 	done
 	line="^ *$size +$iters "
-	passed=0
 	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
 	   grep -qE "$line" "$cli" && { [ "$srvline" = 0 ] || grep -qE "$line" "$srv"; }; then
 		ok "$name"
@@ -805,7 +805,6 @@ rxe_read() {
 	rxe_perftest rxe-read/ib_read_bw-R-rxe-server-softcm-client ib_read_bw 0 18527 \
 		$rxe_write_size $rxe_write_iters 0
 }
-
 
 # rxe rounds max_rd_atomic up to a power of two: a connection that
 # negotiated 3 READs (perftest -o 3) lets rxe's requester have 4

@@ -218,6 +218,10 @@ static void *map(int fd, const struct softcm_ring_map *m, int prot)
  * Write one byte at @p through /proc/self/mem and through
  * process_vm_writev(), the ways around a mapping's protection (the
  * first writes with FOLL_FORCE, as a debugger does): how many wrote.
+ * The mm refuses a forced write to a shared mapping without VM_WRITE,
+ * and the ring's mapping has no ->access of its own that would let one
+ * through: this holds while both do (and while mprotect() cannot make
+ * the mapping writable, checked before).
  */
 static int forced_writes(volatile char *p)
 {
