@@ -59,6 +59,7 @@ cleanup() {
 	rdma link delete rxe2 2>/dev/null
 	ip link del r0 2>/dev/null
 	ip link del w0 2>/dev/null
+	rxe_veth_undo
 	ip netns del bx 2>/dev/null
 	ip netns del ba 2>/dev/null
 	ip netns del bb 2>/dev/null
@@ -83,25 +84,43 @@ poll() {
 # looked up before the local table, and the receiving end accepts a
 # source that is local too.  rxe's loopback, which rxe0 uses for
 # rxe <-> rxe, is only for a packet to its own address: not these.
+# Only when the data path's configurations include rxe-veth; undone at
+# exit (the veth goes with its rxe devices, the rules and sysctls here).
 rxe_veth() {
 	local a m0 m1
+	case " ${DP_CONFIGS:-rxe-veth} " in *" rxe-veth "*) ;; *) return 0 ;; esac
+	rp_all=$(sysctl -n net.ipv4.conf.all.rp_filter)
 	ip link add w0 type veth peer name w1 || return 1
 	ip addr add 10.92.0.1/24 dev w0 && ip addr add 10.92.0.2/24 dev w1 || return 1
 	for a in all w0 w1; do
-		sysctl -qw net.ipv4.conf.$a.rp_filter=0 net.ipv4.conf.$a.accept_local=1 || return 1
+		sysctl -qw net.ipv4.conf.$a.rp_filter=0 || return 1
 	done
+	sysctl -qw net.ipv4.conf.w0.accept_local=1 net.ipv4.conf.w1.accept_local=1 || return 1
 	ip link set w0 up && ip link set w1 up || return 1
 	ip route add 10.92.0.1 dev w1 src 10.92.0.2 table 92 &&
 		ip route add 10.92.0.2 dev w0 src 10.92.0.1 table 93 || return 1
 	ip rule add pref 92 iif lo to 10.92.0.1 lookup 92 &&
 		ip rule add pref 93 iif lo to 10.92.0.2 lookup 93 || return 1
-	ip rule del pref 0 lookup local && ip rule add pref 500 lookup local || return 1
+	# the local table after those, added before it leaves pref 0
+	ip rule add pref 500 lookup local && ip rule del pref 0 lookup local || return 1
 	m0=$(cat /sys/class/net/w0/address) m1=$(cat /sys/class/net/w1/address)
 	ip neigh replace 10.92.0.1 lladdr "$m0" dev w1 nud permanent &&
 		ip neigh replace 10.92.0.2 lladdr "$m1" dev w0 nud permanent || return 1
 	rdma link add rxe1 type rxe netdev w0 && rdma link add rxe2 type rxe netdev w1 || return 1
-	poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5c:0002" \
-		/sys/class/infiniband/rxe2/ports/1/gids/* || { say "no IPv4 GID on rxe2"; return 1; }
+	poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5c:0001" \
+		/sys/class/infiniband/rxe1/ports/1/gids/* &&
+		poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5c:0002" \
+			/sys/class/infiniband/rxe2/ports/1/gids/* ||
+		{ say "no IPv4 GID on rxe1 or rxe2"; return 1; }
+}
+rxe_veth_undo() {
+	[ -n "${rp_all:-}" ] || return 0
+	ip rule show pref 0 | grep -q . || ip rule add pref 0 lookup local
+	ip rule del pref 500 lookup local 2>/dev/null
+	ip rule del pref 92 2>/dev/null
+	ip rule del pref 93 2>/dev/null
+	sysctl -qw net.ipv4.conf.all.rp_filter="$rp_all"
+	rp_all=
 }
 
 setup() {
@@ -132,7 +151,9 @@ setup() {
 	rdma link add rxe0 type rxe netdev r0 || return 1
 	poll 100 grep -qx "0000:0000:0000:0000:0000:ffff:0a5a:0001" \
 		/sys/class/infiniband/rxe0/ports/1/gids/* || { say "no IPv4 GID on rxe0"; return 1; }
-	[ "${DATAPATH:-1}" = 1 ] && { rxe_veth || return 1; }
+	if [ "$DATAPATH" = 1 ] && [ "${ONLY:-datapath}" = datapath ]; then
+		rxe_veth || return 1
+	fi
 	# Room for every connection in flight and alive, on every system.
 	echo 65535 >/proc/sys/net/rdma_ucm/max_backlog || return 1
 	for ns in bx ba bb; do
