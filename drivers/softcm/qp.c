@@ -1080,6 +1080,7 @@ static bool sq_take(struct softcm_file *sf, struct softcm_qp *qp, u32 cons)
  */
 static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
 {
+	unsigned long n;
 	bool taken;
 	u32 cons;
 
@@ -1092,12 +1093,15 @@ static void sq_run(struct softcm_file *sf, struct softcm_qp *qp)
 		/* Running: posters see it before we read their index. */
 		smp_mb();
 		taken = false;
+		n = 0;
 		while (sq_ready(qp, &cons)) {
 			taken |= sq_take(sf, qp, cons);
+			n++;
 			if (fatal_signal_pending(current))
 				break;
 			cond_resched();
 		}
+		softcm_rc_count(qp, SOFTCM_RC_SQ_WRS, n);
 		if (taken)
 			softcm_rc_push(qp);
 		WRITE_ONCE(qp->kpage->sq_flags, SOFTCM_SQ_NEED_DOORBELL);
@@ -1227,6 +1231,7 @@ int softcm_qp_doorbell(struct softcm_file *sf, struct softcm_doorbell *c)
 		spin_unlock_bh(&qp->lock);
 	}
 	if (c->flags & SOFTCM_DOORBELL_SQ) {
+		softcm_rc_count(qp, SOFTCM_RC_DOORBELLS, 1);
 		mutex_lock(&qp->sq_mutex);
 		sq_run(sf, qp);
 		mutex_unlock(&qp->sq_mutex);

@@ -72,6 +72,8 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_COPIED] = "rc_tx_copied",
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_NO_ROUTE] = "rc_tx_no_route",
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_ERRORS] = "rc_tx_errors",
+	[SOFTCM_STAT_RC + SOFTCM_RC_DOORBELLS] = "rc_doorbells",
+	[SOFTCM_STAT_RC + SOFTCM_RC_SQ_WRS] = "rc_sq_wrs",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -101,6 +103,8 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_TX_COPIED] = "tx_copied",
 	[SOFTCM_RC_TX_NO_ROUTE] = "tx_no_route",
 	[SOFTCM_RC_TX_ERRORS] = "tx_errors",
+	[SOFTCM_RC_DOORBELLS] = "doorbells",
+	[SOFTCM_RC_SQ_WRS] = "sq_wrs",
 };
 
 /*

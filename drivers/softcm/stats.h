@@ -65,6 +65,13 @@ enum softcm_rc_counter {
 	SOFTCM_RC_TX_NO_ROUTE,
 	/* ... or refused below the route (a full queue, a device going away) */
 	SOFTCM_RC_TX_ERRORS,
+	/*
+	 * The send queue's DOORBELLs received, and the WRs the kernel took
+	 * from it (after a DOORBELL or a POST_SEND): those beyond the
+	 * doorbells were posted while the kernel ran and needed none (qp.c).
+	 */
+	SOFTCM_RC_DOORBELLS,
+	SOFTCM_RC_SQ_WRS,
 	SOFTCM_RC_COUNTERS
 };
 

@@ -55,6 +55,7 @@
 #include "kselftest_harness.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "qps_helpers.h"
 #include "netlink_helpers.h"
 #include "wire_helpers.h"
 #include "rc_ep.h"
@@ -112,48 +113,6 @@ static int proc_open_in(const char *ns, const char *file, int home)
 	if (nsfd >= 0)
 		close(nsfd);
 	return fd;
-}
-
-/* All of @fd's text from its start, in @buf of @size; its length. */
-static size_t read_all(int fd, char *buf, size_t size)
-{
-	size_t used = 0;
-	ssize_t n;
-
-	while (used < size - 1 && (n = pread(fd, buf + used, size - 1 - used, used)) > 0)
-		used += n;
-	buf[used] = '\0';
-	return used;
-}
-
-/*
- * Column @name of QP @qpn's line in @fd, a /proc/net/softcm_qps; -1 if
- * the QP or the column is not there.
- */
-static long long qp_counter(int fd, uint32_t qpn, const char *name)
-{
-	static char buf[1 << 16];
-	char want[16], *line, *save = NULL, *tok, *tsave;
-	int col = -1, i;
-
-	read_all(fd, buf, sizeof(buf));
-	snprintf(want, sizeof(want), "0x%06x", qpn);
-	line = strtok_r(buf, "\n", &save);
-	for (i = 0, tok = line ? strtok_r(line, " ", &tsave) : NULL; tok;
-	     i++, tok = strtok_r(NULL, " ", &tsave))
-		if (!strcmp(tok, name))
-			col = i;
-	if (col < 0)
-		return -1;
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		tok = strtok_r(line, " ", &tsave);
-		if (!tok || strcmp(tok, want))
-			continue;
-		for (i = 1; i <= col && (tok = strtok_r(NULL, " ", &tsave)); i++)
-			;
-		return tok ? strtoll(tok, NULL, 0) : -1;
-	}
-	return -1;
 }
 
 /* Both namespaces' QPs and counters, for a completion that did not come. */

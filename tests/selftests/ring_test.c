@@ -29,6 +29,7 @@
 #include "topo_helpers.h"
 #include "verbs_helpers.h"
 #include "ioctl_count.h"
+#include "qps_helpers.h"
 
 #define WAIT_MS		30000
 
@@ -49,6 +50,19 @@ static unsigned int nr_all(void)
 static void zero_counts(void)
 {
 	memset(ncalls, 0, sizeof(ncalls));
+}
+
+/* QP @qpn's counter @name, as this namespace's /proc/net/softcm_qps shows it. */
+static long long qp_stat(uint32_t qpn, const char *name)
+{
+	int fd = open("/proc/thread-self/net/softcm_qps", O_RDONLY | O_CLOEXEC);
+	long long v;
+
+	if (fd < 0)
+		return -1;
+	v = qp_counter(fd, qpn, name);
+	close(fd);
+	return v;
 }
 
 /* The namespace's device, through the library. */
@@ -387,12 +401,16 @@ TEST_F(ring, post_send_rings_only_an_idle_kernel)
 		wr[i].num_sge = 1;
 		wr[i].next = i < 7 ? &wr[i + 1] : NULL;
 	}
-	/* idle: one doorbell */
+	/* idle: one doorbell, and the kernel counts it and the WR it took */
 	wr[0].next = NULL;
+	EXPECT_EQ(0, qp_stat(l.qp->qp_num, "doorbells"));
+	EXPECT_EQ(0, qp_stat(l.qp->qp_num, "sq_wrs"));
 	zero_counts();
 	ASSERT_EQ(0, ibv_post_send(l.qp, &wr[0], &bad));
 	EXPECT_EQ(1, nr_doorbell());
 	EXPECT_EQ(1, nr_all());
+	EXPECT_EQ(1, qp_stat(l.qp->qp_num, "doorbells"));
+	EXPECT_EQ(1, qp_stat(l.qp->qp_num, "sq_wrs"));
 	ASSERT_EQ(1, poll_n(l.scq, wc, 1));
 	EXPECT_EQ(1, wc[0].wr_id);
 	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc[0].status);
@@ -403,6 +421,8 @@ TEST_F(ring, post_send_rings_only_an_idle_kernel)
 	ASSERT_EQ(0, ibv_post_send(l.qp, &wr[1], &bad));
 	EXPECT_EQ(1, nr_doorbell());
 	EXPECT_EQ(1, nr_all());
+	EXPECT_EQ(2, qp_stat(l.qp->qp_num, "doorbells"));
+	EXPECT_EQ(4, qp_stat(l.qp->qp_num, "sq_wrs"));
 	ASSERT_EQ(3, poll_n(l.scq, wc, 3));
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(i + 2, wc[i].wr_id);
@@ -507,6 +527,9 @@ TEST_F(ring, many_posters_lose_no_doorbell)
 	}
 	EXPECT_EQ(POSTERS * PER_POSTER, got);
 	EXPECT_GE(calls, doorbells);
+	/* the kernel took every WR once, and counted every doorbell rung */
+	EXPECT_EQ(POSTERS * PER_POSTER, qp_stat(l.qp->qp_num, "sq_wrs"));
+	EXPECT_EQ(doorbells, qp_stat(l.qp->qp_num, "doorbells"));
 	TH_LOG("%u posts, %u doorbells", calls, doorbells);
 	lib_free(&l);
 }
