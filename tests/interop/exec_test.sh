@@ -903,18 +903,29 @@ sc_listing_check() {
 	return 1
 }
 
-# run_qp NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT: exec_peer on
-# both sides (as ucmatose above), held connected while the QPs are
-# compared; then both disconnect.
-run_qp() {
-	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 srv cli ok=1 spid cpid
-	local sx=() cx=() src crc
+# peers_up NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT [-- SRV_ARGS -- CLI_ARGS]:
+# exec_peer as the server in SRV_NS (under softcm exec if SC_SERVER is 1)
+# and the client in CLI_NS, each reading a FIFO the script holds open
+# (fd 7 the server's, 8 the client's; peers_down closes them).  Sets
+# srv and cli (their outputs), spid and cpid; returns 1, the case said
+# not ok, if the server never listened, 2 if the two were not
+# established.
+peers_up() {
+	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 sx=() cx=() sa=() ca=()
+	shift 7
+	if [ "${1:-}" = -- ]; then
+		shift
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do sa+=("$1"); shift; done
+		[ $# -gt 0 ] && shift
+		ca=("$@")
+	fi
 	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
 	[ "$ssc" = 1 ] && sx=(softcm exec --)
 	[ "$csc" = 1 ] && cx=(softcm exec --)
 	rm -f "$tmp/sgo" "$tmp/cgo"
 	mkfifo "$tmp/sgo" "$tmp/cgo"
-	at "$sns" timeout $T "${sx[@]}" "$xpeer" server "$addr" $port <"$tmp/sgo" >"$srv" 2>&1 &
+	at "$sns" timeout $T "${sx[@]}" "$xpeer" server "$addr" $port "${sa[@]}" \
+		<"$tmp/sgo" >"$srv" 2>&1 &
 	spid=$!
 	pids+=("$spid")
 	exec 7>"$tmp/sgo"
@@ -922,18 +933,43 @@ run_qp() {
 		not_ok "$name" "$srv"
 		exec 7>&-
 		finish "$spid"
-		return
+		return 1
 	fi
-	at "$cns" timeout $T "${cx[@]}" "$xpeer" client "$addr" $port <"$tmp/cgo" >"$cli" 2>&1 &
+	at "$cns" timeout $T "${cx[@]}" "$xpeer" client "$addr" $port "${ca[@]}" \
+		<"$tmp/cgo" >"$cli" 2>&1 &
 	cpid=$!
 	pids+=("$cpid")
 	exec 8>"$tmp/cgo"
 	poll $((200 * slow)) grep -qx established "$srv" &&
 		poll $((200 * slow)) grep -qx established "$cli" ||
-		{ ok=0; say "not established on both sides"; }
+		{ say "not established on both sides"; return 2; }
+	say "server: $(grep '^qp ' "$srv")"
+	say "client: $(grep '^qp ' "$cli")"
+}
+# peers_down: both disconnect (a subshell writes: if a side is already
+# gone, its SIGPIPE must not end this script) and exit; returns 1, said,
+# unless both exited 0.
+peers_down() {
+	local crc src
+	(echo go >&7) 2>/dev/null
+	(echo go >&8) 2>/dev/null
+	exec 7>&- 8>&-
+	finish "$cpid"
+	crc=$rc
+	finish "$spid"
+	src=$rc
+	[ "$crc" = 0 ] && [ "$src" = 0 ] || { say "client exit $crc, server exit $src"; return 1; }
+}
+
+# run_qp NAME SRV_NS SRV_ADDR CLI_NS PORT SC_SERVER SC_CLIENT: exec_peer on
+# both sides (as ucmatose above), held connected while the QPs are
+# compared; then both disconnect.
+run_qp() {
+	local name=$1 sns=$2 cns=$4 ssc=$6 csc=$7 srv cli ok=1 spid cpid ret=0
+	peers_up "$@" || ret=$?
+	[ $ret = 1 ] && return
+	[ $ret = 0 ] || ok=0
 	if [ $ok = 1 ]; then
-		say "server: $(grep '^qp ' "$srv")"
-		say "client: $(grep '^qp ' "$cli")"
 		check_pair "$srv" "$cli" && check_pair "$cli" "$srv" || ok=0
 		[ "$ssc" = 1 ] && { sc_listing_check "$sns" "$srv" "$cli" || ok=0; }
 		[ "$csc" = 1 ] && { sc_listing_check "$cns" "$cli" "$srv" || ok=0; }
@@ -943,16 +979,7 @@ run_qp() {
 			rxe_qp_check "$srv" "$cli" || ok=0
 		fi
 	fi
-	# Both disconnect now.  A subshell writes: if a side is already gone,
-	# its SIGPIPE must not end this script.
-	(echo go >&7) 2>/dev/null
-	(echo go >&8) 2>/dev/null
-	exec 7>&- 8>&-
-	finish "$cpid"
-	crc=$rc
-	finish "$spid"
-	src=$rc
-	[ "$crc" = 0 ] && [ "$src" = 0 ] || { ok=0; say "client exit $crc, server exit $src"; }
+	peers_down || ok=0
 	if [ $ok = 1 ]; then
 		ok "$name"
 	else
@@ -974,11 +1001,7 @@ run_qp() {
 # NAK; once softcm counted one (sent or received) the server posts its
 # receive, and the SEND must complete on both ends, every byte in.
 run_rnr() {
-	local name=$1 sns=$2 addr=$3 cns=$4 port=$5 ssc=$6 csc=$7 srv cli ok=1 spid cpid
-	local sx=() cx=() src crc ns key n0
-	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
-	[ "$ssc" = 1 ] && sx=(softcm exec --)
-	[ "$csc" = 1 ] && cx=(softcm exec --)
+	local name=$1 sns=$2 cns=$4 ssc=$6 csc=$7 srv cli ok=1 spid cpid ns key n0 ret=0
 	# softcm's side counts the NAK: sent as the server, received as the
 	# client
 	if [ "$ssc" = 1 ]; then
@@ -987,30 +1010,10 @@ run_rnr() {
 		ns=$cns key=rc_rnr_naks_received
 	fi
 	n0=$(sc_stat $key $ns)
-	rm -f "$tmp/sgo" "$tmp/cgo"
-	mkfifo "$tmp/sgo" "$tmp/cgo"
-	at "$sns" timeout $T "${sx[@]}" "$xpeer" server "$addr" $port -r 1,3 -s \
-		<"$tmp/sgo" >"$srv" 2>&1 &
-	spid=$!
-	pids+=("$spid")
-	exec 7>"$tmp/sgo"
-	if ! poll $((100 * slow)) grep -qx listening "$srv"; then
-		not_ok "$name" "$srv"
-		exec 7>&-
-		finish "$spid"
-		return
-	fi
-	at "$cns" timeout $T "${cx[@]}" "$xpeer" client "$addr" $port -r 3,1 -s \
-		<"$tmp/cgo" >"$cli" 2>&1 &
-	cpid=$!
-	pids+=("$cpid")
-	exec 8>"$tmp/cgo"
-	poll $((200 * slow)) grep -qx established "$srv" &&
-		poll $((200 * slow)) grep -qx established "$cli" ||
-		{ ok=0; say "not established on both sides"; }
+	peers_up "$@" -- -r 1,3 -s -- -r 3,1 -s || ret=$?
+	[ $ret = 1 ] && return
+	[ $ret = 0 ] || ok=0
 	if [ $ok = 1 ]; then
-		say "server: $(grep '^qp ' "$srv")"
-		say "client: $(grep '^qp ' "$cli")"
 		check_pair "$srv" "$cli" && check_pair "$cli" "$srv" || ok=0
 		local c3=4 s3=4
 		[ "$csc" = 1 ] && c3=3
@@ -1033,14 +1036,7 @@ run_rnr() {
 	grep -qx 'send status 0' "$cli" && grep -qx 'recv status 0 bytes 64 data ok' "$srv" ||
 		{ ok=0; say "client: $(grep '^send' "$cli"); server: $(grep '^recv' "$srv")"; }
 	say "softcm's $key in $ns: $(($(sc_stat $key $ns) - n0))"
-	(echo go >&7) 2>/dev/null
-	(echo go >&8) 2>/dev/null
-	exec 7>&- 8>&-
-	finish "$cpid"
-	crc=$rc
-	finish "$spid"
-	src=$rc
-	[ "$crc" = 0 ] && [ "$src" = 0 ] || { ok=0; say "client exit $crc, server exit $src"; }
+	peers_down || ok=0
 	if [ $ok = 1 ]; then
 		ok "$name"
 	else
