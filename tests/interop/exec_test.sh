@@ -288,6 +288,12 @@ run_rc_pingpong() {
 	wait "$bgpid" 2>/dev/null
 }
 
+# refused_rej8 FILE: perftest's client output FILE says it was refused
+# with REJ 8 (its connect race, see run_lat).
+refused_rej8() {
+	grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$1"
+}
+
 # perftest_run PORT SRV CLI PROG ARGS...: PROG ARGS as the server in $nsa
 # (output to SRV) and as the client in $nsb (to CLI), on PORT: crc is the
 # client's exit, rc the server's; returns 1, said, if the server never
@@ -306,7 +312,7 @@ perftest_run() {
 			crc=$?
 		finish "$bgpid"
 		[ "$crc" = 0 ] && [ "$rc" = 0 ] && return 0
-		{ [ $try = 1 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$cli"; } || return 0
+		{ [ $try = 1 ] && refused_rej8 "$cli"; } || return 0
 		say "perftest's connect race (REJ 8, see run_lat): once more"
 		port=$((port + 50))
 	done
@@ -502,7 +508,7 @@ run_lat_events() {
 	for port in 18532 18533; do
 		lat_events_once $port
 		[ "$ok" = 1 ] && [ "$crc" = 0 ] && [ "$rc" = 0 ] && break
-		grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$cli" || break
+		refused_rej8 "$cli" || break
 		[ $port = 18533 ] && break
 		say "perftest's connect race (REJ 8, see run_lat): once more"
 	done
@@ -703,7 +709,7 @@ rxe_perftest() {
 		fi
 		finish "$bgpid"
 		[ "$crc" = 0 ] && [ "$rc" = 0 ] && break
-		{ [ $try = 1 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8\." "$cli"; } || break
+		{ [ $try = 1 ] && refused_rej8 "$cli"; } || break
 		say "perftest's connect race (REJ 8, see run_lat): once more"
 		port=$((port + 100))
 	done
