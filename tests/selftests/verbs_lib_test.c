@@ -301,7 +301,7 @@ TEST_F(verbs, objects_live_while_used)
 /*
  * A completion channel destroyed while a CQ is being created on it: the
  * destroy comes from inside the CQ's CREATE_CQ (the ioctl interposer),
- * after the library read the channel's descriptor.  libibverbs holds the
+ * whose arguments name the channel's descriptor.  libibverbs holds the
  * context's mutex across the creation, so the destroy finds the channel
  * in use; so must softcm's, not close the descriptor the new CQ names.
  */
