@@ -51,7 +51,7 @@ enum {
 	SYSCTL_CM_RETRIES, SYSCTL_PACKET_LIFE_TIME, SYSCTL_MRA_TIMEOUT,
 	SYSCTL_MAX_PEER_TIMEOUT, SYSCTL_MAX_TIMEWAIT, SYSCTL_MAX_HELD_REQUESTS,
 	SYSCTL_MAX_RING_BYTES, SYSCTL_MAX_AHS, SYSCTL_MAX_QPS, SYSCTL_MAX_MRS,
-	SYSCTL_MAX_CQS, SYSCTL_MAX_PDS, SYSCTL_TX_ZCOPY,
+	SYSCTL_MAX_CQS, SYSCTL_MAX_PDS, SYSCTL_TX_ZCOPY, SYSCTL_TX_GSO,
 	SYSCTL_COUNT	/* the entries, not counting the sentinel */
 };
 
@@ -167,6 +167,14 @@ static const struct ctl_table sysctl_template[] = {
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= SYSCTL_ONE,
 	},
+	{
+		.procname	= "tx_gso",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
 	{ }	/* the end for 6.1; 6.12 goes by SYSCTL_COUNT (compat.h) */
 };
 
@@ -195,6 +203,7 @@ static int sysctl_register(struct softcm_net *sn)
 	table[SYSCTL_MAX_CQS].data = &sn->max_objs[SOFTCM_UOBJ_CQ];
 	table[SYSCTL_MAX_PDS].data = &sn->max_objs[SOFTCM_UOBJ_PD];
 	table[SYSCTL_TX_ZCOPY].data = &sn->tx_zcopy;
+	table[SYSCTL_TX_GSO].data = &sn->tx_gso;
 
 	sn->sysctl = register_net_sysctl_sz(sn->net, "net/softcm", table,
 					    SYSCTL_COUNT);
@@ -233,6 +242,7 @@ static int __net_init softcm_net_init(struct net *net)
 	sn->max_held_requests = MAX_HELD_REQUESTS_DEFAULT;
 	sn->max_ring_bytes = MAX_RING_BYTES_DEFAULT;
 	sn->tx_zcopy = 0;
+	sn->tx_gso = 1;
 	atomic_long_set(&sn->ring_bytes, 0);
 	for (i = 0; i <= SOFTCM_UOBJ_TYPE_MAX; i++) {
 		sn->max_objs[i] = MAX_OBJS_DEFAULT;

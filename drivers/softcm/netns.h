@@ -53,6 +53,14 @@ struct softcm_net {
 	 */
 	int tx_zcopy;
 	/*
+	 * tx_gso: 1, the default, and the copied packets a requester or
+	 * responder run sends back to back leave as UDP GSO skbs of up to
+	 * MAX_SKB_FRAGS packets where the route's device is a veth or the
+	 * loopback (rcxmit.c's batches); 0, one skb each.  Read once per
+	 * packet, unlocked.
+	 */
+	int tx_gso;
+	/*
 	 * max_ahs, max_qps, max_mrs, max_cqs, max_pds: the objects of all
 	 * its files, by type (uobj.c), charged in nr_objs from
 	 * softcm_uobj_add() to the end of their destroy.

@@ -226,7 +226,32 @@ void softcm_resp_work(struct work_struct *work);
 void softcm_resp_reset(struct softcm_qp *qp);
 
 /* rcxmit.c */
+/*
+ * Packets that leave together (req.c, resp.c): each built, BTH to ICRC,
+ * in a page fragment of its own of one skb whose linear part is only
+ * headroom, and sent as one UDP GSO skb (transport.c), so that the IP
+ * layer, the device and the receiver's stack up to its UDP socket are
+ * crossed once for up to MAX_SKB_FRAGS packets.  Segmentation wants every
+ * packet but the last of the first one's size: a larger one, or any after
+ * a smaller one, waits for the next batch.
+ */
+struct softcm_rc_batch {
+	struct sk_buff *skb;	/* NULL while nothing was added */
+	u8 *next;		/* the packet being built, not yet on the skb */
+	unsigned int next_len;
+	unsigned int seg;	/* the first packet's size */
+	unsigned int bytes;	/* payload, for the counters */
+	bool closed;		/* a smaller packet came: it is the last */
+};
+
 int softcm_rc_path_init(struct softcm_qp *qp);
+bool softcm_rc_batchable(struct softcm_qp *qp, const struct softcm_ib_hdr *h);
+bool softcm_rc_batch_full(const struct softcm_rc_batch *b, const struct softcm_ib_hdr *h);
+u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
+			 struct softcm_ib_hdr *h, gfp_t gfp);
+void softcm_rc_batch_keep(struct softcm_rc_batch *b, const struct softcm_ib_hdr *h);
+void softcm_rc_batch_drop(struct softcm_rc_batch *b);
+unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b);
 struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 				u8 **payload, gfp_t gfp);
 int softcm_rc_put_trailer(struct sk_buff *skb, unsigned int payload_len);

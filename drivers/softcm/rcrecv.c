@@ -113,26 +113,25 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	unsigned int hlen;
 	struct softcm_ib_hdr h, ack = {};
 	struct softcm_rc_payload pl;
+	u8 buf[SOFTCM_IB_HDR_MAX];
 	struct softcm_qp *qp;
+	const u8 *hdr;
 
-	if (ulen < sizeof(struct udphdr) || boff + len > skb->len) {
+	if (ulen < sizeof(struct udphdr) || boff + len > skb->len || len < SOFTCM_IB_BTH) {
 		why = SOFTCM_STAT_DROP_LENGTH;
 		goto drop;
 	}
 	/*
-	 * The BTH is in the linear part (softcm_transport_rcv()); its
-	 * opcode's headers are pulled there too, and not a byte more: the
-	 * payload stays where the stack put it, and pulling any of it out
-	 * of a fragment would reallocate a head built with no room to
-	 * spare (a zero-copy sender's, rcxmit.c).
+	 * The headers read where they lie, never pulled: the payload stays
+	 * where the stack put it, and a head built with no room to spare
+	 * (a segment of a batch's GSO skb, a zero-copy sender's, rcxmit.c)
+	 * is not reallocated for them.
 	 */
-	op = softcm_ib_op(skb->data[boff]);
+	hdr = skb_header_pointer(skb, boff, SOFTCM_IB_BTH, buf);
+	op = hdr ? softcm_ib_op(hdr[0]) : NULL;
 	hlen = min(len, op ? op->hdr_len : SOFTCM_IB_BTH);
-	if (!pskb_may_pull(skb, boff + hlen)) {
-		why = SOFTCM_STAT_DROP_NOMEM;
-		goto drop;
-	}
-	if (softcm_ib_parse(skb->data + boff, hlen, len, &h))
+	hdr = skb_header_pointer(skb, boff, hlen, buf);
+	if (!hdr || softcm_ib_parse(hdr, hlen, len, &h))
 		goto drop;
 	if ((h.opcode & 0xe0) != SOFTCM_IB_RC || (h.pkey & 0x7fff) != 0x7fff)
 		goto drop;

@@ -5,13 +5,17 @@
  * SOFTCM_RC_ZCOPY_MIN bytes or more from its SGEs where the namespace's
  * tx_zcopy asks for it, the headers linear and the payload the region's
  * pinned pages attached as fragments, then the pad and ICRC in a
- * fragment of their own; routed through the QP's cached route and handed to
- * ip_local_out() or ip6_local_out() with no lock held.
+ * fragment of their own; or, for the copied packets a run sends back to
+ * back where the namespace's tx_gso asks for it, several to an skb, one
+ * per page fragment (struct softcm_rc_batch); routed through the QP's
+ * cached route and handed to ip_local_out() or ip6_local_out() with no
+ * lock held.
  *
- * As rxe (Documentation/protocol.rst, "Data path"): UDP checksum 0, the
- * source port rdma_get_udp_sport() of the AV's flow label and the two
- * QPNs, IPv4 DF with the AV's traffic class and hop limit, IPv6 with flow
- * label 0, P_Key 0xffff.
+ * As rxe (Documentation/protocol.rst, "Data path"): UDP checksum 0 (a
+ * batch's segments get theirs from whoever segments it), the source port
+ * rdma_get_udp_sport() of the AV's flow label and the two QPNs, IPv4 DF
+ * with the AV's traffic class and hop limit, IPv6 with flow label 0,
+ * P_Key 0xffff.
  */
 
 #include <linux/ip.h>
@@ -38,6 +42,8 @@
 #include "transport.h"
 
 #define RC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+/* A batch's UDP payload at most: its IPv4 total length is 16 bits */
+#define RC_GSO_MAX	(U16_MAX - sizeof(struct iphdr) - sizeof(struct udphdr))
 
 /*
  * The path of @qp's AV, when it enters RTR: addresses, source port, MTU.
@@ -160,62 +166,92 @@ static struct dst_entry *route4(struct softcm_qp *qp, __be32 *saddr)
 	return &rt->dst;
 }
 
-/* What the stack made of a packet it took, as an errno (counted). */
-static int sent(struct softcm_qp *qp, int ret)
+/* What the stack made of the @n packets it took, as an errno (counted). */
+static int sent(struct softcm_qp *qp, int ret, unsigned int n)
 {
 	/* (net_xmit_eval() reads its argument twice) */
 	ret = net_xmit_eval(ret);
 	if (ret)
-		softcm_rc_count(qp, SOFTCM_RC_TX_ERRORS, 1);
+		softcm_rc_count(qp, SOFTCM_RC_TX_ERRORS, n);
 	return ret;
 }
 
-/* A packet with no route to the peer: counted, and gone. */
-static int no_route(struct softcm_qp *qp, struct sk_buff *skb, struct dst_entry *dst)
-{
-	softcm_rc_count(qp, SOFTCM_RC_TX_NO_ROUTE, 1);
-	kfree_skb(skb);
-	return PTR_ERR(dst);
-}
-
-static int xmit4(struct softcm_qp *qp, struct sk_buff *skb)
+/* The route to @qp's peer and the source address it takes, or an ERR_PTR. */
+static struct dst_entry *route(struct softcm_qp *qp, struct in6_addr *saddr)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct dst_entry *dst;
-	__be32 saddr;
 
-	dst = route4(qp, &saddr);
-	if (IS_ERR(dst))
-		return no_route(qp, skb, dst);
-	return sent(qp, softcm_udp_xmit4(qp->sn->net, skb, dst, saddr, rc->daddr.s6_addr32[3],
-					 rc->sport, rc->tos, rc->hop_limit));
-}
-
-static int xmit6(struct softcm_qp *qp, struct sk_buff *skb)
-{
+	*saddr = rc->saddr;
+	if (!rc->v6)
+		return route4(qp, &saddr->s6_addr32[3]);
 #if IS_ENABLED(CONFIG_IPV6)
-	struct softcm_rc *rc = &qp->rc;
-	struct flowi6 fl6 = {
-		.flowi6_oif = rc->ifindex,
-		.flowi6_proto = IPPROTO_UDP,
-		.daddr = rc->daddr,
-		.saddr = rc->saddr,
-	};
-	struct dst_entry *dst;
-
-	dst = dst_cache_get_ip6(&rc->dst, &fl6.saddr);
+	dst = dst_cache_get_ip6(&rc->dst, saddr);
 	if (!dst) {
+		struct flowi6 fl6 = {
+			.flowi6_oif = rc->ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+			.daddr = rc->daddr,
+			.saddr = rc->saddr,
+		};
+
 		dst = ipv6_stub->ipv6_dst_lookup_flow(qp->sn->net, NULL, &fl6, NULL);
-		if (IS_ERR(dst))
-			return no_route(qp, skb, dst);
-		dst_cache_set_ip6(&rc->dst, dst, &fl6.saddr);
+		if (!IS_ERR(dst))
+			dst_cache_set_ip6(&rc->dst, dst, &fl6.saddr);
+		*saddr = fl6.saddr;
 	}
-	return sent(qp, softcm_udp_xmit6(qp->sn->net, skb, dst, &fl6.saddr, &rc->daddr,
-					 rc->sport, rc->tos, rc->hop_limit));
+	return dst;
 #else
+	return ERR_PTR(-EAFNOSUPPORT);
+#endif
+}
+
+/*
+ * @skb by @dst (its reference taken): one packet from skb->data, or,
+ * with @frags, one per page fragment (a batch).
+ */
+static int udp_xmit(struct softcm_qp *qp, struct sk_buff *skb, struct dst_entry *dst,
+		    const struct in6_addr *saddr, bool frags)
+{
+	struct softcm_rc *rc = &qp->rc;
+	struct net *net = qp->sn->net;
+
+	if (!rc->v6 && frags)
+		return softcm_udp_xmit4_frags(net, skb, dst, saddr->s6_addr32[3],
+					      rc->daddr.s6_addr32[3], rc->sport, rc->tos,
+					      rc->hop_limit);
+	if (!rc->v6)
+		return softcm_udp_xmit4(net, skb, dst, saddr->s6_addr32[3], rc->daddr.s6_addr32[3],
+					rc->sport, rc->tos, rc->hop_limit);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (frags)
+		return softcm_udp_xmit6_frags(net, skb, dst, saddr, &rc->daddr, rc->sport, rc->tos,
+					      rc->hop_limit);
+	return softcm_udp_xmit6(net, skb, dst, saddr, &rc->daddr, rc->sport, rc->tos,
+				rc->hop_limit);
+#else
+	dst_release(dst);
 	kfree_skb(skb);
 	return -EAFNOSUPPORT;
 #endif
+}
+
+/*
+ * @n packets to @qp's peer (@frags: as udp_xmit()), counted when the stack
+ * refuses them or there is no route (then they are gone).
+ */
+static int xmit(struct softcm_qp *qp, struct sk_buff *skb, unsigned int n, bool frags)
+{
+	struct in6_addr saddr;
+	struct dst_entry *dst;
+
+	dst = route(qp, &saddr);
+	if (IS_ERR(dst)) {
+		softcm_rc_count(qp, SOFTCM_RC_TX_NO_ROUTE, n);
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+	return sent(qp, udp_xmit(qp, skb, dst, &saddr, frags), n);
 }
 
 /* An ACK or NAK sent: counted, and a NAK traced. */
@@ -257,7 +293,7 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 	int ret;
 
 	lockdep_assert_in_softirq();
-	ret = qp->rc.v6 ? xmit6(qp, skb) : xmit4(qp, skb);
+	ret = xmit(qp, skb, 1, false);
 	if (ret) {
 		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
 		return ret;
@@ -269,6 +305,194 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 	if (ack)
 		count_ack(qp, psn, syndrome);
 	return 0;
+}
+
+/* A batch's packet: headers, payload, pad and ICRC. */
+static unsigned int batch_len(const struct softcm_ib_hdr *h)
+{
+	return softcm_ib_op(h->opcode)->hdr_len + ALIGN(h->payload_len, 4) + SOFTCM_IB_ICRC;
+}
+
+/*
+ * Whether @h's packet may leave in a batch: a payload to copy (an ACK or
+ * a READ request goes alone, and a zero-copy payload is the region's
+ * pages, which the caller checks), in one page fragment.
+ */
+bool softcm_rc_batchable(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
+{
+	return h->payload_len && READ_ONCE(qp->sn->tx_gso) &&
+	       SKB_DATA_ALIGN(batch_len(h)) <= PAGE_SIZE;
+}
+
+/* Whether @b must be sent before @h's packet can be built in it. */
+bool softcm_rc_batch_full(const struct softcm_rc_batch *b, const struct softcm_ib_hdr *h)
+{
+	unsigned int len = batch_len(h);
+
+	if (!b->skb || !skb_shinfo(b->skb)->nr_frags)
+		return false;
+	return b->closed || len > b->seg || skb_shinfo(b->skb)->nr_frags >= MAX_SKB_FRAGS ||
+	       b->skb->len + len > RC_GSO_MAX;
+}
+
+/*
+ * The place of @h's payload in a packet begun in @b (not full): its
+ * headers written, its pad and ICRC zeroed; NULL for no memory.  Then
+ * softcm_rc_batch_keep() puts the packet on the skb, or
+ * softcm_rc_batch_drop() forgets it.
+ */
+u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
+			 struct softcm_ib_hdr *h, gfp_t gfp)
+{
+	unsigned int hlen = softcm_ib_op(h->opcode)->hdr_len;
+	unsigned int len = batch_len(h);
+	u8 *bth;
+
+	if (!b->skb) {
+		/* room after the headroom for the IP and UDP headers only */
+		b->skb = alloc_skb(RC_HEADROOM, gfp);
+		if (!b->skb)
+			return NULL;
+		skb_reserve(b->skb, RC_HEADROOM);
+		b->bytes = 0;
+		b->closed = false;
+	}
+	bth = netdev_alloc_frag(len);
+	if (!bth)
+		return NULL;
+	h->pkey = 0xffff;
+	h->dqpn = qp->attr.dest_qp_num;
+	softcm_ib_build(bth, hlen, h);
+	memset(bth + hlen + h->payload_len, 0, len - hlen - h->payload_len);
+	b->next = bth;
+	b->next_len = len;
+	return bth + hlen;
+}
+
+void softcm_rc_batch_keep(struct softcm_rc_batch *b, const struct softcm_ib_hdr *h)
+{
+	struct sk_buff *skb = b->skb;
+	struct page *page = virt_to_head_page(b->next);
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (!i)
+		b->seg = b->next_len;
+	skb_fill_page_desc(skb, i, page, b->next - (u8 *)page_address(page), b->next_len);
+	skb_len_add(skb, b->next_len);
+	/* the page fragment cache hands out cache-aligned pieces */
+	skb->truesize += SKB_DATA_ALIGN(b->next_len) - b->next_len;
+	b->closed = b->next_len < b->seg;
+	b->bytes += h->payload_len;
+	b->next = NULL;
+}
+
+void softcm_rc_batch_drop(struct softcm_rc_batch *b)
+{
+	skb_free_frag(b->next);
+	b->next = NULL;
+}
+
+/*
+ * Whether a batch of @n packets may leave by @dev whole: by a veth or the
+ * loopback, which hand it to a receiver's stack in this host (its UDP
+ * socket cuts it, the checksum partial and trusted), and no more packets
+ * than @dev takes at once.  A NIC, or the stack for one without UDP
+ * segmentation, would cut it with a UDP checksum in every packet, where
+ * rxe puts 0 on the wire.
+ */
+static bool batch_whole(const struct net_device *dev, unsigned int n)
+{
+	if (n > READ_ONCE(dev->gso_max_segs))
+		return false;
+	if (dev->flags & IFF_LOOPBACK)
+		return true;
+	return dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth");
+}
+
+/*
+ * @skb's packets, one skb each, as a list (@skb consumed): those there
+ * was no memory for are lost, as any packet that could not be built.
+ */
+static struct sk_buff *batch_split(struct sk_buff *skb)
+{
+	const struct skb_shared_info *si = skb_shinfo(skb);
+	struct sk_buff *list = NULL, **tail = &list, *one;
+	int i;
+
+	for (i = 0; i < si->nr_frags; i++) {
+		const skb_frag_t *f = &si->frags[i];
+
+		one = alloc_skb(RC_HEADROOM, GFP_ATOMIC);
+		if (!one)
+			break;
+		skb_reserve(one, RC_HEADROOM);
+		get_page(skb_frag_page(f));
+		skb_fill_page_desc(one, 0, skb_frag_page(f), skb_frag_off(f), skb_frag_size(f));
+		skb_len_add(one, skb_frag_size(f));
+		*tail = one;
+		tail = &one->next;
+	}
+	consume_skb(skb);
+	return list;
+}
+
+/*
+ * Send what @b holds and empty it, with BH disabled and no lock held
+ * (as softcm_rc_xmit()): the packets sent, 0 if none could be.  Whole,
+ * as one UDP GSO skb, where the device allows it (batch_whole()); else
+ * one skb each, as softcm_rc_xmit()'s.
+ */
+unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
+{
+	struct sk_buff *skb = b->skb, *next;
+	unsigned int n, done = 0, bytes = 0;
+	struct in6_addr saddr;
+	struct dst_entry *dst;
+
+	lockdep_assert_in_softirq();
+	b->skb = NULL;
+	n = skb ? skb_shinfo(skb)->nr_frags : 0;
+	if (!n) {
+		kfree_skb(skb);
+		return 0;
+	}
+	dst = route(qp, &saddr);
+	if (IS_ERR(dst)) {
+		softcm_rc_count(qp, SOFTCM_RC_TX_NO_ROUTE, n);
+		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
+		kfree_skb(skb);
+		return 0;
+	}
+	if (n == 1 || batch_whole(dst->dev, n)) {
+		if (sent(qp, udp_xmit(qp, skb, dst, &saddr, true), n)) {
+			softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
+			return 0;
+		}
+		done = n;
+		if (n > 1)
+			softcm_rc_count(qp, SOFTCM_RC_TX_GSO, n);
+		bytes = b->bytes;
+	} else {
+		for (skb = batch_split(skb); skb; skb = next) {
+			const u8 *bth = skb_frag_address(&skb_shinfo(skb)->frags[0]);
+			unsigned int len = skb->len - softcm_ib_op(bth[0])->hdr_len -
+					   ((bth[1] >> 4) & 3) - SOFTCM_IB_ICRC;
+
+			next = skb->next;
+			skb_mark_not_on_list(skb);
+			if (sent(qp, udp_xmit(qp, skb, dst_clone(dst), &saddr, true), 1)) {
+				softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
+				continue;
+			}
+			done++;
+			bytes += len;
+		}
+		dst_release(dst);
+	}
+	softcm_rc_count(qp, SOFTCM_RC_TX_PACKETS, done);
+	softcm_rc_count(qp, SOFTCM_RC_TX_BYTES, bytes);
+	softcm_rc_count(qp, SOFTCM_RC_TX_COPIED, bytes);
+	return done;
 }
 
 /* An ACK or NAK the responder decided, @h's opcode, PSN and AETH set. */

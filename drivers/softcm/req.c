@@ -510,22 +510,98 @@ static bool req_current(struct softcm_qp *qp, const struct req_pkt *p)
 }
 
 /*
+ * The payload of @p's WR from @off, @len bytes, into @payload: under the
+ * QP's lock, @p current.  -E2BIG (its pages need more fragments than an
+ * skb has, zero-copy only) or another errno, which fails the WR.
+ */
+static int req_payload(struct softcm_qp *qp, const struct req_pkt *p, u8 *payload,
+		       struct sk_buff *skb)
+{
+	const struct softcm_sq_wqe *w = shadow(qp, p->wqe);
+
+	lockdep_assert_held(&qp->lock);
+	if (w->wr.send_flags & IB_SEND_INLINE) {
+		memcpy(payload, (const u8 *)(w + 1) + p->off, p->h.payload_len);
+		return 0;
+	}
+	if (skb)
+		return softcm_mr_sge_attach(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
+					    w->wr.num_sge, p->off, skb, p->h.payload_len);
+	if (!p->h.payload_len)
+		return 0;
+	return softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
+				  w->wr.num_sge, p->off, payload, p->h.payload_len, false);
+}
+
+/* The packets @b holds, sent (BH disabled for the route cache), counted in @via. */
+static void req_flush(struct softcm_qp *qp, struct softcm_rc_batch *b,
+		      enum softcm_rc_counter via)
+{
+	unsigned int n;
+
+	local_bh_disable();
+	n = softcm_rc_batch_xmit(qp, b);
+	local_bh_enable();
+	if (n)
+		softcm_rc_count(qp, via, n);
+}
+
+/*
+ * @p built as the next packet of @b (sent first if @p's packet cannot
+ * join it), its payload copied under the lock as req_send()'s.
+ */
+static void req_batch(struct softcm_qp *qp, struct req_pkt *p, struct softcm_rc_batch *b,
+		      enum softcm_rc_counter via, gfp_t gfp)
+{
+	u8 *payload;
+	int ret;
+
+	if (softcm_rc_batch_full(b, &p->h))
+		req_flush(qp, b, via);
+	payload = softcm_rc_batch_next(qp, b, &p->h, gfp);
+	if (!payload)
+		return;		/* as a loss: the timer sends it again */
+	spin_lock_bh(&qp->lock);
+	if (!req_current(qp, p)) {
+		spin_unlock_bh(&qp->lock);
+		softcm_rc_batch_drop(b);
+		return;
+	}
+	ret = req_payload(qp, p, payload, NULL);
+	if (ret) {
+		/* the WR whose bytes could not be read, not the oldest */
+		softcm_rc_complete_err_at(qp, p->wqe, IB_WC_LOC_PROT_ERR);
+		spin_unlock_bh(&qp->lock);
+		softcm_rc_batch_drop(b);
+		return;
+	}
+	spin_unlock_bh(&qp->lock);
+	softcm_rc_batch_keep(b, &p->h);
+}
+
+/*
  * Build and send @p.  The skb is allocated outside the lock; the payload
  * is copied (or its pages attached) from the WR's SGEs under it, because
  * an ACK, a flush or a reset can retire the WR meanwhile and a later WR
  * can take its slot; the packet is sent with no lock held.  A payload
  * whose pages need more fragments than an skb has is copied instead, and
  * so are the WR's later packets and resends (its SGEs' layout is why).
+ * A copied payload joins @b where it may (softcm_rc_batchable()); any
+ * other packet leaves after what @b holds.
  */
-static void req_send(struct softcm_qp *qp, struct req_pkt *p, enum softcm_rc_counter via,
-		     gfp_t gfp)
+static void req_send(struct softcm_qp *qp, struct req_pkt *p, struct softcm_rc_batch *b,
+		     enum softcm_rc_counter via, gfp_t gfp)
 {
 	bool zcopy = p->zcopy;
-	const struct softcm_sq_wqe *w;
 	struct sk_buff *skb;
 	u8 *payload;
 	int ret = 0;
 
+	if (!zcopy && softcm_rc_batchable(qp, &p->h)) {
+		req_batch(qp, p, b, via, gfp);
+		return;
+	}
+	req_flush(qp, b, via);
 again:
 	skb = softcm_rc_alloc(qp, &p->h, zcopy ? NULL : &payload, gfp);
 	if (!skb)
@@ -536,21 +612,16 @@ again:
 		kfree_skb(skb);
 		return;
 	}
-	w = shadow(qp, p->wqe);
-	if (w->wr.send_flags & IB_SEND_INLINE)
-		memcpy(payload, (const u8 *)(w + 1) + p->off, p->h.payload_len);
-	else if (zcopy)
-		ret = softcm_mr_sge_attach(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
-					   w->wr.num_sge, p->off, skb, p->h.payload_len);
-	else if (p->h.payload_len)
-		ret = softcm_mr_sge_copy(qp->sn, qp->pd, (const struct softcm_sge *)(w + 1),
-					 w->wr.num_sge, p->off, payload, p->h.payload_len,
-					 false);
+	ret = req_payload(qp, p, payload, zcopy ? skb : NULL);
 	if (ret == -E2BIG) {
 		swqe(qp, p->wqe)->copy = true;
 		spin_unlock_bh(&qp->lock);
 		kfree_skb(skb);
 		zcopy = false;
+		if (softcm_rc_batchable(qp, &p->h)) {
+			req_batch(qp, p, b, via, gfp);
+			return;
+		}
 		goto again;
 	}
 	if (ret) {
@@ -576,12 +647,15 @@ again:
  * Run the requester, if no other sender does: @runs batches of
  * SOFTCM_RC_BATCH packets at most, counted in @via, yielding the CPU
  * between them.  @qp entered, no lock held; process context (GFP_KERNEL)
- * or a receive's softirq (GFP_ATOMIC, one batch).
+ * or a receive's softirq (GFP_ATOMIC, one batch).  What a batch of
+ * packets holds is sent before the lock is taken to stop, so the hold in
+ * which req_next() finds nothing comes after it.
  */
 static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
 		    unsigned int runs)
 {
 	struct softcm_rc *rc = &qp->rc;
+	struct softcm_rc_batch b = {};
 	struct req_pkt p;
 	unsigned int n = 0;
 
@@ -596,9 +670,17 @@ static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
 	for (;;) {
 		while (n < SOFTCM_RC_BATCH && req_next(qp, &p)) {
 			spin_unlock_bh(&qp->lock);
-			req_send(qp, &p, via, gfp);
+			req_send(qp, &p, &b, via, gfp);
 			n++;
 			spin_lock_bh(&qp->lock);
+		}
+		if (b.skb) {
+			spin_unlock_bh(&qp->lock);
+			req_flush(qp, &b, via);
+			spin_lock_bh(&qp->lock);
+			/* what the receive made sendable meanwhile */
+			if (n < SOFTCM_RC_BATCH)
+				continue;
 		}
 		if (n < SOFTCM_RC_BATCH || !--runs || !gfpflags_allow_blocking(gfp) ||
 		    fatal_signal_pending(current))

@@ -627,8 +627,9 @@ static u8 read_opcode(bool first, bool last)
  * The next packet the work sends, oldest first: the READ responses, then
  * the ACK kept.  In RTR or RTS; in ERR only to deliver the NAK that put
  * the QP there, after the responses to the READs accepted before it.
+ * @held: the caller is the sender already (resp_busy is its own).
  */
-static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p)
+static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p, bool held)
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct softcm_rd_res *r;
@@ -636,7 +637,7 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p)
 	u32 off, plen;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->dead || rc->resp_busy)
+	if (qp->dead || (rc->resp_busy && !held))
 		return false;
 	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
 	    !(qp->state == IB_QPS_ERR && rc->pend_valid &&
@@ -726,30 +727,97 @@ static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 	return sent;
 }
 
+/* The responses @b holds, sent (BH disabled for the route cache), counted in @via. */
+static void resp_flush(struct softcm_qp *qp, struct softcm_rc_batch *b,
+		       enum softcm_rc_counter via)
+{
+	unsigned int n;
+
+	local_bh_disable();
+	n = softcm_rc_batch_xmit(qp, b);
+	local_bh_enable();
+	if (n)
+		softcm_rc_count(qp, via, n);
+}
+
+static void resp_idle(struct softcm_qp *qp)
+{
+	spin_lock_bh(&qp->lock);
+	qp->rc.resp_busy = false;
+	spin_unlock_bh(&qp->lock);
+}
+
+/*
+ * @p, a READ response, built into @b (sent first if @p cannot join it),
+ * its bytes copied as resp_send()'s; no memory is a loss, as there.
+ * False if its bytes could not be read: resp_send() answers that.
+ */
+static bool resp_batch(struct softcm_qp *qp, struct resp_pkt *p, struct softcm_rc_batch *b,
+		       enum softcm_rc_counter via, gfp_t gfp)
+{
+	u8 *payload;
+
+	if (softcm_rc_batch_full(b, &p->h))
+		resp_flush(qp, b, via);
+	payload = softcm_rc_batch_next(qp, b, &p->h, gfp);
+	if (!payload) {
+		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM);
+		return true;
+	}
+	if (softcm_mr_remote_copy(qp->sn, qp->pd, p->rkey, p->va, payload, p->h.payload_len,
+				  IB_UVERBS_ACCESS_REMOTE_READ, false)) {
+		softcm_rc_batch_drop(b);
+		return false;
+	}
+	softcm_rc_batch_keep(b, &p->h);
+	return true;
+}
+
 /*
  * Send what waits, @runs batches of SOFTCM_RC_BATCH packets at most,
  * counted in @via, yielding the CPU between them (process context
  * only); the rest from the work, so that a long READ holds neither the
- * QP nor the CPU.  One packet at a time (resp_busy): whoever finds one
+ * QP nor the CPU.  One sender at a time (resp_busy): whoever finds one
  * waiting while another sends leaves it to that one, which looks again.
+ * READ responses gather in a batch (rcxmit.c) while the run stays the
+ * sender (@held); the batch leaves before any other packet, before the
+ * run yields and before it lets go, and the run then looks again.
  */
 static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
 		     unsigned int runs)
 {
+	struct softcm_rc_batch b = {};
+	bool more, held = false;
 	struct resp_pkt p;
 	unsigned int n = 0;
-	bool more;
 
 	for (;;) {
 		spin_lock_bh(&qp->lock);
-		more = resp_next(qp, &p);
+		more = resp_next(qp, &p, held);
 		spin_unlock_bh(&qp->lock);
-		if (!more)
-			return;
-		if (resp_send(qp, &p, gfp))
-			softcm_rc_count(qp, via, 1);
+		if (!more) {
+			if (!held)
+				return;
+			resp_flush(qp, &b, via);
+			resp_idle(qp);
+			held = false;
+			continue;
+		}
+		if (softcm_rc_batchable(qp, &p.h) && resp_batch(qp, &p, &b, via, gfp)) {
+			held = true;
+		} else {
+			resp_flush(qp, &b, via);
+			held = false;
+			if (resp_send(qp, &p, gfp))
+				softcm_rc_count(qp, via, 1);
+		}
 		if (++n < SOFTCM_RC_BATCH)
 			continue;
+		if (held) {
+			resp_flush(qp, &b, via);
+			resp_idle(qp);
+			held = false;
+		}
 		if (!--runs || !gfpflags_allow_blocking(gfp))
 			break;
 		cond_resched();

@@ -74,6 +74,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_ERRORS] = "rc_tx_errors",
 	[SOFTCM_STAT_RC + SOFTCM_RC_DOORBELLS] = "rc_doorbells",
 	[SOFTCM_STAT_RC + SOFTCM_RC_SQ_WRS] = "rc_sq_wrs",
+	[SOFTCM_STAT_RC + SOFTCM_RC_TX_GSO] = "rc_tx_gso",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -105,6 +106,7 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_TX_ERRORS] = "tx_errors",
 	[SOFTCM_RC_DOORBELLS] = "doorbells",
 	[SOFTCM_RC_SQ_WRS] = "sq_wrs",
+	[SOFTCM_RC_TX_GSO] = "tx_gso",
 };
 
 /*

@@ -72,6 +72,11 @@ enum softcm_rc_counter {
 	 */
 	SOFTCM_RC_DOORBELLS,
 	SOFTCM_RC_SQ_WRS,
+	/*
+	 * Packets (of tx_packets) that left with others in one UDP GSO skb
+	 * (rcxmit.c's batches, the namespace's tx_gso)
+	 */
+	SOFTCM_RC_TX_GSO,
 	SOFTCM_RC_COUNTERS
 };
 

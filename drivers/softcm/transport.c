@@ -28,7 +28,9 @@
 #include <linux/rcupdate.h>
 #include <linux/udp.h>
 #include <kunit/visibility.h>
+#include <net/checksum.h>
 #include <net/ip.h>
+#include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
@@ -244,19 +246,27 @@ static void rcv_other_qp(struct softcm_net *sn, u32 qpn, struct sk_buff *skb,
  */
 VISIBLE_IF_KUNIT void softcm_transport_rcv(struct softcm_net *sn, struct sk_buff *skb)
 {
+	u8 buf[SOFTCM_BTH_SIZE];
+	const u8 *bth = NULL;
 	unsigned int len;
 	u32 qpn;
 
-	/* A BTH in the linear part, or too short a packet */
-	len = pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr) +
-			    SOFTCM_BTH_SIZE) ? payload_len(skb) : 0;
-	if (len < SOFTCM_BTH_SIZE) {
+	/*
+	 * The BTH read where it lies, not pulled: a segment of a UDP GSO
+	 * skb has its headers alone in a head with no room to spare, and
+	 * the data path's receive reads fragments as they are (rcrecv.c).
+	 */
+	len = pskb_may_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr)) ?
+	      payload_len(skb) : 0;
+	if (len >= SOFTCM_BTH_SIZE)
+		bth = skb_header_pointer(skb, skb_transport_offset(skb) + sizeof(struct udphdr),
+					 sizeof(buf), buf);
+	if (!bth) {
 		count_drop(sn, skb, SOFTCM_STAT_DROP_LENGTH);
 		return;
 	}
 	/* The destination QP: the BTH's bytes 5 to 7. */
-	qpn = get_unaligned_be32(skb_transport_header(skb) + sizeof(struct udphdr) + 4) &
-	      0xffffff;
+	qpn = get_unaligned_be32(bth + 4) & 0xffffff;
 	if (qpn != SOFTCM_GSI_QPN) {
 		/* read where it lies, fragments included (rcrecv.c) */
 		rcv_other_qp(sn, qpn, skb, len);
@@ -482,6 +492,94 @@ static void put_icrc(struct sk_buff *skb, const u8 *iph, bool ipv6,
 }
 
 /*
+ * The ICRC of each packet of @skb, one per page fragment (rcxmit.c's
+ * batches), into its place at the packet's end, over the headers each
+ * will have on the wire: whoever segments the skb (a device without UDP
+ * segmentation, or the receiving socket) gives every segment its own
+ * lengths, and IPv4 IDs counting up from the first's (inet_gso_segment()).
+ */
+static void put_icrcs(struct sk_buff *skb, const u8 *iph, bool ipv6, const struct udphdr *udph)
+{
+	const struct skb_shared_info *si = skb_shinfo(skb);
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+	} ip;
+	struct udphdr uh = *udph;
+	u16 id;
+	int i;
+
+	memcpy(&ip, iph, ipv6 ? sizeof(ip.v6) : sizeof(ip.v4));
+	id = ipv6 ? 0 : ntohs(ip.v4.id);
+	for (i = 0; i < si->nr_frags; i++) {
+		unsigned int len = skb_frag_size(&si->frags[i]);
+		u8 *bth = skb_frag_address(&si->frags[i]);
+
+		uh.len = htons(sizeof(uh) + len);
+		if (ipv6) {
+			ip.v6.payload_len = uh.len;
+		} else {
+			ip.v4.tot_len = htons(sizeof(ip.v4) + sizeof(uh) + len);
+			ip.v4.id = htons(id + i);
+		}
+		put_unaligned_le32(softcm_icrc((const u8 *)&ip, ipv6, (const u8 *)&uh, bth,
+					       len - SOFTCM_ICRC_SIZE),
+				   bth + len - SOFTCM_ICRC_SIZE);
+	}
+}
+
+/*
+ * Several packets in one skb: UDP GSO, its segment size the first
+ * packet's (no later one is larger, rcxmit.c), the checksum partial as
+ * UDP_SEGMENT's sends are (segmentation requires it): @pseudo is the
+ * pseudo-header's sum for the whole skb.  The segments' UDP checksums are
+ * then filled in by the device or left to be trusted on a veth, where
+ * rxe's single packets carry 0; the ICRC masks both.
+ */
+static void set_gso(struct sk_buff *skb, struct udphdr *udph, __sum16 pseudo)
+{
+	struct skb_shared_info *si = skb_shinfo(skb);
+
+	if (si->nr_frags < 2)
+		return;
+	si->gso_size = skb_frag_size(&si->frags[0]);
+	si->gso_segs = si->nr_frags;
+	si->gso_type = SKB_GSO_UDP_L4;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_transport_header(skb) - skb->head;
+	skb->csum_offset = offsetof(struct udphdr, check);
+	udph->check = ~pseudo;
+}
+
+/* The IPv4 header before @skb's UDP header, with the IDs of @segs packets. */
+static struct iphdr *push_ip4(struct net *net, struct sk_buff *skb, __be32 saddr,
+			      __be32 daddr, u8 tos, u8 ttl, unsigned int segs)
+{
+	struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+	skb_reset_network_header(skb);
+	iph->version = IPVERSION;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = tos;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	__ip_select_ident(net, iph, segs);
+	return iph;
+}
+
+static int local_out4(struct net *net, struct sk_buff *skb, struct dst_entry *dst)
+{
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, dst);
+	return ip_local_out(net, NULL, skb);
+}
+
+/*
  * Send @skb, a RoCEv2 payload (BTH to ICRC, the ICRC's place at its end)
  * from @saddr to @daddr by @dst (whose reference it takes): UDP and IPv4
  * headers pushed, then the ICRC, once every field it covers is final
@@ -497,27 +595,55 @@ int softcm_udp_xmit4(struct net *net, struct sk_buff *skb, struct dst_entry *dst
 	struct iphdr *iph;
 
 	udph = push_udp(skb, sport);
-	iph = skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph->version = IPVERSION;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = tos;
-	iph->tot_len = htons(skb->len);
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = ttl;
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = saddr;
-	iph->daddr = daddr;
-	__ip_select_ident(net, iph, 1);
+	iph = push_ip4(net, skb, saddr, daddr, tos, ttl, 1);
 	put_icrc(skb, (u8 *)iph, false, udph, bth, len);
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	skb->protocol = htons(ETH_P_IP);
-	skb_dst_set(skb, dst);
-	return ip_local_out(net, NULL, skb);
+	return local_out4(net, skb, dst);
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_udp_xmit4);
 
+/*
+ * As softcm_udp_xmit4(), for an skb whose linear part is empty and whose
+ * page fragments are packets, BTH to ICRC each (rcxmit.c's batches): one
+ * packet goes as softcm_udp_xmit4()'s, several as one UDP GSO skb.
+ */
+int softcm_udp_xmit4_frags(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
+			   __be32 saddr, __be32 daddr, u16 sport, u8 tos, u8 ttl)
+{
+	struct udphdr *udph;
+	struct iphdr *iph;
+
+	udph = push_udp(skb, sport);
+	iph = push_ip4(net, skb, saddr, daddr, tos, ttl, skb_shinfo(skb)->nr_frags);
+	put_icrcs(skb, (u8 *)iph, false, udph);
+	set_gso(skb, udph, csum_tcpudp_magic(saddr, daddr, ntohs(udph->len), IPPROTO_UDP, 0));
+	return local_out4(net, skb, dst);
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_udp_xmit4_frags);
+
 #if IS_ENABLED(CONFIG_IPV6)
+static struct ipv6hdr *push_ip6(struct sk_buff *skb, const struct in6_addr *saddr,
+				const struct in6_addr *daddr, u8 tos, u8 hop_limit)
+{
+	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, tos, 0);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = hop_limit;
+	ip6h->saddr = *saddr;
+	ip6h->daddr = *daddr;
+	return ip6h;
+}
+
+static int local_out6(struct net *net, struct sk_buff *skb, struct dst_entry *dst)
+{
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb->protocol = htons(ETH_P_IPV6);
+	skb_dst_set(skb, dst);
+	return ip6_local_out(net, NULL, skb);
+}
+
 /* As softcm_udp_xmit4(), over IPv6 with flow label 0, as rxe sends. */
 int softcm_udp_xmit6(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
 		     const struct in6_addr *saddr, const struct in6_addr *daddr,
@@ -529,21 +655,27 @@ int softcm_udp_xmit6(struct net *net, struct sk_buff *skb, struct dst_entry *dst
 	struct udphdr *udph;
 
 	udph = push_udp(skb, sport);
-	ip6h = skb_push(skb, sizeof(*ip6h));
-	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, tos, 0);
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = hop_limit;
-	ip6h->saddr = *saddr;
-	ip6h->daddr = *daddr;
+	ip6h = push_ip6(skb, saddr, daddr, tos, hop_limit);
 	put_icrc(skb, (u8 *)ip6h, true, udph, bth, len);
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	skb->protocol = htons(ETH_P_IPV6);
-	skb_dst_set(skb, dst);
-	return ip6_local_out(net, NULL, skb);
+	return local_out6(net, skb, dst);
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_udp_xmit6);
+
+/* As softcm_udp_xmit4_frags(), over IPv6. */
+int softcm_udp_xmit6_frags(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
+			   const struct in6_addr *saddr, const struct in6_addr *daddr,
+			   u16 sport, u8 tos, u8 hop_limit)
+{
+	struct ipv6hdr *ip6h;
+	struct udphdr *udph;
+
+	udph = push_udp(skb, sport);
+	ip6h = push_ip6(skb, saddr, daddr, tos, hop_limit);
+	put_icrcs(skb, (u8 *)ip6h, true, udph);
+	set_gso(skb, udph, csum_ipv6_magic(saddr, daddr, ntohs(udph->len), IPPROTO_UDP, 0));
+	return local_out6(net, skb, dst);
+}
+EXPORT_SYMBOL_IF_KUNIT(softcm_udp_xmit6_frags);
 #endif
 
 static struct sk_buff *alloc_packet(struct net_device *dev, unsigned int iplen)

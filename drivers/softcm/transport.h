@@ -74,9 +74,14 @@ void softcm_transport_net_uninit(struct softcm_net *sn);
 int softcm_transport_get(struct softcm_net *sn);
 int softcm_udp_xmit4(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
 		     __be32 saddr, __be32 daddr, u16 sport, u8 tos, u8 ttl);
+int softcm_udp_xmit4_frags(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
+			   __be32 saddr, __be32 daddr, u16 sport, u8 tos, u8 ttl);
 int softcm_udp_xmit6(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
 		     const struct in6_addr *saddr, const struct in6_addr *daddr,
 		     u16 sport, u8 tos, u8 hop_limit);
+int softcm_udp_xmit6_frags(struct net *net, struct sk_buff *skb, struct dst_entry *dst,
+			   const struct in6_addr *saddr, const struct in6_addr *daddr,
+			   u16 sport, u8 tos, u8 hop_limit);
 int softcm_xmit(struct softcm_net *sn, const struct sockaddr *src,
 		const struct sockaddr *dst, int oif, u8 tos, const u8 *mad);
 

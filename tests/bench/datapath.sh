@@ -453,7 +453,8 @@ fi
 # Where softcm's time goes: the whole guest sampled by its clock (no PMU
 # under TCG) while softcm moves 64 KiB WRITEs, then SENDs of 64 B, 16
 # times a figure's messages so that the run, not perf's start, fills the
-# samples; the hottest symbols go to OUT as comments.
+# samples; the hottest symbols, and the shares by CPU and process, go to
+# OUT as comments.
 profile() {
 	local t=$1 size=$2 ppid
 	perf record -a -g -e cpu-clock -F 499 -o "$tmp/perf.data" >"$tmp/perf.log" 2>&1 &
@@ -467,6 +468,12 @@ profile() {
 		echo "# perf softcm ${t}_bw $size: $(grep -E '^ *[0-9]+ +[0-9]+ ' "$tmp/line")"
 		perf report -i "$tmp/perf.data" --stdio -g none --no-children --sort comm,dso,sym 2>/dev/null |
 			grep -E '^ +[0-9.]+%' | head -n 40 | sed "s/^/# perf softcm ${t}_bw $size: /"
+		# by CPU, process and object: which program's CPU does the
+		# kernel's work, and which one spins (the idle loop also holds
+		# the second before perftest starts and its connection setup)
+		perf report -i "$tmp/perf.data" --stdio -g none --no-children --sort cpu,pid,dso \
+			2>/dev/null | grep -E '^ +[0-9.]+%' | head -n 12 |
+			sed "s/^/# perf-cpu softcm ${t}_bw $size: /"
 	} | tee -a "$out"
 }
 if command -v perf >/dev/null && [ "$DP_PROFILE" != 0 ]; then

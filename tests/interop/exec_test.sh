@@ -149,6 +149,11 @@ setup() {
 	ip link add xr0 type veth peer name xr1 netns $nsb || return 1
 	ip -n $nsa addr add $ip_a/24 dev x0 && ip -n $nsb addr add $ip_b/24 dev x1 &&
 		ip addr add $ip_rxe/24 dev xr0 && ip -n $nsb addr add $ip_sc/24 dev xr1 || return 1
+	# softcm sends a batch of packets as one skb (UDP GSO, rcxmit.c) only
+	# to a device that takes it whole: xr1 takes one packet at a time, so
+	# that xr0's capture holds each packet as it would go on a wire, not
+	# one frame for a batch; x0/x1 take batches whole.
+	ip -n $nsb link set xr1 gso_max_segs 1 || return 1
 	ip -n $nsa link set x0 up && ip -n $nsb link set x1 up && ip link set xr0 up &&
 		ip -n $nsb link set xr1 up && ip -n $nsa link set lo up &&
 		ip -n $nsb link set lo up || return 1

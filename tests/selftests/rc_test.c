@@ -1745,13 +1745,18 @@ TEST_F(rc, waiting_packets_leave_from_the_receive)
  */
 #define ZC_SGES		9
 
-static int set_zcopy(const char *ns, int v)
+static int set_tx(const char *ns, const char *name, int v)
 {
 	char cmd[128];
 
-	snprintf(cmd, sizeof(cmd), "ip netns exec %s sh -c 'echo %d >/proc/sys/net/softcm/tx_zcopy' 2>/dev/null",
-		 ns, v);
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s sh -c 'echo %d >/proc/sys/net/softcm/%s' 2>/dev/null",
+		 ns, v, name);
 	return system(cmd);
+}
+
+static int set_zcopy(const char *ns, int v)
+{
+	return set_tx(ns, "tx_zcopy", v);
 }
 
 TEST_F(rc, payloads_leave_from_their_pages)
@@ -1835,6 +1840,104 @@ TEST_F(rc, payloads_leave_from_their_pages)
 		EXPECT_EQ(a0 + 3000, qp_counter(qa, na, "tx_copied"));
 	close(qa);
 	close(qb);
+}
+
+/*
+ * With net.softcm.tx_gso 1 (the default; 0 and 1 only), the copied
+ * packets a run sends back to back leave several to an skb, one UDP GSO
+ * skb segmented by the receiver's stack (rcxmit.c): a SEND of 64 packets
+ * of one size as 17 + 17 + 17 + 13, a WRITE's, whose FIRST is larger by
+ * its RETH, as 2 + 17 + 17 + 17 + 11, so that every packet of both is
+ * counted in tx_gso; B receives every byte, and the namespace's
+ * rc_tx_gso moves with the QP's.  B's 64 responses to a READ go as
+ * 2 + 17 + 17 + 17 + 10 and the LAST alone (larger by its AETH than a
+ * MIDDLE): 63.  A device that takes fewer packets at once than a batch
+ * holds (the veth's gso_max_segs 1, as a NIC without UDP segmentation)
+ * gets them one skb each, as rxe's, every byte still there.  With
+ * tx_gso 0, none leaves in a batch.  Exact counts only when nothing was
+ * sent or asked again.
+ */
+TEST_F(rc, copied_packets_leave_in_gso_batches)
+{
+	const struct rc_path p = { .sq_psn = 0xffffe0, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_ep_opts o = { .qp_wr = QP_WR, .len = BUF };
+	int qa, sa, nsa = netns_open("rc-a");
+	long long g0, t0, art, ns0, bg0, arr;
+	char out[16];
+	uint32_t na, nb;
+	int qb;
+
+	ASSERT_LE(0, nsa);
+	sa = stats_open(nsa, self->home);
+	ASSERT_LE(0, sa);
+	ASSERT_COUNTER(sa, "rc_tx_gso");
+	ASSERT_EQ(0, rc_ep_make(&self->a, "rc-a", "10.29.0.1", self->home, &o));
+	ASSERT_EQ(0, rc_ep_make(&self->b, "rc-b", "10.29.0.2", self->home, &o));
+	ASSERT_EQ(0, rc_ep_connect(&self->a, &self->b, &p, &p));
+	ASSERT_EQ(0, rc_ep_connect(&self->b, &self->a, &p, &p));
+	qa = proc_open_in("rc-a", "softcm_qps", self->home);
+	qb = proc_open_in("rc-b", "softcm_qps", self->home);
+	ASSERT_LE(0, qa);
+	ASSERT_LE(0, qb);
+	na = self->a.qp->qp_num;
+	nb = self->b.qp->qp_num;
+	EXPECT_EQ(0, run_output("ip netns exec rc-a cat /proc/sys/net/softcm/tx_gso", out,
+				sizeof(out)));
+	EXPECT_STREQ("1\n", out);
+	EXPECT_NE(0, set_tx("rc-a", "tx_gso", 2));
+	g0 = qp_counter(qa, na, "tx_gso");
+	t0 = qp_counter(qa, na, "tx_packets");
+	art = qp_counter(qa, na, "retransmits");
+	ns0 = stats_get(sa, "rc_tx_gso");
+	ASSERT_LE(0, g0);
+
+	/* across the PSN wrap, as the path's first PSN puts it */
+	send_one(_metadata, &self->a, &self->b, 64 * MTU, false, 1);
+	write_one(_metadata, &self->a, &self->b, 64 * MTU, false, 2);
+	if (qp_counter(qa, na, "retransmits") == art) {
+		EXPECT_EQ(128, qp_counter(qa, na, "tx_packets") - t0);
+		EXPECT_EQ(128, qp_counter(qa, na, "tx_gso") - g0);
+	} else {
+		EXPECT_LT(g0, qp_counter(qa, na, "tx_gso"));
+	}
+	EXPECT_EQ(qp_counter(qa, na, "tx_gso") - g0, stats_get(sa, "rc_tx_gso") - ns0);
+
+	bg0 = qp_counter(qb, nb, "tx_gso");
+	art = qp_counter(qa, na, "retransmits");
+	arr = qp_counter(qa, na, "read_retries");
+	read_one(_metadata, &self->a, &self->b, 64 * MTU, 3);
+	if (qp_counter(qa, na, "retransmits") == art &&
+	    qp_counter(qa, na, "read_retries") == arr) {
+		EXPECT_EQ(63, qp_counter(qb, nb, "tx_gso") - bg0);
+	} else {
+		EXPECT_LT(bg0, qp_counter(qb, nb, "tx_gso"));
+	}
+
+	ASSERT_EQ(0, system("ip -n rc-a link set ra gso_max_segs 1"));
+	g0 = qp_counter(qa, na, "tx_gso");
+	t0 = qp_counter(qa, na, "tx_packets");
+	art = qp_counter(qa, na, "retransmits");
+	send_one(_metadata, &self->a, &self->b, 64 * MTU, false, 4);
+	EXPECT_EQ(g0, qp_counter(qa, na, "tx_gso"));
+	if (qp_counter(qa, na, "retransmits") == art)
+		EXPECT_EQ(64, qp_counter(qa, na, "tx_packets") - t0);
+	ASSERT_EQ(0, system("ip -n rc-a link set ra gso_max_segs 65535"));
+
+	ASSERT_EQ(0, set_tx("rc-a", "tx_gso", 0));
+	ASSERT_EQ(0, set_tx("rc-b", "tx_gso", 0));
+	g0 = qp_counter(qa, na, "tx_gso");
+	bg0 = qp_counter(qb, nb, "tx_gso");
+	send_one(_metadata, &self->a, &self->b, 64 * MTU, false, 5);
+	write_one(_metadata, &self->a, &self->b, 64 * MTU, false, 6);
+	read_one(_metadata, &self->a, &self->b, 64 * MTU, 7);
+	EXPECT_EQ(g0, qp_counter(qa, na, "tx_gso"));
+	EXPECT_EQ(bg0, qp_counter(qb, nb, "tx_gso"));
+	set_tx("rc-a", "tx_gso", 1);
+	set_tx("rc-b", "tx_gso", 1);
+	close(qa);
+	close(qb);
+	close(sa);
+	close(nsa);
 }
 
 /*
