@@ -41,11 +41,14 @@ static bool icrc_ok(struct sk_buff *skb, unsigned int boff, unsigned int len)
 	if (!ipv6 && ip_hdr(skb)->ihl != 5)
 		return false;
 	/*
-	 * A checksum still partial is the kernel's mark of a packet sent in
-	 * this host that crossed no wire (a batch's segment, rcxmit.c; no
-	 * NIC's receive sets it): the ICRC guards against damage on links,
-	 * as the UDP checksum the stack trusts for it does, and is not
-	 * computed a second time.  A packet netem corrupts has its checksum
+	 * A checksum still partial is the stack's word for a packet whose
+	 * bytes nothing damaged: sent in this host (a batch's segment,
+	 * rcxmit.c, or any local UDP sender's) over no wire, or aggregated
+	 * by GRO after its UDP checksum was verified.  The ICRC, an unkeyed
+	 * CRC against damage on links, adds nothing there and is not
+	 * computed a second time; what decides whether a packet is taken is
+	 * its address, QPN and PSN.  rxe's packets (checksum 0, one skb
+	 * each) never come so, and a packet netem corrupts has its checksum
 	 * completed first, and is checked.
 	 */
 	if (skb->ip_summed == CHECKSUM_PARTIAL)
@@ -105,12 +108,12 @@ static void count_aeth(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 
 /*
  * Every packet for a QP other than QP1, in softirq under RCU, its UDP
- * header and BTH linear: checked, then given to the QP's responder
- * (requests) or completer (responses) under the QP's lock; the ACK the
- * responder decides, or the READ responses it made sendable, leave
- * after it.  Only the headers are pulled into the linear part: the
- * payload is copied to its MR from where it lies (a NIC's page
- * fragments, a reassembled datagram's fragment list), never linearised.
+ * header linear: checked, then given to the QP's responder (requests)
+ * or completer (responses) under the QP's lock; the ACK the responder
+ * decides, or the READ responses it made sendable, leave after it.  The
+ * headers are read and the payload copied to its MR from where they lie
+ * (a NIC's page fragments, a reassembled datagram's fragment list, a
+ * batch's segment), never pulled or linearised.
  */
 static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 {

@@ -393,16 +393,17 @@ void softcm_rc_batch_drop(struct softcm_rc_batch *b)
 }
 
 /*
- * Whether a batch of @n packets may leave by @dev whole: by a veth or the
- * loopback, which hand it to a receiver's stack in this host (its UDP
- * socket cuts it, the checksum partial and trusted), and no more packets
- * than @dev takes at once.  A NIC, or the stack for one without UDP
+ * Whether a batch of @n packets, @len bytes, may leave by @dev whole: by
+ * a veth or the loopback, which hand it to a receiver's stack in this
+ * host (its UDP socket cuts it, the checksum partial and trusted), and
+ * one that takes UDP GSO skbs of that size and that many packets.  A NIC, or the stack for one without UDP
  * segmentation, would cut it with a UDP checksum in every packet, where
  * rxe puts 0 on the wire.
  */
-static bool batch_whole(const struct net_device *dev, unsigned int n)
+static bool batch_whole(const struct net_device *dev, unsigned int n, unsigned int len)
 {
-	if (n > READ_ONCE(dev->gso_max_segs))
+	if (!(dev->features & NETIF_F_GSO_UDP_L4) || n > READ_ONCE(dev->gso_max_segs) ||
+	    len > READ_ONCE(dev->gso_max_size))
 		return false;
 	if (dev->flags & IFF_LOOPBACK)
 		return true;
@@ -411,9 +412,10 @@ static bool batch_whole(const struct net_device *dev, unsigned int n)
 
 /*
  * @skb's packets, one skb each, as a list (@skb consumed): those there
- * was no memory for are lost, as any packet that could not be built.
+ * was no memory for are lost, as any packet that could not be built,
+ * and counted so.
  */
-static struct sk_buff *batch_split(struct sk_buff *skb)
+static struct sk_buff *batch_split(struct softcm_qp *qp, struct sk_buff *skb)
 {
 	const struct skb_shared_info *si = skb_shinfo(skb);
 	struct sk_buff *list = NULL, **tail = &list, *one;
@@ -423,8 +425,10 @@ static struct sk_buff *batch_split(struct sk_buff *skb)
 		const skb_frag_t *f = &si->frags[i];
 
 		one = alloc_skb(RC_HEADROOM, GFP_ATOMIC);
-		if (!one)
+		if (!one) {
+			softcm_stat_add(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM, si->nr_frags - i);
 			break;
+		}
 		skb_reserve(one, RC_HEADROOM);
 		get_page(skb_frag_page(f));
 		skb_fill_page_desc(one, 0, skb_frag_page(f), skb_frag_off(f), skb_frag_size(f));
@@ -453,19 +457,20 @@ unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *
 	b->skb = NULL;
 	n = skb ? skb_shinfo(skb)->nr_frags : 0;
 	if (!n) {
-		kfree_skb(skb);
+		/* (its packet dropped before it was built, and counted then) */
+		consume_skb(skb);
 		return 0;
 	}
 	dst = route(qp, &saddr);
 	if (IS_ERR(dst)) {
 		softcm_rc_count(qp, SOFTCM_RC_TX_NO_ROUTE, n);
-		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
+		softcm_stat_add(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS, n);
 		kfree_skb(skb);
 		return 0;
 	}
-	if (n == 1 || batch_whole(dst->dev, n)) {
+	if (n == 1 || batch_whole(dst->dev, n, skb->len)) {
 		if (sent(qp, udp_xmit(qp, skb, dst, &saddr, true), n)) {
-			softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
+			softcm_stat_add(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS, n);
 			return 0;
 		}
 		done = n;
@@ -473,7 +478,7 @@ unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *
 			softcm_rc_count(qp, SOFTCM_RC_TX_GSO, n);
 		bytes = b->bytes;
 	} else {
-		for (skb = batch_split(skb); skb; skb = next) {
+		for (skb = batch_split(qp, skb); skb; skb = next) {
 			const u8 *bth = skb_frag_address(&skb_shinfo(skb)->frags[0]);
 			unsigned int len = skb->len - softcm_ib_op(bth[0])->hdr_len -
 					   ((bth[1] >> 4) & 3) - SOFTCM_IB_ICRC;

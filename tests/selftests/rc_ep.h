@@ -62,19 +62,45 @@ static inline struct ibv_context *rc_open_dev_in(const char *name, int home)
 	return ctx;
 }
 
-/* The GID table's index of IPv4 address @ip (v4-mapped); -1 if none. */
+/* The GID table's index of address @ip (IPv4, v4-mapped, or IPv6); -1 if none. */
 static inline int rc_gid_index_of(struct ibv_context *ctx, const char *ip)
 {
 	union ibv_gid gid, want = { 0 };
 
-	want.raw[10] = 0xff;
-	want.raw[11] = 0xff;
-	inet_pton(AF_INET, ip, &want.raw[12]);
+	if (strchr(ip, ':')) {
+		inet_pton(AF_INET6, ip, want.raw);
+	} else {
+		want.raw[10] = 0xff;
+		want.raw[11] = 0xff;
+		inet_pton(AF_INET, ip, &want.raw[12]);
+	}
 	for (int i = 0; i < 32; i++) {
 		if (!ibv_query_gid(ctx, 1, i, &gid) && !memcmp(&gid, &want, sizeof(gid)))
 			return i;
 	}
 	return -1;
+}
+
+/*
+ * Wait up to @ms for the GID of @ip in namespace @ns: a work adds it
+ * after the address (notify.c).  0, or -1.
+ */
+static inline int rc_wait_gid(const char *ns, const char *ip, int home, int ms)
+{
+	struct ibv_context *ctx = rc_open_dev_in(ns, home);
+	long end = topo_now_ms() + ms;
+	int ret = -1;
+
+	if (!ctx)
+		return -1;
+	while (ret < 0 && topo_now_ms() < end) {
+		if (rc_gid_index_of(ctx, ip) >= 0)
+			ret = 0;
+		else
+			usleep(10000);
+	}
+	ibv_close_device(ctx);
+	return ret;
 }
 
 static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, int home,
