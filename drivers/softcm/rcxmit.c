@@ -396,9 +396,9 @@ void softcm_rc_batch_drop(struct softcm_rc_batch *b)
  * Whether a batch of @n packets, @len bytes, may leave by @dev whole: by
  * a veth or the loopback, which hand it to a receiver's stack in this
  * host (its UDP socket cuts it, the checksum partial and trusted), and
- * one that takes UDP GSO skbs of that size and that many packets.  A NIC, or the stack for one without UDP
- * segmentation, would cut it with a UDP checksum in every packet, where
- * rxe puts 0 on the wire.
+ * one that takes UDP GSO skbs of that size and that many packets.  A
+ * NIC, or the stack for one without UDP segmentation, would cut it with
+ * a UDP checksum in every packet, where rxe puts 0 on the wire.
  */
 static bool batch_whole(const struct net_device *dev, unsigned int n, unsigned int len)
 {
