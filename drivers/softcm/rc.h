@@ -231,13 +231,16 @@ void softcm_resp_reset(struct softcm_qp *qp);
  * in a page fragment of its own of one skb whose linear part is only
  * headroom, and sent as one UDP GSO skb (transport.c), so that the IP
  * layer, the device and the receiver's stack up to its UDP socket are
- * crossed once for up to MAX_SKB_FRAGS packets.  Segmentation wants every
+ * crossed once for up to MAX_SKB_FRAGS packets.  A batch of one packet
+ * is that packet's linear skb, sent as any other.  Segmentation wants every
  * packet but the last of the first one's size: a larger one, or any after
  * a smaller one, waits for the next batch.
  */
 struct softcm_rc_batch {
-	struct sk_buff *skb;	/* NULL while nothing was added */
-	u8 *next;		/* the packet being built, not yet on the skb */
+	struct sk_buff *first;	/* the only packet so far, linear, or NULL */
+	struct sk_buff *skb;	/* the packets, once there are two */
+	struct sk_buff *next_skb;	/* the first one being built */
+	u8 *next;		/* or a later one, not yet on @skb */
 	unsigned int next_len;
 	unsigned int seg;	/* the first packet's size */
 	unsigned int bytes;	/* payload, for the counters */
@@ -246,6 +249,7 @@ struct softcm_rc_batch {
 
 int softcm_rc_path_init(struct softcm_qp *qp);
 bool softcm_rc_batchable(struct softcm_qp *qp, const struct softcm_ib_hdr *h);
+bool softcm_rc_batch_empty(const struct softcm_rc_batch *b);
 bool softcm_rc_batch_full(const struct softcm_rc_batch *b, const struct softcm_ib_hdr *h);
 u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 			 struct softcm_ib_hdr *h, gfp_t gfp);

@@ -324,39 +324,95 @@ bool softcm_rc_batchable(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 	       SKB_DATA_ALIGN(batch_len(h)) <= PAGE_SIZE;
 }
 
+/* The packets @b holds, and their bytes. */
+static unsigned int batch_count(const struct softcm_rc_batch *b, unsigned int *len)
+{
+	if (b->first) {
+		*len = b->first->len;
+		return 1;
+	}
+	*len = b->skb ? b->skb->len : 0;
+	return b->skb ? skb_shinfo(b->skb)->nr_frags : 0;
+}
+
+bool softcm_rc_batch_empty(const struct softcm_rc_batch *b)
+{
+	return !b->first && !b->skb;
+}
+
 /* Whether @b must be sent before @h's packet can be built in it. */
 bool softcm_rc_batch_full(const struct softcm_rc_batch *b, const struct softcm_ib_hdr *h)
 {
-	unsigned int len = batch_len(h);
+	unsigned int len = batch_len(h), bytes;
+	unsigned int n = batch_count(b, &bytes);
 
-	if (!b->skb || !skb_shinfo(b->skb)->nr_frags)
+	if (!n)
 		return false;
-	return b->closed || len > b->seg || skb_shinfo(b->skb)->nr_frags >= MAX_SKB_FRAGS ||
-	       b->skb->len + len > RC_GSO_MAX;
+	return b->closed || len > b->seg || n >= MAX_SKB_FRAGS || bytes + len > RC_GSO_MAX;
+}
+
+/* @len bytes at @va, a page fragment, as @b's skb's next fragment. */
+static void batch_attach(struct softcm_rc_batch *b, u8 *va, unsigned int len)
+{
+	struct sk_buff *skb = b->skb;
+	struct page *page = virt_to_head_page(va);
+
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, va - (u8 *)page_address(page),
+			   len);
+	skb_len_add(skb, len);
+	/* the page fragment cache hands out cache-aligned pieces */
+	skb->truesize += SKB_DATA_ALIGN(len) - len;
+}
+
+/*
+ * A second packet comes: the first, alone in a linear skb so far, moves
+ * into a page fragment of the batch's skb.  -ENOMEM leaves it as it is.
+ */
+static int batch_open(struct softcm_rc_batch *b, gfp_t gfp)
+{
+	struct sk_buff *first = b->first;
+	u8 *va;
+
+	b->skb = alloc_skb(RC_HEADROOM, gfp);
+	if (!b->skb)
+		return -ENOMEM;
+	va = netdev_alloc_frag(first->len);
+	if (!va) {
+		kfree_skb(b->skb);
+		b->skb = NULL;
+		return -ENOMEM;
+	}
+	/* room for the IP and UDP headers only */
+	skb_reserve(b->skb, RC_HEADROOM);
+	memcpy(va, first->data, first->len);
+	batch_attach(b, va, first->len);
+	b->first = NULL;
+	consume_skb(first);
+	return 0;
 }
 
 /*
  * The place of @h's payload in a packet begun in @b (not full): its
- * headers written, its pad and ICRC zeroed; NULL for no memory.  Then
- * softcm_rc_batch_keep() puts the packet on the skb, or
- * softcm_rc_batch_drop() forgets it.
+ * headers written, its pad zeroed; NULL for no memory.  Then
+ * softcm_rc_batch_keep() puts the packet in @b, or
+ * softcm_rc_batch_drop() forgets it.  A batch's first packet is built
+ * as any packet alone is (softcm_rc_alloc()), so that a message of one
+ * packet costs what it did without batches; it moves into a page
+ * fragment once a second one comes, each of which is built in its own.
  */
 u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 			 struct softcm_ib_hdr *h, gfp_t gfp)
 {
 	unsigned int hlen = softcm_ib_op(h->opcode)->hdr_len;
-	unsigned int len = batch_len(h);
-	u8 *bth;
+	unsigned int len = batch_len(h), bytes;
+	u8 *bth, *payload;
 
-	if (!b->skb) {
-		/* room after the headroom for the IP and UDP headers only */
-		b->skb = alloc_skb(RC_HEADROOM, gfp);
-		if (!b->skb)
-			return NULL;
-		skb_reserve(b->skb, RC_HEADROOM);
-		b->bytes = 0;
-		b->closed = false;
+	if (!batch_count(b, &bytes)) {
+		b->next_skb = softcm_rc_alloc(qp, h, &payload, gfp);
+		return b->next_skb ? payload : NULL;
 	}
+	if (b->first && batch_open(b, gfp))
+		return NULL;
 	bth = netdev_alloc_frag(len);
 	if (!bth)
 		return NULL;
@@ -371,16 +427,15 @@ u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 
 void softcm_rc_batch_keep(struct softcm_rc_batch *b, const struct softcm_ib_hdr *h)
 {
-	struct sk_buff *skb = b->skb;
-	struct page *page = virt_to_head_page(b->next);
-	int i = skb_shinfo(skb)->nr_frags;
-
-	if (!i)
-		b->seg = b->next_len;
-	skb_fill_page_desc(skb, i, page, b->next - (u8 *)page_address(page), b->next_len);
-	skb_len_add(skb, b->next_len);
-	/* the page fragment cache hands out cache-aligned pieces */
-	skb->truesize += SKB_DATA_ALIGN(b->next_len) - b->next_len;
+	if (b->next_skb) {
+		b->first = b->next_skb;
+		b->next_skb = NULL;
+		b->seg = b->first->len;
+		b->bytes = h->payload_len;
+		b->closed = false;
+		return;
+	}
+	batch_attach(b, b->next, b->next_len);
 	b->closed = b->next_len < b->seg;
 	b->bytes += h->payload_len;
 	b->next = NULL;
@@ -388,6 +443,11 @@ void softcm_rc_batch_keep(struct softcm_rc_batch *b, const struct softcm_ib_hdr 
 
 void softcm_rc_batch_drop(struct softcm_rc_batch *b)
 {
+	if (b->next_skb) {
+		kfree_skb(b->next_skb);
+		b->next_skb = NULL;
+		return;
+	}
 	skb_free_frag(b->next);
 	b->next = NULL;
 }
@@ -454,6 +514,11 @@ unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *
 	struct dst_entry *dst;
 
 	lockdep_assert_in_softirq();
+	if (b->first) {
+		skb = b->first;
+		b->first = NULL;
+		return softcm_rc_xmit(qp, skb) ? 0 : 1;
+	}
 	b->skb = NULL;
 	n = skb ? skb_shinfo(skb)->nr_frags : 0;
 	if (!n) {

@@ -674,7 +674,7 @@ static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
 			n++;
 			spin_lock_bh(&qp->lock);
 		}
-		if (b.skb) {
+		if (!softcm_rc_batch_empty(&b)) {
 			spin_unlock_bh(&qp->lock);
 			req_flush(qp, &b, via);
 			spin_lock_bh(&qp->lock);
