@@ -255,7 +255,8 @@ u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 			 struct softcm_ib_hdr *h, gfp_t gfp);
 void softcm_rc_batch_keep(struct softcm_rc_batch *b, const struct softcm_ib_hdr *h);
 void softcm_rc_batch_drop(struct softcm_rc_batch *b);
-unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b);
+void softcm_rc_batch_send(struct softcm_qp *qp, struct softcm_rc_batch *b,
+			  enum softcm_rc_counter via);
 struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 				u8 **payload, gfp_t gfp);
 int softcm_rc_put_trailer(struct sk_buff *skb, unsigned int payload_len);

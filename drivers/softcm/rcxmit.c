@@ -506,7 +506,7 @@ static struct sk_buff *batch_split(struct softcm_qp *qp, struct sk_buff *skb)
  * as one UDP GSO skb, where the device allows it (batch_whole()); else
  * one skb each, as softcm_rc_xmit()'s.
  */
-unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
+static unsigned int batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
 {
 	struct sk_buff *skb = b->skb, *next;
 	unsigned int n, done = 0, bytes = 0;
@@ -563,6 +563,23 @@ unsigned int softcm_rc_batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *
 	softcm_rc_count(qp, SOFTCM_RC_TX_BYTES, bytes);
 	softcm_rc_count(qp, SOFTCM_RC_TX_COPIED, bytes);
 	return done;
+}
+
+/*
+ * What @b holds, sent, its packets counted in @via (the requester's or
+ * the responder's sender): no lock held, BH disabled here for the route
+ * cache.
+ */
+void softcm_rc_batch_send(struct softcm_qp *qp, struct softcm_rc_batch *b,
+			  enum softcm_rc_counter via)
+{
+	unsigned int n;
+
+	local_bh_disable();
+	n = batch_xmit(qp, b);
+	local_bh_enable();
+	if (n)
+		softcm_rc_count(qp, via, n);
 }
 
 /* An ACK or NAK the responder decided, @h's opcode, PSN and AETH set. */

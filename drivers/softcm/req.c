@@ -533,19 +533,6 @@ static int req_payload(struct softcm_qp *qp, const struct req_pkt *p, u8 *payloa
 				  w->wr.num_sge, p->off, payload, p->h.payload_len, false);
 }
 
-/* The packets @b holds, sent (BH disabled for the route cache), counted in @via. */
-static void req_flush(struct softcm_qp *qp, struct softcm_rc_batch *b,
-		      enum softcm_rc_counter via)
-{
-	unsigned int n;
-
-	local_bh_disable();
-	n = softcm_rc_batch_xmit(qp, b);
-	local_bh_enable();
-	if (n)
-		softcm_rc_count(qp, via, n);
-}
-
 /*
  * @p built as the next packet of @b (sent first if @p's packet cannot
  * join it), its payload copied under the lock as req_send()'s.
@@ -557,7 +544,7 @@ static void req_batch(struct softcm_qp *qp, struct req_pkt *p, struct softcm_rc_
 	int ret;
 
 	if (softcm_rc_batch_full(b, &p->h))
-		req_flush(qp, b, via);
+		softcm_rc_batch_send(qp, b, via);
 	payload = softcm_rc_batch_next(qp, b, &p->h, gfp);
 	if (!payload)
 		return;		/* as a loss: the timer sends it again */
@@ -601,7 +588,7 @@ static void req_send(struct softcm_qp *qp, struct req_pkt *p, struct softcm_rc_b
 		req_batch(qp, p, b, via, gfp);
 		return;
 	}
-	req_flush(qp, b, via);
+	softcm_rc_batch_send(qp, b, via);
 again:
 	skb = softcm_rc_alloc(qp, &p->h, zcopy ? NULL : &payload, gfp);
 	if (!skb)
@@ -676,7 +663,7 @@ static void req_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
 		}
 		if (!softcm_rc_batch_empty(&b)) {
 			spin_unlock_bh(&qp->lock);
-			req_flush(qp, &b, via);
+			softcm_rc_batch_send(qp, &b, via);
 			spin_lock_bh(&qp->lock);
 			/* what the receive made sendable meanwhile */
 			if (n < SOFTCM_RC_BATCH)

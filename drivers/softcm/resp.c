@@ -727,19 +727,6 @@ static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 	return sent;
 }
 
-/* The responses @b holds, sent (BH disabled for the route cache), counted in @via. */
-static void resp_flush(struct softcm_qp *qp, struct softcm_rc_batch *b,
-		       enum softcm_rc_counter via)
-{
-	unsigned int n;
-
-	local_bh_disable();
-	n = softcm_rc_batch_xmit(qp, b);
-	local_bh_enable();
-	if (n)
-		softcm_rc_count(qp, via, n);
-}
-
 static void resp_idle(struct softcm_qp *qp)
 {
 	spin_lock_bh(&qp->lock);
@@ -758,7 +745,7 @@ static bool resp_batch(struct softcm_qp *qp, struct resp_pkt *p, struct softcm_r
 	u8 *payload;
 
 	if (softcm_rc_batch_full(b, &p->h))
-		resp_flush(qp, b, via);
+		softcm_rc_batch_send(qp, b, via);
 	payload = softcm_rc_batch_next(qp, b, &p->h, gfp);
 	if (!payload) {
 		softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM);
@@ -798,7 +785,7 @@ static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp
 		if (!more) {
 			if (!held)
 				return;
-			resp_flush(qp, &b, via);
+			softcm_rc_batch_send(qp, &b, via);
 			resp_idle(qp);
 			held = false;
 			continue;
@@ -806,7 +793,7 @@ static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp
 		if (softcm_rc_batchable(qp, &p.h) && resp_batch(qp, &p, &b, via, gfp)) {
 			held = true;
 		} else {
-			resp_flush(qp, &b, via);
+			softcm_rc_batch_send(qp, &b, via);
 			held = false;
 			if (resp_send(qp, &p, gfp))
 				softcm_rc_count(qp, via, 1);
@@ -814,7 +801,7 @@ static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp
 		if (++n < SOFTCM_RC_BATCH)
 			continue;
 		if (held) {
-			resp_flush(qp, &b, via);
+			softcm_rc_batch_send(qp, &b, via);
 			resp_idle(qp);
 			held = false;
 		}
