@@ -122,8 +122,7 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	unsigned int len = ulen - sizeof(struct udphdr);
 	enum softcm_stat why = SOFTCM_STAT_DROP_HEADER;
 	bool send_ack = false, push = false, push_req = false;
-	const struct softcm_ib_op *op;
-	unsigned int hlen;
+	unsigned int avail;
 	struct softcm_ib_hdr h, ack = {};
 	struct softcm_rc_payload pl;
 	u8 buf[SOFTCM_IB_HDR_MAX];
@@ -140,11 +139,9 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 	 * (a segment of a batch's GSO skb, a zero-copy sender's, rcxmit.c)
 	 * is not reallocated for them.
 	 */
-	hdr = skb_header_pointer(skb, boff, SOFTCM_IB_BTH, buf);
-	op = hdr ? softcm_ib_op(hdr[0]) : NULL;
-	hlen = min(len, op ? op->hdr_len : SOFTCM_IB_BTH);
-	hdr = skb_header_pointer(skb, boff, hlen, buf);
-	if (!hdr || softcm_ib_parse(hdr, hlen, len, &h))
+	avail = min_t(unsigned int, len, sizeof(buf));
+	hdr = skb_header_pointer(skb, boff, avail, buf);
+	if (!hdr || softcm_ib_parse(hdr, avail, len, &h))
 		goto drop;
 	if ((h.opcode & 0xe0) != SOFTCM_IB_RC || (h.pkey & 0x7fff) != 0x7fff)
 		goto drop;

@@ -404,10 +404,10 @@ u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 			 struct softcm_ib_hdr *h, gfp_t gfp)
 {
 	unsigned int hlen = softcm_ib_op(h->opcode)->hdr_len;
-	unsigned int len = batch_len(h), bytes;
+	unsigned int len = batch_len(h);
 	u8 *bth, *payload;
 
-	if (!batch_count(b, &bytes)) {
+	if (softcm_rc_batch_empty(b)) {
 		b->next_skb = softcm_rc_alloc(qp, h, &payload, gfp);
 		return b->next_skb ? payload : NULL;
 	}
