@@ -1523,6 +1523,85 @@ TEST_F(rc, packets_from_other_addresses_are_dropped)
 }
 
 /*
+ * The SEND ONLY spoof_send() crafts, its ICRC 0 (wrong), from a plain UDP
+ * socket in namespace @ns bound to @src, to 10.29.0.2's RoCEv2 port:
+ * the packet a local user can send, its checksum partial.
+ */
+static int udp_send(const char *ns, int home, const char *src, uint32_t qpn, uint32_t psn,
+		    uint8_t fill)
+{
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	int nsfd = netns_open(ns), fd = -1, ret = -1;
+	uint8_t pkt[12 + 16 + 4] = { 0x04, 0, 0xff, 0xff };	/* RC SEND ONLY, P_Key */
+
+	put32(pkt + 4, qpn & 0xffffff);
+	put32(pkt + 8, 0x80000000 | (psn & 0xffffff));		/* AckReq */
+	memset(pkt + 12, fill, 16);
+	inet_pton(AF_INET, src, &from.sin_addr);
+	inet_pton(AF_INET, "10.29.0.2", &to.sin_addr);
+	if (nsfd < 0 || netns_enter(nsfd))
+		goto out;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&from, sizeof(from)) &&
+	    sendto(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to)) == sizeof(pkt))
+		ret = 0;
+	if (netns_enter(home))
+		ret = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (nsfd >= 0)
+		close(nsfd);
+	return ret;
+}
+
+/*
+ * A packet whose checksum is still partial (any local UDP sender's, as a
+ * batch's segments) has its ICRC trusted (rcrecv.c): its address, QPN
+ * and PSN decide.  From rc-b's own address, a wrong ICRC and everything
+ * else right, it is dropped for its address (drop_address); from the
+ * peer's (rc-a's socket, bound to 10.29.0.1) it lands, ICRC and all.
+ */
+TEST_F(rc, partial_checksum_packets_judged_by_address)
+{
+	const struct rc_path p = { .sq_psn = 0x5151, .min_rnr_timer = 1, .rnr_retry = 7 };
+	int nsb = netns_open("rc-b"), st;
+	struct ibv_wc wc;
+	long long before, icrc;
+
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	ASSERT_COUNTER(st, "drop_address");
+	ASSERT_COUNTER(st, "drop_icrc");
+	pair(_metadata, self, false, &p, &p);
+	memset(self->b.buf, 0xee, 64);
+	ASSERT_EQ(0, post_recv(&self->b, 71, 0, BUF));
+
+	before = stats_get(st, "drop_address");
+	icrc = stats_get(st, "drop_icrc");
+	ASSERT_EQ(0, udp_send("rc-b", self->home, "10.29.0.2", self->b.qp->qp_num, p.sq_psn,
+			      0x55));
+	ASSERT_EQ(0, stats_wait_above(st, "drop_address", before, WAIT_MS));
+	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc));
+	EXPECT_EQ(0xee, self->b.buf[0]);
+
+	ASSERT_EQ(0, udp_send("rc-a", self->home, "10.29.0.1", self->b.qp->qp_num, p.sq_psn,
+			      0x66));
+	ASSERT_EQ(1, poll_n(self->b.rcq, &wc, 1));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(71, wc.wr_id);
+	EXPECT_EQ(16, wc.byte_len);
+	EXPECT_EQ(0x66, self->b.buf[0]);
+	EXPECT_EQ(0xee, self->b.buf[16]);
+	EXPECT_EQ(before + 1, stats_get(st, "drop_address"));
+	EXPECT_EQ(icrc, stats_get(st, "drop_icrc"));
+	close(st);
+	close(nsb);
+}
+
+/*
  * Each QP's counters in /proc/net/softcm_qps, and their namespace's sums
  * in /proc/net/softcm_stats, follow a SEND of 3 packets and a WRITE of 2:
  * every packet one side counts as sent the other counts as received, the
