@@ -501,10 +501,10 @@ static struct sk_buff *batch_split(struct softcm_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * Send what @b holds and empty it, with BH disabled and no lock held
- * (as softcm_rc_xmit()): the packets sent, 0 if none could be.  Whole,
- * as one UDP GSO skb, where the device allows it (batch_whole()); else
- * one skb each, as softcm_rc_xmit()'s.
+ * Send what @b holds (something) and empty it, with BH disabled and no
+ * lock held (as softcm_rc_xmit()): the packets sent, 0 if none could
+ * be.  Whole, as one UDP GSO skb, where the device allows it
+ * (batch_whole()); else one skb each, as softcm_rc_xmit()'s.
  */
 static unsigned int batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
 {
@@ -519,13 +519,9 @@ static unsigned int batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
 		b->first = NULL;
 		return softcm_rc_xmit(qp, skb) ? 0 : 1;
 	}
+	/* (an skb is made for a second packet, with the first on it) */
 	b->skb = NULL;
-	n = skb ? skb_shinfo(skb)->nr_frags : 0;
-	if (!n) {
-		/* (its packet dropped before it was built, and counted then) */
-		consume_skb(skb);
-		return 0;
-	}
+	n = skb_shinfo(skb)->nr_frags;
 	dst = route(qp, &saddr);
 	if (IS_ERR(dst)) {
 		softcm_rc_count(qp, SOFTCM_RC_TX_NO_ROUTE, n);
@@ -566,15 +562,17 @@ static unsigned int batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
 }
 
 /*
- * What @b holds, sent, its packets counted in @via (the requester's or
- * the responder's sender): no lock held, BH disabled here for the route
- * cache.
+ * What @b holds, if anything, sent, its packets counted in @via (the
+ * requester's or the responder's sender): no lock held, BH disabled here
+ * for the route cache.
  */
 void softcm_rc_batch_send(struct softcm_qp *qp, struct softcm_rc_batch *b,
 			  enum softcm_rc_counter via)
 {
 	unsigned int n;
 
+	if (softcm_rc_batch_empty(b))
+		return;
 	local_bh_disable();
 	n = batch_xmit(qp, b);
 	local_bh_enable();

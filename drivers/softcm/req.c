@@ -510,9 +510,10 @@ static bool req_current(struct softcm_qp *qp, const struct req_pkt *p)
 }
 
 /*
- * The payload of @p's WR from @off, @len bytes, into @payload: under the
- * QP's lock, @p current.  -E2BIG (its pages need more fragments than an
- * skb has, zero-copy only) or another errno, which fails the WR.
+ * @p's payload (its WR's bytes from p->off) copied to @payload, or with
+ * @skb attached to it as the region's pages: under the QP's lock, @p
+ * current.  -E2BIG (its pages need more fragments than an skb has,
+ * zero-copy only) or another errno, which fails the WR.
  */
 static int req_payload(struct softcm_qp *qp, const struct req_pkt *p, u8 *payload,
 		       struct sk_buff *skb)

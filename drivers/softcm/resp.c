@@ -727,8 +727,11 @@ static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 	return sent;
 }
 
-static void resp_idle(struct softcm_qp *qp)
+/* The run's batch sent, then the sender's place let go (resp_busy). */
+static void resp_release(struct softcm_qp *qp, struct softcm_rc_batch *b,
+			 enum softcm_rc_counter via)
 {
+	softcm_rc_batch_send(qp, b, via);
 	spin_lock_bh(&qp->lock);
 	qp->rc.resp_busy = false;
 	spin_unlock_bh(&qp->lock);
@@ -785,8 +788,7 @@ static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp
 		if (!more) {
 			if (!held)
 				return;
-			softcm_rc_batch_send(qp, &b, via);
-			resp_idle(qp);
+			resp_release(qp, &b, via);
 			held = false;
 			continue;
 		}
@@ -801,8 +803,7 @@ static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp
 		if (++n < SOFTCM_RC_BATCH)
 			continue;
 		if (held) {
-			softcm_rc_batch_send(qp, &b, via);
-			resp_idle(qp);
+			resp_release(qp, &b, via);
 			held = false;
 		}
 		if (!--runs || !gfpflags_allow_blocking(gfp))
