@@ -36,7 +36,9 @@
  *
  * And the data path (the data fixture, hostile_data_packets): RC packets
  * of every opcode, crafted from the peer's address to a live RC QP, with
- * hostile PSNs, rkeys, addresses and lengths; see its comment.
+ * hostile PSNs, rkeys, addresses and lengths, by the raw socket or by a
+ * plain UDP socket (whose packets arrive with their checksum partial and
+ * their ICRC trusted); see its comment.
  *
  * SOFTCM_FUZZ_SECONDS (5 s, 15 s on the debug kernel: make check's
  * share; a campaign sets more) and
@@ -577,6 +579,29 @@ static int raw_in(int nsfd, int home)
 		fd = -errno;
 	netns_enter(home);
 	if (fd >= 0 && setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* A UDP socket in @nsfd's namespace, sending from @from to @to's RoCEv2 port. */
+static int udp_in(int nsfd, int home, const char *from, const char *to)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(4791) };
+	int fd;
+
+	inet_pton(AF_INET, from, &src.sin_addr);
+	inet_pton(AF_INET, to, &dst.sin_addr);
+	if (netns_enter(nsfd))
+		return -errno;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fd = -errno;
+	netns_enter(home);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&src, sizeof(src)) ||
+			connect(fd, (struct sockaddr *)&dst, sizeof(dst)))) {
 		close(fd);
 		return -errno;
 	}
@@ -1413,7 +1438,10 @@ TEST_F_TIMEOUT(wire, forged_header_addresses, 600)
  * start - 1, its end - len + 1, past 2^64) and DMA lengths (0, 2^31,
  * 2^31 + 1, 2^32 - 1, one off the payload) are hostile, and packets
  * whose opcode, pad count, version, P_Key, QPN, length or ICRC were
- * changed after the fact.
+ * changed after the fact.  One packet in four leaves by a UDP socket of
+ * a's address instead of the raw socket: over the veth its checksum stays
+ * partial, so b trusts its ICRC (rcrecv.c, icrc_ok()) and takes one made
+ * wrong as if it were right; any local user of a's host can send so.
  *
  * b's memory, one mapping: canary bytes around and between its regions,
  * a region it grants remote write, read and atomics (W), one remote
@@ -1684,7 +1712,14 @@ FIXTURE_TEARDOWN(data)
 struct dround {
 	FIXTURE_DATA(data) *self;
 	struct rng *r;
-	int raw;
+	/*
+	 * Packets leave a's namespace by @raw (built whole, the checksum
+	 * none: b checks the ICRC) or, one in four, by @udp, a plain UDP
+	 * socket of a's (the checksum partial: b trusts the ICRC, as a
+	 * batch's, and only the headers, the QPN and the PSN decide).
+	 */
+	int raw, udp;
+	long via_udp, trusted;	/* sent by @udp; of those, taken with a wrong ICRC */
 	uint32_t epsn;		/* b's expected PSN, as far as the round knows */
 	/*
 	 * A round begins with messages b may carry out, so that it is in
@@ -1817,6 +1852,7 @@ static int d_send(struct dround *d, struct wire *w)
 	uint32_t q;
 	size_t n;
 	int m = d->hostile ? below(r, 32) : 32;
+	bool udp = !below(r, 4);
 	uint8_t op = bth[0];
 
 	if (d->marker && m < 12)
@@ -1874,14 +1910,23 @@ static int d_send(struct dround *d, struct wire *w)
 	    rc_ops[bth[0]].hdr < rc_ops[op].hdr && rc_ops[op].hdr <= w->paylen)
 		d_fill(r, bth + rc_ops[bth[0]].hdr, rc_ops[op].hdr - rc_ops[bth[0]].hdr);
 	rc_finish(w, false);
-	if (bad_icrc)
+	/*
+	 * By UDP a wrong ICRC is trusted: only its own bytes change, or a bit
+	 * flipped elsewhere could make a zero, or header bytes payload, that
+	 * land where the checks after the round would take them for a
+	 * refused WRITE's.
+	 */
+	if (bad_icrc && udp)
+		w->pkt[28 + w->paylen - RC_ICRC + below(r, RC_ICRC)] ^= 1 << below(r, 8);
+	else if (bad_icrc)
 		w->pkt[28 + below(r, w->paylen)] ^= 1 << below(r, 8);
 	/* QP1 is the CM's: this oracle is the data path's */
 	if (w->paylen >= RC_BTH && (get32(bth + 4) & 0xffffff) == 1)
 		bth[7] = 3;
-	rc_predict(w, d->self->qb->qp_num, &p);
+	rc_predict(w, d->self->qb->qp_num, udp, &p);
 	expect_add(&d->e, p.counter, 1);
 	if (!strcmp(p.counter, "rc_rx_packets")) {
+		d->trusted += p.trusted;
 		expect_add(&d->e, "rc_rx_bytes", p.payload);
 		if (p.aeth)
 			expect_add(&d->e, p.aeth, 1);
@@ -1900,7 +1945,10 @@ static int d_send(struct dround *d, struct wire *w)
 			!strcmp(p.counter, "drop_icrc") ? DK_ICRC : DK_HEADER]++;
 	}
 	d->sent++;
-	return wire_send_on(d->raw, w, true);
+	if (!udp)
+		return wire_send_on(d->raw, w, true);
+	d->via_udp++;
+	return send(d->udp, bth, w->paylen, 0) == (ssize_t)w->paylen ? 0 : -errno;
 }
 
 /* A request's BTH from a's address to b's QP. */
@@ -2168,6 +2216,8 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 	d.r = &r;
 	d.raw = raw_in(self->ns1, self->home);
 	ASSERT_LE(0, d.raw);
+	d.udp = udp_in(self->ns1, self->home, PEER, TARGET);
+	ASSERT_LE(0, d.udp);
 	ASSERT_EQ(0, snap_take(self->st1, &a0));
 
 	end = topo_now_ms() + seconds * 1000;
@@ -2286,9 +2336,11 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 			kind[k] += d.kind[k];
 	}
 	close(d.raw);
-	printf("# %ld rounds, %ld packets: drop_length %ld, drop_header %ld, drop_icrc %ld, requests to b %ld, responses to b %ld; b in ERR after %ld rounds; receives: %ld done, %ld flushed, %ld local errors\n",
-	       rounds, sent, kind[DK_LENGTH], kind[DK_HEADER], kind[DK_ICRC], kind[DK_REQUEST],
-	       kind[DK_RESPONSE], err_rounds, recvs[0], recvs[1], recvs[2]);
+	close(d.udp);
+	printf("# %ld rounds, %ld packets (%ld by a UDP socket, %ld of them taken with a wrong ICRC): drop_length %ld, drop_header %ld, drop_icrc %ld, requests to b %ld, responses to b %ld; b in ERR after %ld rounds; receives: %ld done, %ld flushed, %ld local errors\n",
+	       rounds, sent, d.via_udp, d.trusted, kind[DK_LENGTH], kind[DK_HEADER],
+	       kind[DK_ICRC], kind[DK_REQUEST], kind[DK_RESPONSE], err_rounds, recvs[0], recvs[1],
+	       recvs[2]);
 	printf("# b's answers: acks %lld, sequence NAKs %lld, RNR NAKs %lld, refused (drop_access) %lld, duplicates %lld, READs replayed %lld, beyond rd_atomic %lld; packets sent %lld\n",
 	       stats_get(self->st2, "rc_acks_sent"), stats_get(self->st2, "rc_seq_naks_sent"),
 	       stats_get(self->st2, "rnr_naks_sent"), stats_get(self->st2, "drop_access"),
@@ -2297,6 +2349,8 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 	/* thousands of packets, most of them past the parser and the ICRC */
 	EXPECT_LE(BURST, sent);
 	EXPECT_LT(kind[DK_LENGTH] + kind[DK_HEADER] + kind[DK_ICRC], kind[DK_REQUEST]);
+	/* the partial-checksum family ran, and could tell a checked ICRC */
+	EXPECT_LT(0, d.trusted);
 
 	/* a took only b's answers, all from b's address; it is still RTS */
 	ASSERT_EQ(0, snap_take(self->st1, &a1));
