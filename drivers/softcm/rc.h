@@ -175,6 +175,7 @@ struct softcm_rc {
 	u16 sport;
 	u8 tos;
 	u8 hop_limit;
+	u16 headroom;			/* the device's, IP's and UDP's */
 	u32 mtu;			/* bytes */
 	struct dst_cache dst;
 	atomic_long_t cnt[SOFTCM_RC_COUNTERS];	/* softcm_rc_count() */

@@ -41,6 +41,7 @@
 #include "trace.h"
 #include "transport.h"
 
+/* for a source device gone by RTR: any device's */
 #define RC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 /* A batch's UDP payload at most: its IPv4 total length is 16 bits */
 #define RC_GSO_MAX	(U16_MAX - sizeof(struct iphdr) - sizeof(struct udphdr))
@@ -56,6 +57,7 @@ int softcm_rc_path_init(struct softcm_qp *qp)
 	struct softcm_rc *rc = &qp->rc;
 	const struct softcm_ah_attr *av = &qp->attr.ah_attr;
 	struct in6_addr saddr, daddr;
+	struct net_device *dev;
 	int ifindex;
 	u8 sgid[16];
 	bool v6;
@@ -78,6 +80,21 @@ int softcm_rc_path_init(struct softcm_qp *qp)
 	rc->tos = av->traffic_class;
 	rc->hop_limit = av->hop_limit ?: 64;
 	rc->mtu = 256u << (qp->attr.path_mtu - 1);
+	/*
+	 * Room for the source device's link header, IP and UDP, as the CM's
+	 * packets have (transport.c): LL_MAX_HEADER would put a 64-byte
+	 * message, or an ACK, in a kmalloc-1k head where a kmalloc-512 one
+	 * does, and Debian's kernels zero every byte of it (init_on_alloc).
+	 * A route by another device finds room where the stack makes it.
+	 */
+	rc->headroom = RC_HEADROOM;
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(qp->sn->net, ifindex);
+	if (dev)
+		rc->headroom = LL_RESERVED_SPACE(dev) +
+			       (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+			       sizeof(struct udphdr);
+	rcu_read_unlock();
 	dst_cache_reset(&rc->dst);
 	return 0;
 }
@@ -101,10 +118,10 @@ struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 	len = op->hdr_len;
 	if (payload)
 		len += h->payload_len + pad + SOFTCM_IB_ICRC;
-	skb = alloc_skb(RC_HEADROOM + len, gfp);
+	skb = alloc_skb(qp->rc.headroom + len, gfp);
 	if (!skb)
 		return NULL;
-	skb_reserve(skb, RC_HEADROOM);
+	skb_reserve(skb, qp->rc.headroom);
 	bth = skb_put(skb, len);
 	h->pkey = 0xffff;
 	h->dqpn = qp->attr.dest_qp_num;
@@ -368,12 +385,12 @@ static void batch_attach(struct softcm_rc_batch *b, u8 *va, unsigned int len)
  * A second packet comes: the first, alone in a linear skb so far, moves
  * into a page fragment of the batch's skb.  -ENOMEM leaves it as it is.
  */
-static int batch_open(struct softcm_rc_batch *b, gfp_t gfp)
+static int batch_open(struct softcm_qp *qp, struct softcm_rc_batch *b, gfp_t gfp)
 {
 	struct sk_buff *first = b->first;
 	u8 *va;
 
-	b->skb = alloc_skb(RC_HEADROOM, gfp);
+	b->skb = alloc_skb(qp->rc.headroom, gfp);
 	if (!b->skb)
 		return -ENOMEM;
 	va = netdev_alloc_frag(first->len);
@@ -383,7 +400,7 @@ static int batch_open(struct softcm_rc_batch *b, gfp_t gfp)
 		return -ENOMEM;
 	}
 	/* room for the IP and UDP headers only */
-	skb_reserve(b->skb, RC_HEADROOM);
+	skb_reserve(b->skb, qp->rc.headroom);
 	memcpy(va, first->data, first->len);
 	batch_attach(b, va, first->len);
 	b->first = NULL;
@@ -411,7 +428,7 @@ u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 		b->next_skb = softcm_rc_alloc(qp, h, &payload, gfp);
 		return b->next_skb ? payload : NULL;
 	}
-	if (b->first && batch_open(b, gfp))
+	if (b->first && batch_open(qp, b, gfp))
 		return NULL;
 	bth = netdev_alloc_frag(len);
 	if (!bth)
@@ -484,12 +501,12 @@ static struct sk_buff *batch_split(struct softcm_qp *qp, struct sk_buff *skb)
 	for (i = 0; i < si->nr_frags; i++) {
 		const skb_frag_t *f = &si->frags[i];
 
-		one = alloc_skb(RC_HEADROOM, GFP_ATOMIC);
+		one = alloc_skb(qp->rc.headroom, GFP_ATOMIC);
 		if (!one) {
 			softcm_stat_add(&qp->sn->stats, SOFTCM_STAT_DROP_NOMEM, si->nr_frags - i);
 			break;
 		}
-		skb_reserve(one, RC_HEADROOM);
+		skb_reserve(one, qp->rc.headroom);
 		get_page(skb_frag_page(f));
 		skb_fill_page_desc(one, 0, skb_frag_page(f), skb_frag_off(f), skb_frag_size(f));
 		skb_len_add(one, skb_frag_size(f));
