@@ -147,6 +147,19 @@ TEST_F(verbs, device_list_and_port)
 	ctx = ibv_open_device(list[0]);
 	ASSERT_NE(NULL, ctx) TH_LOG("ibv_open_device: %s", strerror(errno));
 	EXPECT_NE(0, ibv_get_device_guid(list[0]));
+	/*
+	 * One device object, as libibverbs has (review V7): the context's is
+	 * the list's, outlives the list, and is the next list's too; and it
+	 * is a zeroed rdma-core verbs_device, whose provider operations a
+	 * direct-verbs helper reads right after the ibv_device.
+	 */
+	EXPECT_EQ(list[0], ctx->device);
+	EXPECT_EQ(NULL, *(void *const *)((const char *)list[0] + sizeof(struct ibv_device)));
+	ibv_free_device_list(list);
+	EXPECT_STREQ("softcm0", ctx->device->name);
+	list = ibv_get_device_list(&n);
+	ASSERT_NE(NULL, list);
+	EXPECT_EQ(ctx->device, list[0]);
 	ibv_free_device_list(list);
 
 	ASSERT_EQ(0, ibv_query_device(ctx, &dattr));
@@ -179,6 +192,10 @@ TEST_F(verbs, device_list_and_port)
 			_exit(1);
 		ctx = devs[0];
 		rdma_free_devices(devs);
+		list = ibv_get_device_list(&n);
+		if (!list || list[0] != ctx->device)
+			_exit(3);
+		ibv_free_device_list(list);
 		pd = ibv_alloc_pd(ctx);
 		if (!pd || ibv_query_device(ctx, &dattr) || ibv_dealloc_pd(pd))
 			_exit(2);
@@ -186,7 +203,7 @@ TEST_F(verbs, device_list_and_port)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the list, 2: its context after the list");
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the list, 2: its context after the list, 3: another device");
 }
 
 TEST_F(verbs, gid_table_has_the_namespace_addresses)

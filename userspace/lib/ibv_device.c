@@ -44,15 +44,32 @@ static int query_port(struct ibv_context *ctx, uint8_t port_num,
 static int query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
 			   struct ibv_device_attr_ex *attr, size_t attr_size);
 
-static void init_device(struct ibv_device *dev)
-{
-	dev->node_type = IBV_NODE_CA;
-	dev->transport_type = IBV_TRANSPORT_IB;
-	strcpy(dev->name, "softcm0");
-	strcpy(dev->dev_name, SOFTCM_DEVICE_NAME);
-	strcpy(dev->dev_path, "/dev/" SOFTCM_DEVICE_NAME);
-	strcpy(dev->ibdev_path, "/sys/class/misc/" SOFTCM_DEVICE_NAME);
-}
+/*
+ * The device, one object for the process, as libibverbs keeps one per
+ * device: every list names it and every context's ->device is it, so a
+ * program may compare them and use one after the list is freed.  It is
+ * the size of rdma-core's struct verbs_device, whose ibv_device comes
+ * first and the provider's operations after it, zeroed: a provider's
+ * direct-verbs helper linked into the process (mlx5dv_is_supported()
+ * reads verbs_get_device(dev)->ops) finds no operations of its own, not
+ * memory past the end.  One object serves every namespace: the device of
+ * each is "softcm0", and what differs (the node GUID) is asked of the
+ * context's own.
+ */
+static struct {
+	struct ibv_device dev;
+	/* verbs_device's ops, refcount, list entry, sysfs, core_support */
+	void *verbs_device_rest[8];
+} softcm_device = {
+	.dev = {
+		.node_type = IBV_NODE_CA,
+		.transport_type = IBV_TRANSPORT_IB,
+		.name = "softcm0",
+		.dev_name = SOFTCM_DEVICE_NAME,
+		.dev_path = "/dev/" SOFTCM_DEVICE_NAME,
+		.ibdev_path = "/sys/class/misc/" SOFTCM_DEVICE_NAME,
+	},
+};
 
 /*
  * A new context: a new open of /dev/softcm in the calling thread's
@@ -92,8 +109,7 @@ static struct ibv_context *open_context(int internal)
 	sctx->node_guid = q.attr.node_guid;
 	sctx->internal = internal;
 	sctx->users = 1;
-	init_device(&sctx->device);
-	ctx->device = &sctx->device;
+	ctx->device = &softcm_device.dev;
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->ops.poll_cq = softcm_ctx_poll_cq;
@@ -125,42 +141,32 @@ err_free:
 }
 
 /*
- * The devices of a list are allocated with it, after its NULL end; a
- * context copies what it needs, so freeing the list never leaves an open
- * context pointing at freed memory.
- */
-struct device_list {
-	struct ibv_device *list[2];
-	struct ibv_device dev;
-};
-
-/*
  * One device while the module is loaded and has verbs; none otherwise
  * (NULL and ENOSYS without the module, as libibverbs without uverbs).
+ * The list is an array alone: its device outlives it (softcm_device).
  */
 SOFTCM_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
-	struct device_list *dl;
+	struct ibv_device **list;
 	struct ibv_context *ctx;
 
 	if (softcm_check_abi()) {
 		errno = ENOSYS;
 		return NULL;
 	}
-	dl = calloc(1, sizeof(*dl));
-	if (!dl) {
+	list = calloc(2, sizeof(*list));
+	if (!list) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	ctx = open_context(0);
 	if (ctx) {
-		dl->dev = *ctx->device;
-		dl->list[0] = &dl->dev;
+		list[0] = ctx->device;
 		softcm_ctx_free(to_sctx(ctx));
 	}
 	if (num_devices)
-		*num_devices = dl->list[0] ? 1 : 0;
-	return dl->list;
+		*num_devices = list[0] ? 1 : 0;
+	return list;
 }
 
 SOFTCM_EXPORT void ibv_free_device_list(struct ibv_device **list)

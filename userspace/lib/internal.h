@@ -201,7 +201,6 @@ static inline struct softcm_id_priv *to_priv(struct rdma_cm_id *id)
  * (ibv_open_device()) is closed by ibv_close_device() alone.
  */
 struct softcm_context {
-	struct ibv_device device;	/* context.device points here */
 	__be64 node_guid;
 	int internal;
 	unsigned long users;		/* atomic; internal contexts only */
