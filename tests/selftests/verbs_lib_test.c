@@ -33,7 +33,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -204,6 +206,56 @@ TEST_F(verbs, device_list_and_port)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the list, 2: its context after the list, 3: another device");
+}
+
+/*
+ * A device this process may not open is still listed, as libibverbs lists
+ * from sysfs, and the calls that must open it fail with the reason
+ * (review V8): in a child with a mount namespace of its own, where a
+ * node of softcm's device with mode 0600 covers /dev/softcm, running as
+ * nobody (EACCES).
+ */
+TEST_F(verbs, device_listed_when_it_cannot_be_opened)
+{
+	static const char node[] = "/tmp/softcm-0600";
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, enter(NS1));
+	ASSERT_EQ(0, stat("/dev/" SOFTCM_DEVICE_NAME, &st));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct ibv_device **list;
+		int n = -1;
+
+		unlink(node);
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			_exit(10);
+		if (mknod(node, S_IFCHR | 0600, st.st_rdev) ||
+		    mount(node, "/dev/" SOFTCM_DEVICE_NAME, NULL, MS_BIND, NULL))
+			_exit(11);
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(12);
+		list = ibv_get_device_list(&n);
+		if (!list || n != 1 || !list[0] || strcmp("softcm0", list[0]->name))
+			_exit(1);
+		errno = 0;
+		if (ibv_get_device_guid(list[0]) || errno != EACCES)
+			_exit(2);
+		errno = 0;
+		if (ibv_open_device(list[0]) || errno != EACCES)
+			_exit(3);
+		ibv_free_device_list(list);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	unlink(node);
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("1: not listed, 2: the GUID's errno, 3: the open's errno, 10-12: set-up");
+	}
 }
 
 TEST_F(verbs, gid_table_has_the_namespace_addresses)

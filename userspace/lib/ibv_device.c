@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,14 +142,16 @@ err_free:
 }
 
 /*
- * One device while the module is loaded and has verbs; none otherwise
- * (NULL and ENOSYS without the module, as libibverbs without uverbs).
+ * The device while a module of this library's ABI is loaded (every such
+ * module has verbs, and a device in every namespace); NULL and ENOSYS
+ * without one, as libibverbs without uverbs.  Nothing is opened, as
+ * libibverbs lists from sysfs: a /dev/softcm this process may not open
+ * (EACCES, EMFILE) is listed, and ibv_open_device() says why it fails.
  * The list is an array alone: its device outlives it (softcm_device).
  */
 SOFTCM_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list;
-	struct ibv_context *ctx;
 
 	if (softcm_check_abi()) {
 		errno = ENOSYS;
@@ -159,13 +162,9 @@ SOFTCM_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ctx = open_context(0);
-	if (ctx) {
-		list[0] = ctx->device;
-		softcm_ctx_free(to_sctx(ctx));
-	}
+	list[0] = &softcm_device.dev;
 	if (num_devices)
-		*num_devices = list[0] ? 1 : 0;
+		*num_devices = 1;
 	return list;
 }
 
@@ -185,17 +184,32 @@ SOFTCM_EXPORT int ibv_get_device_index(struct ibv_device *device)
 	return -1;
 }
 
-/* The namespace's node GUID, asked of the kernel each time. */
+/*
+ * The calling thread's namespace's node GUID, asked of the kernel each
+ * time (a thread may change namespaces): one open and one QUERY_DEVICE,
+ * no context.  0 with errno when it cannot be asked.
+ */
 SOFTCM_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
 {
-	struct ibv_context *ctx = open_context(0);
-	__be64 guid;
+	struct softcm_query_device q;
+	int fd, err = 0;
 
-	if (!ctx)
+	if (softcm_check_abi())
 		return 0;
-	guid = to_sctx(ctx)->node_guid;
-	softcm_ctx_free(to_sctx(ctx));
-	return guid;
+	fd = open("/dev/" SOFTCM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		errno = errno == ENOENT ? ENODEV : errno;
+		return 0;
+	}
+	memset(&q, 0, sizeof(q));
+	if (ioctl(fd, SOFTCM_IOCTL_QUERY_DEVICE, &q))
+		err = errno;
+	close(fd);
+	if (err) {
+		errno = err;
+		return 0;
+	}
+	return q.attr.node_guid;
 }
 
 SOFTCM_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
