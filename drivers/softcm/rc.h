@@ -95,6 +95,15 @@ struct softcm_rd_res {
 #define SOFTCM_RC_WINDOW	128
 /* within a message, AckReq once more than this many went without, as rxe */
 #define SOFTCM_RC_ACKREQ_EVERY	64
+/*
+ * The responder's skbs the stack may hold at once (in a qdisc, a device's
+ * ring): it stops at HIGH and goes on at LOW, as rxe's requester and
+ * responder do with their skb_out, so that a peer's READs fill no queue
+ * of the host's past that (rcxmit.c, "held").  The requester is bounded
+ * by its window already.
+ */
+#define SOFTCM_RC_RESP_HIGH	64
+#define SOFTCM_RC_RESP_LOW	16
 
 /*
  * A QP's RC state, and the copies of the WRs in [sq_cons, sq_next):
@@ -166,6 +175,7 @@ struct softcm_rc {
 		u32 msn;
 	} pend;
 	struct work_struct resp_work;	/* READ responses */
+	struct softcm_rc_held *held;	/* the responder's skbs in the stack */
 	/* the path, fixed by the AV at RTR */
 	bool path_ok;
 	bool v6;
@@ -246,8 +256,14 @@ struct softcm_rc_batch {
 	unsigned int seg;	/* the first packet's size */
 	unsigned int bytes;	/* payload, for the counters */
 	bool closed;		/* a smaller packet came: it is the last */
+	bool held;		/* the responder's: its skbs are counted */
 };
 
+struct softcm_rc_held;
+int softcm_rc_held_init(struct softcm_qp *qp);
+void softcm_rc_held_shutdown(struct softcm_qp *qp);
+void softcm_rc_held_put(struct softcm_rc_held *h);
+bool softcm_rc_resp_may_send(struct softcm_qp *qp);
 int softcm_rc_path_init(struct softcm_qp *qp);
 bool softcm_rc_batchable(struct softcm_qp *qp, const struct softcm_ib_hdr *h);
 bool softcm_rc_batch_empty(const struct softcm_rc_batch *b);
@@ -262,6 +278,7 @@ struct sk_buff *softcm_rc_alloc(struct softcm_qp *qp, struct softcm_ib_hdr *h,
 				u8 **payload, gfp_t gfp);
 int softcm_rc_put_trailer(struct sk_buff *skb, unsigned int payload_len);
 int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb);
+int softcm_rc_resp_xmit(struct softcm_qp *qp, struct sk_buff *skb);
 void softcm_rc_send_ack(struct softcm_qp *qp, struct softcm_ib_hdr *h);
 int softcm_rc_rcv_init(void);
 void softcm_rc_rcv_uninit(void);

@@ -20,8 +20,11 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <linux/workqueue.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -31,6 +34,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "compat.h"
+#include "core.h"
 #include "gid.h"
 #include "ibhdr.h"
 #include "netns.h"
@@ -45,6 +49,120 @@
 #define RC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 /* A batch's UDP payload at most: its IPv4 total length is 16 bits */
 #define RC_GSO_MAX	(U16_MAX - sizeof(struct iphdr) - sizeof(struct udphdr))
+
+/*
+ * The responder's skbs that the stack holds (SOFTCM_RC_RESP_HIGH).  Each
+ * carries a reference to this, not to the QP, in its destructor's
+ * argument: an skb may wait in a qdisc after its QP is gone, and the
+ * QP's last reference must be put in process context.  A destructor that
+ * takes the count down to LOW while the responder waits kicks @kick,
+ * which queues the responder's work under @lock as long as @qp is set;
+ * the QP clears @qp before it cancels that work, so no kick queues it
+ * after.
+ */
+struct softcm_rc_held {
+	refcount_t ref;		/* the QP's, each skb's, a queued kick's */
+	atomic_t skbs;
+	unsigned long waiting;	/* bit 0: the responder stopped at HIGH */
+	struct mutex lock;
+	struct softcm_qp *qp;	/* under @lock; NULL once the QP shuts down */
+	struct work_struct kick;
+};
+
+void softcm_rc_held_put(struct softcm_rc_held *h)
+{
+	if (h && refcount_dec_and_test(&h->ref)) {
+		mutex_destroy(&h->lock);
+		kfree(h);
+	}
+}
+
+static void held_kick(struct work_struct *work)
+{
+	struct softcm_rc_held *h = container_of(work, struct softcm_rc_held, kick);
+
+	mutex_lock(&h->lock);
+	if (h->qp)
+		queue_work(softcm_workqueue(), &h->qp->rc.resp_work);
+	mutex_unlock(&h->lock);
+	softcm_rc_held_put(h);
+}
+
+int softcm_rc_held_init(struct softcm_qp *qp)
+{
+	struct softcm_rc_held *h;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return -ENOMEM;
+	refcount_set(&h->ref, 1);
+	mutex_init(&h->lock);
+	h->qp = qp;
+	INIT_WORK(&h->kick, held_kick);
+	qp->rc.held = h;
+	return 0;
+}
+
+/* Before the responder's work is cancelled for good: no kick queues it after. */
+void softcm_rc_held_shutdown(struct softcm_qp *qp)
+{
+	struct softcm_rc_held *h = qp->rc.held;
+
+	mutex_lock(&h->lock);
+	h->qp = NULL;
+	mutex_unlock(&h->lock);
+}
+
+/* Whatever frees or orphans the skb: a device sent it, a qdisc dropped it. */
+static void held_skb_done(struct sk_buff *skb)
+{
+	struct softcm_rc_held *h = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&h->skbs) <= SOFTCM_RC_RESP_LOW &&
+	    test_and_clear_bit(0, &h->waiting)) {
+		refcount_inc(&h->ref);
+		if (!queue_work(softcm_workqueue(), &h->kick))
+			refcount_dec(&h->ref);	/* the queued kick holds one */
+	}
+	softcm_rc_held_put(h);
+}
+
+/*
+ * @skb counted among the responder's until it is freed or orphaned: no
+ * zero-copy skb (which would use the destructor's argument) comes here.
+ */
+static void held_track(struct softcm_qp *qp, struct sk_buff *skb)
+{
+	struct softcm_rc_held *h = qp->rc.held;
+
+	refcount_inc(&h->ref);
+	atomic_inc(&h->skbs);
+	skb_shinfo(skb)->destructor_arg = h;
+	skb->destructor = held_skb_done;
+}
+
+/*
+ * Whether the responder may send more now; if not, it stops, and the
+ * destructor that takes its count down to LOW queues its work.  The bit
+ * is set before the count is read again: a destructor that went below
+ * HIGH meanwhile is seen here, and one that comes later sees the bit.
+ */
+bool softcm_rc_resp_may_send(struct softcm_qp *qp)
+{
+	struct softcm_rc_held *h = qp->rc.held;
+
+	if (atomic_read(&h->skbs) < SOFTCM_RC_RESP_HIGH)
+		return true;
+	set_bit(0, &h->waiting);
+	/* the bit before the count is read again: atomic_dec_return() orders the other side */
+	smp_mb__after_atomic();
+	if (atomic_read(&h->skbs) < SOFTCM_RC_RESP_HIGH) {
+		clear_bit(0, &h->waiting);
+		return true;
+	}
+	softcm_rc_count(qp, SOFTCM_RC_RESP_STOPS, 1);
+	return false;
+}
 
 /*
  * The path of @qp's AV, when it enters RTR: addresses, source port, MTU.
@@ -324,6 +442,13 @@ int softcm_rc_xmit(struct softcm_qp *qp, struct sk_buff *skb)
 	return 0;
 }
 
+/* As softcm_rc_xmit(), the responder's @skb counted while the stack holds it. */
+int softcm_rc_resp_xmit(struct softcm_qp *qp, struct sk_buff *skb)
+{
+	held_track(qp, skb);
+	return softcm_rc_xmit(qp, skb);
+}
+
 /* A batch's packet: headers, payload, pad and ICRC. */
 static unsigned int batch_len(const struct softcm_ib_hdr *h)
 {
@@ -534,6 +659,8 @@ static unsigned int batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
 	if (b->first) {
 		skb = b->first;
 		b->first = NULL;
+		if (b->held)
+			return softcm_rc_resp_xmit(qp, skb) ? 0 : 1;
 		return softcm_rc_xmit(qp, skb) ? 0 : 1;
 	}
 	/* (an skb is made for a second packet, with the first on it) */
@@ -547,6 +674,8 @@ static unsigned int batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
 		return 0;
 	}
 	if (n == 1 || batch_whole(dst->dev, n, skb->len)) {
+		if (b->held)
+			held_track(qp, skb);
 		if (sent(qp, udp_xmit(qp, skb, dst, &saddr, true), n)) {
 			softcm_stat_add(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS, n);
 			return 0;
@@ -563,6 +692,8 @@ static unsigned int batch_xmit(struct softcm_qp *qp, struct softcm_rc_batch *b)
 
 			next = skb->next;
 			skb_mark_not_on_list(skb);
+			if (b->held)
+				held_track(qp, skb);
 			if (sent(qp, udp_xmit(qp, skb, dst_clone(dst), &saddr, true), 1)) {
 				softcm_stat_inc(&qp->sn->stats, SOFTCM_STAT_TX_ERRORS);
 				continue;

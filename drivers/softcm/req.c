@@ -854,11 +854,16 @@ int softcm_rc_init(struct softcm_qp *qp)
 	ret = dst_cache_init(&rc->dst, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_free;
+	ret = softcm_rc_held_init(qp);
+	if (ret)
+		goto err_dst;
 	timer_setup(&rc->timer, rc_timer, 0);
 	INIT_WORK(&rc->work, req_work);
 	INIT_WORK(&rc->resp_work, softcm_resp_work);
 	return 0;
 
+err_dst:
+	dst_cache_destroy(&rc->dst);
 err_free:
 	kfree(rc->rd_res);
 	kvfree(rc->swqe);
@@ -871,11 +876,14 @@ void softcm_rc_shutdown(struct softcm_qp *qp)
 {
 	timer_shutdown_sync(&qp->rc.timer);
 	cancel_work_sync(&qp->rc.work);
+	softcm_rc_held_shutdown(qp);
 	cancel_work_sync(&qp->rc.resp_work);
 }
 
+/* The responder's skbs still in the stack keep what counts them. */
 void softcm_rc_uninit(struct softcm_qp *qp)
 {
+	softcm_rc_held_put(qp->rc.held);
 	dst_cache_destroy(&qp->rc.dst);
 	kfree(qp->rc.rd_res);
 	kvfree(qp->rc.swqe);

@@ -715,7 +715,7 @@ static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 	}
 	if (skb) {
 		local_bh_disable();
-		sent = !softcm_rc_xmit(qp, skb);
+		sent = !softcm_rc_resp_xmit(qp, skb);
 		local_bh_enable();
 	} else {
 		/* as a loss: the requester asks again */
@@ -776,12 +776,18 @@ static bool resp_batch(struct softcm_qp *qp, struct resp_pkt *p, struct softcm_r
 static void resp_run(struct softcm_qp *qp, enum softcm_rc_counter via, gfp_t gfp,
 		     unsigned int runs)
 {
-	struct softcm_rc_batch b = {};
+	struct softcm_rc_batch b = { .held = true };
 	bool more, held = false;
 	struct resp_pkt p;
 	unsigned int n = 0;
 
 	for (;;) {
+		/* the stack holds enough of ours: the last to leave of them calls */
+		if (!softcm_rc_resp_may_send(qp)) {
+			if (held)
+				resp_release(qp, &b, via);
+			return;
+		}
 		spin_lock_bh(&qp->lock);
 		more = resp_next(qp, &p, held);
 		spin_unlock_bh(&qp->lock);

@@ -75,6 +75,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_DOORBELLS] = "rc_doorbells",
 	[SOFTCM_STAT_RC + SOFTCM_RC_SQ_WRS] = "rc_sq_wrs",
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_GSO] = "rc_tx_gso",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_STOPS] = "rc_resp_stops",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -107,6 +108,7 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_DOORBELLS] = "doorbells",
 	[SOFTCM_RC_SQ_WRS] = "sq_wrs",
 	[SOFTCM_RC_TX_GSO] = "tx_gso",
+	[SOFTCM_RC_RESP_STOPS] = "resp_stops",
 };
 
 /*

@@ -77,6 +77,12 @@ enum softcm_rc_counter {
 	 * (rcxmit.c's batches, the namespace's tx_gso)
 	 */
 	SOFTCM_RC_TX_GSO,
+	/*
+	 * Times the responder stopped with SOFTCM_RC_RESP_HIGH of its skbs
+	 * still held by the stack (a qdisc, a device's ring), to go on when
+	 * they are down to SOFTCM_RC_RESP_LOW (rcxmit.c)
+	 */
+	SOFTCM_RC_RESP_STOPS,
 	SOFTCM_RC_COUNTERS
 };
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* All of @fd's text from its start, in @buf of @size; its length. */
@@ -51,6 +52,22 @@ static long long qp_counter(int fd, uint32_t qpn, const char *name)
 		return tok ? strtoll(tok, NULL, 0) : -1;
 	}
 	return -1;
+}
+
+/*
+ * qp_counter() once it reads at least @want, or when @ms have passed: a
+ * counter moves just after what it counts (a response is counted once
+ * its send returns, and the peer may complete before that).
+ */
+static inline long long qp_counter_reaches(int fd, uint32_t qpn, const char *name, long long want,
+					   int ms)
+{
+	struct timespec t = { 0, 1000000 };
+	long long v;
+
+	while ((v = qp_counter(fd, qpn, name)) < want && ms-- > 0)
+		nanosleep(&t, NULL);
+	return v;
 }
 
 #endif
