@@ -7,6 +7,7 @@
  * getpeername-style calls, and the verbs calls of an id without a device.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -213,6 +214,38 @@ TEST_F(cm, migrate_between_channels)
 	EXPECT_EQ(0, rdma_destroy_id(id));
 	EXPECT_EQ(0, rdma_bind_addr(other, (struct sockaddr *)&sin));
 	EXPECT_EQ(0, rdma_destroy_id(other));
+}
+
+/*
+ * A channel destroyed before its ids, which librdmacm's contract forbids
+ * (review R6: the ids then read freed memory, and could ioctl a
+ * descriptor number another open() had taken): its ids keep it, its
+ * descriptor open, until the last of them goes; rdma_destroy_id() works
+ * as usual, and the last one closes it.
+ */
+TEST_F(cm, channel_destroyed_before_its_ids)
+{
+	struct sockaddr_in sin = sin4("127.0.0.1", 20104);
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *a, *b;
+	int fd;
+
+	ASSERT_NE(NULL, ch);
+	fd = ch->fd;
+	ASSERT_EQ(0, rdma_create_id(ch, &a, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_create_id(ch, &b, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_bind_addr(a, (struct sockaddr *)&sin));
+	rdma_destroy_event_channel(ch);
+	ASSERT_LE(0, fcntl(fd, F_GETFD)) TH_LOG("the channel's descriptor closed under its ids");
+	EXPECT_EQ(0, rdma_destroy_id(a));
+	EXPECT_LE(0, fcntl(fd, F_GETFD));
+	EXPECT_EQ(0, rdma_destroy_id(b));
+	EXPECT_EQ(-1, fcntl(fd, F_GETFD));
+	EXPECT_EQ(EBADF, errno);
+	/* the kernel's id went with it: its port is free */
+	ASSERT_EQ(0, rdma_create_id(self->ch, &a, NULL, RDMA_PS_TCP));
+	EXPECT_EQ(0, rdma_bind_addr(a, (struct sockaddr *)&sin));
+	EXPECT_EQ(0, rdma_destroy_id(a));
 }
 
 TEST_F(cm, nonblocking_channel)

@@ -100,7 +100,9 @@ static int conn_request(struct softcm_event_priv *evt, const struct softcm_evrec
 		ioctl(ch->fd, SOFTCM_IOCTL_DESTROY_ID, &d);
 		goto err_put;
 	}
-	/* The private channel's user is the id's from here. */
+	/* The private channel's user is the id's from here (it took its own). */
+	if (own)
+		softcm_channel_put(own);
 	priv->sync = listen->sync;
 	priv->handle = d.handle;
 	priv->responder_resources = kev->param.responder_resources;

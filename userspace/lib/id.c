@@ -175,6 +175,11 @@ static void wait_acked(struct softcm_id_priv *priv, uint32_t reported, int moved
 /*
  * A NULL @channel makes a synchronous id with a channel of its own.  Also
  * the priv of a CONNECT_REQUEST's new id, whose handle event.c sets.
+ * Every id holds a user of its channel (review R6): a program that
+ * destroys the channel before its ids (which librdmacm's contract
+ * forbids) leaves the ids a channel, whose descriptor closes with the
+ * last of them, not freed memory and a descriptor number the next
+ * open() may take.
  */
 struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 				       void *context, enum rdma_port_space ps)
@@ -196,6 +201,8 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 		}
 		channel = &own->channel;
 		priv->sync = 1;
+	} else {
+		softcm_channel_get(to_schannel(channel));
 	}
 	priv->id.channel = channel;
 	pthread_mutex_init(&priv->mut, NULL);
@@ -203,13 +210,12 @@ struct softcm_id_priv *softcm_id_alloc(struct rdma_event_channel *channel,
 	return priv;
 }
 
-/* A synchronous id's channel is its own. */
+/* The id's user of its channel goes with it (a synchronous id's is the only one). */
 void softcm_id_free(struct softcm_id_priv *priv)
 {
 	softcm_cmdev_put(priv->cmdev);
 	free(priv->qp_init_attr);
-	if (priv->sync)
-		softcm_channel_put(to_schannel(priv->id.channel));
+	softcm_channel_put(to_schannel(priv->id.channel));
 	pthread_cond_destroy(&priv->cond);
 	pthread_mutex_destroy(&priv->mut);
 	free(priv);
@@ -309,7 +315,11 @@ int softcm_id_migrate(struct softcm_id_priv *priv, struct rdma_event_channel *ch
 	wait_acked(priv, c.events_reported, 1);
 	if (to != old)
 		softcm_evbuf_departed(old, priv);
-	if (was_sync && to != old)
+	/* the id's user moves with it: a new private channel's first is it */
+	if (to != old) {
+		if (!own)
+			softcm_channel_get(to);
 		softcm_channel_put(old);
+	}
 	return 0;
 }
