@@ -20,6 +20,7 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/skbuff.h>
@@ -69,11 +70,18 @@ struct softcm_rc_held {
 	struct work_struct kick;
 };
 
+/*
+ * The last put, maybe from an skb's destructor after the QP and every
+ * file are gone: the module stays until then (held_skb_done() is its
+ * code), and what little of that function is left to run after
+ * module_put() runs before free_module()'s grace period ends.
+ */
 void softcm_rc_held_put(struct softcm_rc_held *h)
 {
 	if (h && refcount_dec_and_test(&h->ref)) {
 		mutex_destroy(&h->lock);
 		kfree(h);
+		module_put(THIS_MODULE);
 	}
 }
 
@@ -100,6 +108,8 @@ int softcm_rc_held_init(struct softcm_qp *qp)
 	h->qp = qp;
 	INIT_WORK(&h->kick, held_kick);
 	qp->rc.held = h;
+	/* (the caller's file holds the module already) */
+	__module_get(THIS_MODULE);
 	return 0;
 }
 
@@ -113,11 +123,16 @@ void softcm_rc_held_shutdown(struct softcm_qp *qp)
 	mutex_unlock(&h->lock);
 }
 
-/* Whatever frees or orphans the skb: a device sent it, a qdisc dropped it. */
+/*
+ * Whatever frees or orphans the skb: a device sent it, a qdisc dropped
+ * it, in any context (a qdisc's deletion frees its skbs in process
+ * context): an RCU reader throughout, for the module's last put.
+ */
 static void held_skb_done(struct sk_buff *skb)
 {
 	struct softcm_rc_held *h = skb_shinfo(skb)->destructor_arg;
 
+	rcu_read_lock();
 	if (atomic_dec_return(&h->skbs) <= SOFTCM_RC_RESP_LOW &&
 	    test_and_clear_bit(0, &h->waiting)) {
 		refcount_inc(&h->ref);
@@ -125,6 +140,7 @@ static void held_skb_done(struct sk_buff *skb)
 			refcount_dec(&h->ref);	/* the queued kick holds one */
 	}
 	softcm_rc_held_put(h);
+	rcu_read_unlock();
 }
 
 /*

@@ -3181,4 +3181,49 @@ TEST_F(rc, unroutable_packets_counted_then_sent)
 	close(qb);
 }
 
+/*
+ * An skb the responder sent waits in a qdisc after its QP, its file and
+ * everything else of softcm's are gone: its destructor is the module's
+ * code, so the module stays (rmmod: EWOULDBLOCK) until the qdisc lets
+ * the skb go, and then unloads.  netem's slots hold B's 16 responses for
+ * a minute; deleting the qdisc frees them.  Last of the program: the
+ * module is loaded again after.
+ */
+TEST_F(rc, held_responses_keep_the_module)
+{
+	const struct rc_path p = { .sq_psn = 0x200, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_ep_opts o = { .qp_wr = QP_WR, .len = BUF };
+	struct ibv_sge sge = { .length = 16 * MTU };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	long long t0;
+	uint32_t nb;
+	int qa, qb, ret = -1;
+
+	pair_made(_metadata, self, &p, &o, &qa, &qb);
+	nb = self->b.qp->qp_num;
+	ASSERT_EQ(0, set_tx("rc-b", "tx_gso", 0));
+	ASSERT_EQ(0, system("tc -n rc-b qdisc add dev rb root netem limit 1000 slot 60s 60s"));
+	t0 = qp_counter(qb, nb, "tx_packets");
+	sge.addr = (uintptr_t)self->a.buf;
+	sge.lkey = self->a.mr->lkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)self->b.buf;
+	wr.wr.rdma.rkey = self->b.mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	/* all 16 in the qdisc (sent, as the stack took them) */
+	EXPECT_EQ(t0 + 16, qp_counter_reaches(qb, nb, "tx_packets", t0 + 16, WAIT_MS));
+	close(qa);
+	close(qb);
+	rc_ep_free(&self->a);
+	rc_ep_free(&self->b);
+	EXPECT_EQ(-EWOULDBLOCK, softcm_unload());
+	ASSERT_EQ(0, system("tc -n rc-b qdisc del dev rb root"));
+	for (int i = 0; i < WAIT_MS && (ret = softcm_unload()); i++)
+		usleep(1000);
+	EXPECT_EQ(0, ret);
+	ASSERT_EQ(0, softcm_ensure_loaded());
+}
+
 TEST_HARNESS_MAIN
