@@ -453,8 +453,8 @@ fi
 # Where softcm's time goes: the whole guest sampled by its clock (no PMU
 # under TCG) while softcm moves 64 KiB WRITEs, then SENDs of 64 B, 16
 # times a figure's messages so that the run, not perf's start, fills the
-# samples; the hottest symbols, and the shares by CPU and process, go to
-# OUT as comments.
+# samples; the hottest symbols, the shares by CPU and process, and the
+# callers of memset_erms go to OUT as comments.
 profile() {
 	local t=$1 size=$2 ppid
 	perf record -a -g -e cpu-clock -F 499 -o "$tmp/perf.data" >"$tmp/perf.log" 2>&1 &
@@ -474,6 +474,12 @@ profile() {
 		perf report -i "$tmp/perf.data" --stdio -g none --no-children --sort cpu,pid,dso \
 			2>/dev/null | grep -E '^ +[0-9.]+%' | head -n 12 |
 			sed "s/^/# perf-cpu softcm ${t}_bw $size: /"
+		# who zeroes memory: Debian's init_on_alloc clears every
+		# allocation, an skb's head included (performance.rst, "Room
+		# for the link header")
+		perf report -i "$tmp/perf.data" --stdio --no-children -S memset_erms -G 2>/dev/null |
+			grep -E '[0-9.]+%' | head -n 24 |
+			sed "s/^/# perf-callers memset_erms softcm ${t}_bw $size: /"
 	} | tee -a "$out"
 }
 if command -v perf >/dev/null && [ "$DP_PROFILE" != 0 ]; then
