@@ -421,9 +421,9 @@ TEST_F(trust, peer_requests_are_charged_to_the_listener_memcg)
 	 * memory.current moves by the per-CPU charge batch (64 pages): the
 	 * requests must cost several batches to tell charged from not.
 	 */
-	const int n = 1000;
+	const int n = 1000, local = 4000;
 	int status, up[2], down[2];
-	long long delta = -1;
+	long long delta = -1, per_id = -1;
 	pid_t pid;
 	char go = 1;
 
@@ -447,7 +447,19 @@ TEST_F(trust, peer_requests_are_charged_to_the_listener_memcg)
 		if (write_text(MEMCG "/cgroup.procs", me))
 			_exit(1);
 		fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);	/* in sc-t2 */
-		if (fd < 0 || do_listen(fd, SOFTCM_PS_TCP, HOST, 7107, n, &l))
+		if (fd < 0)
+			_exit(2);
+		/*
+		 * What an id costs this kernel (its slab sizes, its debug
+		 * options), from ids of our own, charged to us as any are
+		 */
+		before = read_ll(MEMCG "/memory.current");
+		for (int i = 0; i < local; i++)
+			if (create_id(fd, SOFTCM_PS_TCP, 0x9000 + i, &l))
+				_exit(2);
+		after = (read_ll(MEMCG "/memory.current") - before) / local;
+		if (write(up[1], &after, sizeof(after)) != sizeof(after) ||
+		    do_listen(fd, SOFTCM_PS_TCP, HOST, 7107, n, &l))
 			_exit(2);
 		before = read_ll(MEMCG "/memory.current");
 		if (write(up[1], &before, sizeof(before)) != sizeof(before) ||
@@ -460,6 +472,7 @@ TEST_F(trust, peer_requests_are_charged_to_the_listener_memcg)
 		close(fd);
 		_exit(0);
 	}
+	ASSERT_EQ(sizeof(per_id), read(up[0], &per_id, sizeof(per_id)));
 	ASSERT_EQ(sizeof(delta), read(up[0], &delta, sizeof(delta)));
 	for (int i = 0; i < n; i++) {
 		struct wire w;
@@ -473,12 +486,17 @@ TEST_F(trust, peer_requests_are_charged_to_the_listener_memcg)
 	ASSERT_EQ(sizeof(delta), read(up[0], &delta, sizeof(delta)));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	TH_LOG("%d requests: memory.current +%lld bytes", n, delta);
+	TH_LOG("%d requests: memory.current +%lld bytes; an id of our own %lld", n, delta,
+	       per_id);
 	/*
-	 * An id and its event are about 1.3 KiB; charged to nobody, the
-	 * delta is at most a batch or two of the child's own.
+	 * A request is an id, its event and its comm ID's entry: at least
+	 * what an id of our own costs this kernel (measured above, not a
+	 * figure of one kernel's slab sizes), of which three quarters are
+	 * asked, for the batches' rounding.  Charged to nobody, the delta
+	 * is at most a batch or two of the child's own.
 	 */
-	EXPECT_LE(768LL * n, delta);
+	ASSERT_LT(256, per_id) TH_LOG("ids of our own not charged: nothing to compare");
+	EXPECT_LE(per_id * 3 / 4 * n, delta);
 	EXPECT_EQ(0, stats_wait_eq(self->st, "connections", 0, WAIT_MS));
 	close(up[0]);
 	close(up[1]);
@@ -587,58 +605,97 @@ TEST_F(trust, peer_traffic_class_leaves_ecn_alone)
  * sending MRAs faster than the delay it asks for cannot hold the REQ
  * past its retries; the request still times out.
  */
-TEST_F(trust, repeated_mras_do_not_hold_a_request)
+/*
+ * One try of repeated_mras_do_not_hold_a_request: a REQ from a new id,
+ * answered with an MRA every 20 ms or so until the id gives up or @until
+ * passes.  0 with the event that ended it in @ev, or -ETIME; *@gap: the
+ * longest time between two MRAs.
+ */
+static int mras_until_given_up(struct __test_metadata *_metadata, FIXTURE_DATA(trust) *self,
+			       long until, struct softcm_event *ev, long *gap)
 {
 	struct softcm_resolve_route rr = { .timeout_ms = 5000 };
 	struct softcm_resolve_addr r = { .timeout_ms = 5000 };
 	struct softcm_connect c = { 0 };
-	long long dup = counter(self->st, "duplicates");
 	struct sockaddr_storage ss;
-	struct softcm_event ev;
 	uint32_t comm;
 	uint8_t mad[256];
 	struct wire w;
-	long end;
+	long last, now;
 	__u32 a;
 	int got = -ETIME;
 
-	ASSERT_EQ(0, create_id(self->p, SOFTCM_PS_TCP, 5, &a));
+	*gap = 0;
+	if (create_id(self->p, SOFTCM_PS_TCP, 5, &a))
+		return -EIO;
 	set_sa(&ss, PEER, 7111);
 	r.handle = a;
 	r.dst_len = sizeof(struct sockaddr_in);
 	memcpy(r.dst, &ss, r.dst_len);
-	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_RESOLVE_ADDR, &r));
-	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
-	ASSERT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev.event);
+	EXPECT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_RESOLVE_ADDR, &r));
+	EXPECT_EQ(0, next_event(self->p, ev, WAIT_MS));
+	EXPECT_EQ(SOFTCM_EVENT_ADDR_RESOLVED, ev->event);
 	rr.handle = a;
-	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_RESOLVE_ROUTE, &rr));
-	ASSERT_EQ(0, next_event(self->p, &ev, WAIT_MS));
-	ASSERT_EQ(SOFTCM_EVENT_ROUTE_RESOLVED, ev.event);
+	EXPECT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_RESOLVE_ROUTE, &rr));
+	EXPECT_EQ(0, next_event(self->p, ev, WAIT_MS));
+	EXPECT_EQ(SOFTCM_EVENT_ROUTE_RESOLVED, ev->event);
 	c.handle = a;
 	c.param.qp_num = 0x42;
-	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_CONNECT, &c));
-	ASSERT_EQ(0, sniff(self->pfd, REQ, 36, SOFTCM_PS_TCP << 16 | 7111, mad));
+	/* an earlier try's retransmitted REQs are not this one */
+	while (recv(self->pfd, mad, sizeof(mad), MSG_DONTWAIT) >= 0)
+		;
+	EXPECT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_CONNECT, &c));
+	EXPECT_EQ(0, sniff(self->pfd, REQ, 36, SOFTCM_PS_TCP << 16 | 7111, mad));
+	if (!_metadata->passed)
+		return -EIO;
 	comm = get32(mad + 24);
 
 	wire_init(&w, PEER, HOST, MRA);
 	put32(wire_mad(&w) + 24, 0x5151);
 	put32(wire_mad(&w) + 28, comm);
 	wire_mad(&w)[32] = 0 << 6;				/* MRAed: the REQ */
-	/*
-	 * A service timeout of 1 s (8 on the debug kernel), renewed every
-	 * 20 ms or so: only a stall of the whole VM longer than that, four
-	 * times over, could let the REQ time out if each MRA re-armed.
-	 */
 	wire_mad(&w)[33] = (18 + softcm_slow_shift()) << 3;
-	end = topo_now_ms() + 3 * WAIT_MS;
-	while (got && topo_now_ms() < end) {
-		ASSERT_EQ(0, wire_send_on(self->raw, &w, false));
-		got = next_event(self->p, &ev, 20);
+	for (last = topo_now_ms(); got && last < until; last = now) {
+		EXPECT_EQ(0, wire_send_on(self->raw, &w, false));
+		got = next_event(self->p, ev, 20);
+		now = topo_now_ms();
+		if (now - last > *gap)
+			*gap = now - last;
 	}
+	EXPECT_EQ(0, destroy_id(self->p, a, NULL));
+	return got;
+}
+
+/*
+ * A peer that repeats its MRAs does not hold our REQ forever: only the
+ * first delays it (review A12).  The MRAs ask for 1 s each (8 on the
+ * debug kernel) and come every 20 ms or so, so the REQ's end shows that
+ * the later ones were ignored only if no two came that far apart: a
+ * guest its host stopped for that long would let the REQ time out even
+ * if each MRA re-armed its timer.  Such a try proves nothing and is
+ * made again; three of them fail the case.
+ */
+TEST_F(trust, repeated_mras_do_not_hold_a_request)
+{
+	const long timeout_ms = (4096LL << (18 + softcm_slow_shift())) / 1000000;
+	long long dup = counter(self->st, "duplicates");
+	struct softcm_event ev;
+	long gap = 0;
+	int got = -ETIME, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		got = mras_until_given_up(_metadata, self, topo_now_ms() + 3 * WAIT_MS, &ev,
+					  &gap);
+		ASSERT_NE(-EIO, got);
+		if (gap < timeout_ms / 2)
+			break;
+		TH_LOG("try %d: %ld ms between two MRAs, against their %ld ms: again",
+		       tries + 1, gap, timeout_ms);
+	}
+	ASSERT_GT(timeout_ms / 2, gap) TH_LOG("every try had its MRAs stalled");
 	ASSERT_EQ(0, got);
 	EXPECT_EQ(SOFTCM_EVENT_UNREACHABLE, ev.event);
 	EXPECT_LT(dup, counter(self->st, "duplicates"));
-	ASSERT_EQ(0, destroy_id(self->p, a, NULL));
 }
 
 /*

@@ -111,7 +111,7 @@ FIXTURE_TEARDOWN(ul)
 TEST_F_TIMEOUT(ul, unload_with_resolutions_in_flight, 1200)
 {
 	int round, i, fd, rounds = softcm_rounds(ROUNDS);
-	__u32 h;
+	__u32 h, first = 0;
 
 	for (round = 0; round < rounds; round++) {
 		ASSERT_EQ(0, softcm_ensure_loaded()) TH_LOG("round %d", round);
@@ -123,7 +123,12 @@ TEST_F_TIMEOUT(ul, unload_with_resolutions_in_flight, 1200)
 			ASSERT_EQ(0, create_id(fd, SOFTCM_PS_TCP, i, &h));
 			/* Silent addresses, two of them next to the churn's. */
 			ASSERT_EQ(0, resolve4(fd, h, i % 2 ? "10.89.0.99" : "10.89.0.98"));
+			if (!i)
+				first = h;
 		}
+		/* what this case closes on: resolutions still waiting, oldest to newest */
+		ASSERT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(fd, first)) TH_LOG("round %d", round);
+		ASSERT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(fd, h)) TH_LOG("round %d", round);
 		close(fd);
 		ASSERT_EQ(0, softcm_unload()) TH_LOG("round %d", round);
 	}

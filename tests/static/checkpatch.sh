@@ -37,6 +37,20 @@ export checkpatch tmp
 cd "$top"
 git ls-files 'drivers/*.[ch]' 'include/*.h' 'uapi/*.h' 'tests/kunit/*.[ch]' >"$tmp/files"
 nl -ba -w1 -s' ' "$tmp/files" | xargs -P "$(nproc)" -L 1 bash -c 'one "$@"' _
+# The negative control: a file with a planted mistake, checked the same
+# way.  Should checkpatch stop finding anything (another version, a
+# different exit status, the script not run at all), this fails rather
+# than every file going green for ever.
+printf '%s\n' '// SPDX-License-Identifier: GPL-2.0' '#include <linux/types.h>' '' \
+	'int softcm_checkpatch_control(int a)' '{' '	return a ;' '}' >"$tmp/control.c"
+one control "$tmp/control.c"
+if [ "$(cat "$tmp/control.rc")" != 0 ] && grep -q "space prohibited before semicolon" "$tmp/control.out"; then
+	tap_ok "static/checkpatch-control"
+else
+	tap_fail "static/checkpatch-control"
+	sed 's/^/#   /' "$tmp/control.out"
+	echo "#   (checkpatch said nothing about the space before ';')"
+fi
 n=0
 while IFS= read -r f; do
 	n=$((n + 1))
