@@ -474,6 +474,20 @@ profile() {
 		perf report -i "$tmp/perf.data" --stdio -g none --no-children --sort cpu,pid,dso \
 			2>/dev/null | grep -E '^ +[0-9.]+%' | head -n 12 |
 			sed "s/^/# perf-cpu softcm ${t}_bw $size: /"
+		# softcm's own code against all the kernel's work (the idle
+		# loop left out): what cheaper code of ours could win at most,
+		# the rest being the stack, the veth and the system calls
+		awk '$4 == "[softcm]" { print $3 }' /proc/kallsyms >"$tmp/syms"
+		perf report -i "$tmp/perf.data" --stdio -g none --no-children --sort comm,sym \
+			2>/dev/null | awk -v f="$tmp/syms" '
+			BEGIN { while ((getline s < f) > 0) mine[s] = 1 }
+			$1 ~ /%$/ && $2 != "swapper" && $3 == "[k]" {
+				k += $1; if ($4 in mine) m += $1
+			}
+			END {
+				printf "kernel %.1f%% of samples, softcm.ko %.1f%% (%.0f%% of the kernel'"'"'s)\n",
+				       k, m, k ? 100 * m / k : 0
+			}' | sed "s/^/# perf-share softcm ${t}_bw $size: /"
 		# who zeroes memory: Debian's init_on_alloc clears every
 		# allocation, an skb's head included (performance.rst, "Room
 		# for the link header")
