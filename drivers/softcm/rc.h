@@ -242,14 +242,15 @@ void softcm_resp_reset(struct softcm_qp *qp);
  * in a page fragment of its own of one skb whose linear part is only
  * headroom, and sent as one UDP GSO skb (transport.c), so that the IP
  * layer, the device and the receiver's stack up to its UDP socket are
- * crossed once for up to MAX_SKB_FRAGS packets.  A batch of one packet
- * is that packet's linear skb, sent as any other.  Segmentation wants every
+ * crossed once for up to MAX_SKB_FRAGS packets.  A batch begun by a
+ * message's last or only packet is that packet's linear skb until a second
+ * one comes, sent as any other if none does.  Segmentation wants every
  * packet but the last of the first one's size: a larger one, or any after
  * a smaller one, waits for the next batch.
  */
 struct softcm_rc_batch {
 	struct sk_buff *first;	/* the only packet so far, linear, or NULL */
-	struct sk_buff *skb;	/* the packets, once there are two */
+	struct sk_buff *skb;	/* the packets, in fragments (rcxmit.c) */
 	struct sk_buff *next_skb;	/* the first one being built */
 	u8 *next;		/* or a later one, not yet on @skb */
 	unsigned int next_len;

@@ -522,6 +522,25 @@ static void batch_attach(struct softcm_rc_batch *b, u8 *va, unsigned int len)
 	skb->truesize += SKB_DATA_ALIGN(len) - len;
 }
 
+/* @b's skb, with no packet yet: room for the IP and UDP headers only. */
+static int batch_start(struct softcm_qp *qp, struct softcm_rc_batch *b, gfp_t gfp)
+{
+	b->skb = alloc_skb(qp->rc.headroom, gfp);
+	if (!b->skb)
+		return -ENOMEM;
+	skb_reserve(b->skb, qp->rc.headroom);
+	return 0;
+}
+
+/* @b's skb forgotten if no packet made it there. */
+static void batch_unstart(struct softcm_rc_batch *b)
+{
+	if (b->skb && !skb_shinfo(b->skb)->nr_frags) {
+		consume_skb(b->skb);
+		b->skb = NULL;
+	}
+}
+
 /*
  * A second packet comes: the first, alone in a linear skb so far, moves
  * into a page fragment of the batch's skb.  -ENOMEM leaves it as it is.
@@ -531,17 +550,13 @@ static int batch_open(struct softcm_qp *qp, struct softcm_rc_batch *b, gfp_t gfp
 	struct sk_buff *first = b->first;
 	u8 *va;
 
-	b->skb = alloc_skb(qp->rc.headroom, gfp);
-	if (!b->skb)
+	if (batch_start(qp, b, gfp))
 		return -ENOMEM;
 	va = netdev_alloc_frag(first->len);
 	if (!va) {
-		kfree_skb(b->skb);
-		b->skb = NULL;
+		batch_unstart(b);
 		return -ENOMEM;
 	}
-	/* room for the IP and UDP headers only */
-	skb_reserve(b->skb, qp->rc.headroom);
 	memcpy(va, first->data, first->len);
 	batch_attach(b, va, first->len);
 	b->first = NULL;
@@ -553,27 +568,39 @@ static int batch_open(struct softcm_qp *qp, struct softcm_rc_batch *b, gfp_t gfp
  * The place of @h's payload in a packet begun in @b (not full): its
  * headers written, its pad zeroed; NULL for no memory.  Then
  * softcm_rc_batch_keep() puts the packet in @b, or
- * softcm_rc_batch_drop() forgets it.  A batch's first packet is built
- * as any packet alone is (softcm_rc_alloc()), so that a message of one
- * packet costs what it did without batches; it moves into a page
- * fragment once a second one comes, each of which is built in its own.
+ * softcm_rc_batch_drop() forgets it.  A batch that a message's last
+ * (or only) packet begins is begun as any packet alone is built
+ * (softcm_rc_alloc()), so that a message of one packet costs what it did
+ * without batches; that packet moves into a page fragment once a second
+ * one comes, each of which is built in its own.  One that a first or
+ * middle packet begins, whose message has more to come, is begun in a
+ * fragment: the linear head a 1-KiB packet takes (kmalloc-2k, zeroed by
+ * init_on_alloc) and its copy into the fragment would be paid for
+ * nothing (performance.rst, "Room for the link header").
  */
 u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 			 struct softcm_ib_hdr *h, gfp_t gfp)
 {
-	unsigned int hlen = softcm_ib_op(h->opcode)->hdr_len;
+	const struct softcm_ib_op *op = softcm_ib_op(h->opcode);
+	unsigned int hlen = op->hdr_len;
 	unsigned int len = batch_len(h);
 	u8 *bth, *payload;
 
 	if (softcm_rc_batch_empty(b)) {
-		b->next_skb = softcm_rc_alloc(qp, h, &payload, gfp);
-		return b->next_skb ? payload : NULL;
+		if (op->pos == SOFTCM_IB_ONLY || op->pos == SOFTCM_IB_LAST) {
+			b->next_skb = softcm_rc_alloc(qp, h, &payload, gfp);
+			return b->next_skb ? payload : NULL;
+		}
+		if (batch_start(qp, b, gfp))
+			return NULL;
+	} else if (b->first && batch_open(qp, b, gfp)) {
+		return NULL;
 	}
-	if (b->first && batch_open(qp, b, gfp))
-		return NULL;
 	bth = netdev_alloc_frag(len);
-	if (!bth)
+	if (!bth) {
+		batch_unstart(b);
 		return NULL;
+	}
 	h->pkey = 0xffff;
 	h->dqpn = qp->attr.dest_qp_num;
 	softcm_ib_build(bth, hlen, h);
@@ -593,6 +620,10 @@ void softcm_rc_batch_keep(struct softcm_rc_batch *b, const struct softcm_ib_hdr 
 		b->closed = false;
 		return;
 	}
+	if (!skb_shinfo(b->skb)->nr_frags) {	/* begun in a fragment */
+		b->seg = b->next_len;
+		b->bytes = 0;
+	}
 	batch_attach(b, b->next, b->next_len);
 	b->closed = b->next_len < b->seg;
 	b->bytes += h->payload_len;
@@ -608,6 +639,7 @@ void softcm_rc_batch_drop(struct softcm_rc_batch *b)
 	}
 	skb_free_frag(b->next);
 	b->next = NULL;
+	batch_unstart(b);
 }
 
 /*
