@@ -930,6 +930,30 @@ static void c_devices_after_free(void)
 }
 
 /*
+ * Library review V9: ibv_query_gid_ex()'s answers, an errno value each:
+ * an entry that is there, flags it does not know, an index past the
+ * table, a port the device lacks.  libibverbs' fallback for a kernel
+ * without the ioctl says EOPNOTSUPP for flags; over rxe the 6.1 kernel's
+ * ioctl answers, EINVAL, and so does softcm.
+ */
+static void c_query_gid_ex(void)
+{
+	struct rdma_cm_id *id = bound_id();
+	struct ibv_gid_entry e;
+	int r;
+
+	r = ibv_query_gid_ex(id->verbs, 1, 0, &e, 0);
+	out("ibv_query_gid_ex index 0 = %s", r ? strerrorname_np(r) ?: "?" : "0");
+	r = ibv_query_gid_ex(id->verbs, 1, 0, &e, 1);
+	out("ibv_query_gid_ex flags 1 = %s", r ? strerrorname_np(r) ?: "?" : "0");
+	r = ibv_query_gid_ex(id->verbs, 1, 100000, &e, 0);
+	out("ibv_query_gid_ex index 100000 = %s", r ? strerrorname_np(r) ?: "?" : "0");
+	r = ibv_query_gid_ex(id->verbs, 2, 0, &e, 0);
+	out("ibv_query_gid_ex port 2 = %s", r ? strerrorname_np(r) ?: "?" : "0");
+	ret("rdma_destroy_id", rdma_destroy_id(id));
+}
+
+/*
  * A client on CH connects to the listener with a QP-less request,
  * announcing CLIENT_QPN + I: the Linux CM rejects a second REQ from one CA
  * with a QPN it already has (stale connection).
@@ -1080,6 +1104,7 @@ static const struct fcase {
 	{ "events/event-str", c_event_str },
 	{ "verbs/remote-atomic-access", c_remote_atomic },
 	{ "verbs/device-list-context-after-free", c_devices_after_free },
+	{ "verbs/query-gid-ex", c_query_gid_ex },
 	{ "sync/new-id-has-its-own-channel", c_sync_new_id_channel },
 	{ "sync/poll-sees-a-request-read-ahead", c_sync_poll_request },
 	{ "fork/child-reads-inherited-channel", c_fork_child_reads },
