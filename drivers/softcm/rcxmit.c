@@ -126,7 +126,9 @@ void softcm_rc_held_shutdown(struct softcm_qp *qp)
 /*
  * Whatever frees or orphans the skb: a device sent it, a qdisc dropped
  * it, in any context (a qdisc's deletion frees its skbs in process
- * context): an RCU reader throughout, for the module's last put.
+ * context): an RCU reader throughout, for the module's last put.  Only
+ * the return after rcu_read_unlock() is left outside, as after any
+ * module's last module_put() in its own code.
  */
 static void held_skb_done(struct sk_buff *skb)
 {
@@ -576,7 +578,7 @@ static int batch_open(struct softcm_qp *qp, struct softcm_rc_batch *b, gfp_t gfp
  * middle packet begins, whose message has more to come, is begun in a
  * fragment: the linear head a 1-KiB packet takes (kmalloc-2k, zeroed by
  * init_on_alloc) and its copy into the fragment would be paid for
- * nothing (performance.rst, "Room for the link header").
+ * nothing (performance.rst, "A batch begun in a fragment").
  */
 u8 *softcm_rc_batch_next(struct softcm_qp *qp, struct softcm_rc_batch *b,
 			 struct softcm_ib_hdr *h, gfp_t gfp)

@@ -453,8 +453,9 @@ fi
 # Where softcm's time goes: the whole guest sampled by its clock (no PMU
 # under TCG) while softcm moves 64 KiB WRITEs, then SENDs of 64 B, 16
 # times a figure's messages so that the run, not perf's start, fills the
-# samples; the hottest symbols, the shares by CPU and process, and the
-# callers of memset_erms go to OUT as comments.
+# samples; the hottest symbols, the shares by CPU and process, softcm.ko's
+# share of the kernel's samples and the callers of memset_erms go to OUT
+# as comments.
 profile() {
 	local t=$1 size=$2 ppid
 	perf record -a -g -e cpu-clock -F 499 -o "$tmp/perf.data" >"$tmp/perf.log" 2>&1 &
