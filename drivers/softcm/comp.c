@@ -73,8 +73,9 @@ static bool read_asked_at_una(struct softcm_qp *qp)
  * Every PSN before @psn is acknowledged: complete the WRs they end.
  * With PSNs still outstanding, the timer restarts: the wait for the
  * next response if this one moved una to a READ asked for (mid-way
- * through it, or at the next READ after one completed), else the
- * retransmission timeout.
+ * through it, or at the next READ after one completed), the wait before
+ * an ACK probe if the newest went without AckReq (req.c, "AckReq"),
+ * else the retransmission timeout.
  */
 static void ack_before(struct softcm_qp *qp, u32 psn)
 {
@@ -128,6 +129,8 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		del_timer(&rc->timer);
 	else if (moved && read_asked_at_una(qp))
 		softcm_rc_arm_probe(qp);
+	else if (softcm_rc_tail_unasked(rc))
+		softcm_rc_arm_tail(qp);
 	else
 		softcm_rc_arm(qp);
 }

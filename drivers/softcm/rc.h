@@ -96,6 +96,15 @@ struct softcm_rd_res {
 /* within a message, AckReq once more than this many went without, as rxe */
 #define SOFTCM_RC_ACKREQ_EVERY	64
 /*
+ * An unsignalled message that follows another sent in the same tick goes
+ * without AckReq, up to this many in a row (a quarter of the send queue
+ * at most), and a tail so left is asked for by sending its last packet
+ * again (an ACK probe) after SOFTCM_RC_TAIL_TICKS ticks without another
+ * message (req.c, "AckReq", Documentation/protocol.rst).
+ */
+#define SOFTCM_RC_ACKREQ_WRS	16
+#define SOFTCM_RC_TAIL_TICKS	2
+/*
  * The responder's skbs the stack may hold at once (in a qdisc, a device's
  * ring): it stops at HIGH and goes on at LOW, as rxe's requester and
  * responder do with their skb_out, so that a peer's READs fill no queue
@@ -126,6 +135,10 @@ struct softcm_rc {
 	u32 max_psn;			/* one past the highest PSN sent */
 	u32 max_wqe;			/* one past the highest WR begun */
 	u32 noack;			/* packets since the last AckReq */
+	u32 unasked;			/* messages since the last AckReq */
+	u32 ask_psn;			/* one past the last PSN asked for */
+	u32 tail_psn_end;		/* one past the last unasked message's */
+	unsigned long last_msg;		/* jiffies of the last message's end */
 	u8 retry_left;
 	u8 rnr_left;
 	bool rnr_wait;			/* the timer waits out an RNR NAK */
@@ -133,13 +146,15 @@ struct softcm_rc {
 	bool rd_retry;
 	/* the timer waits for the next response of the READ at una, not the timeout */
 	bool rd_probe;
+	/* the timer waits to ask for the ACK of a tail sent without AckReq */
+	bool tail_probe;
 	/*
 	 * The requester is being run, by the work or by a poster
 	 * (req_run()): one sender at a time, and the one that clears it
 	 * looked for packets to send in the same hold of the lock.
 	 */
 	bool req_busy;
-	struct timer_list timer;	/* retransmission, or RNR wait */
+	struct timer_list timer;	/* retransmission, RNR wait, READ wait, ACK probe */
 	struct work_struct work;	/* the requester */
 	/* responder */
 	u32 epsn;			/* the PSN expected */
@@ -197,6 +212,7 @@ enum {
 	SOFTCM_TRACE_RETRANSMIT_SEQ_NAK,
 	SOFTCM_TRACE_RETRANSMIT_RNR,
 	SOFTCM_TRACE_RETRANSMIT_READ_STALL,
+	SOFTCM_TRACE_RETRANSMIT_TAIL,
 };
 
 int softcm_rc_init(struct softcm_qp *qp);
@@ -213,6 +229,8 @@ int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 		   const void *slot);
 void softcm_rc_arm(struct softcm_qp *qp);
 void softcm_rc_arm_probe(struct softcm_qp *qp);
+void softcm_rc_arm_tail(struct softcm_qp *qp);
+bool softcm_rc_tail_unasked(const struct softcm_rc *rc);
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
 
 /*

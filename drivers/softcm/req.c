@@ -35,10 +35,28 @@
  * executing it again.  A SEND with invalidate ends with a LAST or ONLY
  * WITH INVALIDATE carrying the WR's rkey in its IETH, as rxe's.
  *
+ * AckReq: rxe asks for an ACK on every message's last packet, and a
+ * responder sends one ACK per ask, so a stream of small messages costs
+ * as many ACKs as messages, each one more crossing of both hosts'
+ * stacks.  softcm asks, as rxe, on every packet of a message sent again,
+ * on a READ or an atomic, within a message after SOFTCM_RC_ACKREQ_EVERY
+ * packets, and on a message's last packet if its WR is signalled, or the
+ * message before it ended in an earlier tick of jiffies (no stream), or
+ * SOFTCM_RC_ACKREQ_WRS messages (a quarter of the send queue at most)
+ * went without; an ACK acknowledges every PSN before it, so the ones not
+ * asked for are acknowledged with the next one asked.  A stream's tail
+ * left without one has the timer wait SOFTCM_RC_TAIL_TICKS ticks after
+ * the last message, then send that message's last packet again with
+ * AckReq (an ACK probe): a duplicate, which a responder acknowledges
+ * without executing it again (rxe's and softcm's), or, if packets before
+ * it were lost, a sequence NAK that sends them again.  So a tail holds
+ * its send queue slots a few milliseconds at most, not a timeout.
+ *
  * The timer is the retransmission timer (4.096 us * 2^timeout, rxe's
  * and the IBTA's), or, after an RNR NAK, the wait the NAK asked for, or,
  * while a READ's responses come, the wait for the next one
- * (softcm_rc_arm_probe()).  All run under the QP's lock and only queue
+ * (softcm_rc_arm_probe()), or the wait before an ACK probe
+ * (softcm_rc_arm_tail()).  All run under the QP's lock and only queue
  * the work.
  */
 
@@ -88,8 +106,40 @@ void softcm_rc_arm(struct softcm_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 	qp->rc.rd_probe = false;
+	qp->rc.tail_probe = false;
 	if (qp->attr.timeout && !qp->rc.rnr_wait)
 		mod_timer(&qp->rc.timer, jiffies + rc_timeout(qp));
+}
+
+/*
+ * Whether the newest packet sent is a message's last that went without
+ * AckReq, and no packet asked for after it: a tail only a probe asks
+ * for.  Within a message, a packet asked for at least every
+ * SOFTCM_RC_ACKREQ_EVERY + 2, in a window of more, brings the ACK that
+ * moves it on.
+ */
+bool softcm_rc_tail_unasked(const struct softcm_rc *rc)
+{
+	return rc->tail_psn_end == rc->max_psn && softcm_psn_cmp(rc->ask_psn, rc->max_psn) < 0;
+}
+
+/*
+ * The newest packets went without AckReq: ask for their ACK
+ * SOFTCM_RC_TAIL_TICKS ticks after the last of them unless another
+ * message asks first (rc_timer()).  Pushed back by every such packet,
+ * so a stream's own ACKs come from its asks and the probe goes after
+ * its end.  A READ's wait (shorter than the timeout, and asking from
+ * una again) stays as it is.
+ */
+void softcm_rc_arm_tail(struct softcm_qp *qp)
+{
+	struct softcm_rc *rc = &qp->rc;
+
+	lockdep_assert_held(&qp->lock);
+	if (rc->rd_probe || rc->rnr_wait)
+		return;
+	rc->tail_probe = true;
+	mod_timer(&rc->timer, jiffies + SOFTCM_RC_TAIL_TICKS);
 }
 
 /*
@@ -122,6 +172,7 @@ void softcm_rc_arm_probe(struct softcm_qp *qp)
 		return;
 	}
 	rc->rd_probe = true;
+	rc->tail_probe = false;
 	mod_timer(&rc->timer, jiffies + p);
 }
 
@@ -354,9 +405,27 @@ static bool req_read(struct softcm_qp *qp, struct req_pkt *p,
 	rc->psn = softcm_psn_add(s->first_psn, s->npkts);
 	if (softcm_psn_cmp(rc->psn, rc->max_psn) > 0)
 		rc->max_psn = rc->psn;
+	/* its responses, and the ACK of what came before, answer it */
+	if (softcm_psn_cmp(rc->psn, rc->ask_psn) > 0)
+		rc->ask_psn = rc->psn;
 	if (!timer_pending(&rc->timer))
 		softcm_rc_arm(qp);
 	return true;
+}
+
+/*
+ * Whether the last packet of the message @w asks for an ACK ("AckReq"
+ * above): @resend, a packet sent again, always does.
+ */
+static bool req_ask_last(struct softcm_qp *qp, const struct softcm_sq_wqe *w, bool resend)
+{
+	struct softcm_rc *rc = &qp->rc;
+	unsigned long now = jiffies;
+	bool stream = rc->last_msg == now;
+
+	rc->last_msg = now;
+	return resend || !stream || qp->sq_sig_all || (w->wr.send_flags & IB_SEND_SIGNALED) ||
+	       ++rc->unasked >= min_t(u32, SOFTCM_RC_ACKREQ_WRS, qp->sq_entries / 4);
 }
 
 static u8 write_opcode(bool first, bool last, bool imm)
@@ -430,7 +499,7 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	struct softcm_rc *rc = &qp->rc;
 	const struct softcm_sq_wqe *w;
 	const struct softcm_swqe *s;
-	bool first, last, write;
+	bool first, last, write, resend;
 	u32 plen;
 
 	if (!req_ready(qp))
@@ -466,12 +535,16 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	p->h.ieth_rkey = w->wr.imm_data;
 	p->h.se = last && (w->wr.send_flags & IB_SEND_SOLICITED);
 	/*
-	 * As rxe: on every message's last packet, and within a message on
-	 * the 66th packet since the last AckReq, not the 64th.
+	 * As rxe within a message: on the 66th packet since the last
+	 * AckReq, not the 64th; on its last, as req_ask_last() decides.
 	 */
-	p->h.ackreq = last || rc->noack++ > SOFTCM_RC_ACKREQ_EVERY;
-	if (p->h.ackreq)
+	resend = softcm_psn_cmp(rc->psn, rc->max_psn) < 0;
+	p->h.ackreq = (last && req_ask_last(qp, w, resend)) ||
+		      rc->noack++ > SOFTCM_RC_ACKREQ_EVERY;
+	if (p->h.ackreq) {
 		rc->noack = 0;
+		rc->unasked = 0;
+	}
 	p->wqe = rc->req_wqe;
 	p->off = rc->req_off;
 	p->epoch = rc->epoch;
@@ -486,8 +559,14 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	rc->psn = softcm_psn_add(rc->psn, 1);
 	if (softcm_psn_cmp(rc->psn, rc->max_psn) > 0)
 		rc->max_psn = rc->psn;
-	if (!timer_pending(&rc->timer))
+	if (p->h.ackreq && softcm_psn_cmp(rc->psn, rc->ask_psn) > 0)
+		rc->ask_psn = rc->psn;
+	if (last && !p->h.ackreq) {
+		rc->tail_psn_end = rc->psn;
+		softcm_rc_arm_tail(qp);
+	} else if (!timer_pending(&rc->timer)) {
 		softcm_rc_arm(qp);
+	}
 	return true;
 }
 
@@ -764,6 +843,23 @@ static void rc_timer(struct timer_list *t)
 	}
 	if (rc->una == rc->max_psn)
 		goto out_unlock;
+	if (rc->tail_probe) {
+		/*
+		 * The newest message's last packet again, asking for the ACK:
+		 * not while a go-back sends (its packets ask), nor once a
+		 * later packet asked.  Then the timeout, as after any packet.
+		 */
+		if (softcm_rc_tail_unasked(rc) && rc->psn == rc->max_psn) {
+			softcm_rc_count(qp, SOFTCM_RC_ACK_PROBES, 1);
+			trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn,
+						   softcm_psn_add(rc->max_psn, -1), rc->una,
+						   SOFTCM_TRACE_RETRANSMIT_TAIL);
+			softcm_rc_go_back(qp, softcm_psn_add(rc->max_psn, -1));
+			softcm_rc_queued(qp);
+		}
+		softcm_rc_arm(qp);
+		goto out_unlock;
+	}
 	if (rc->rd_probe) {
 		softcm_rc_count(qp, SOFTCM_RC_READ_RETRIES, 1);
 		timer_resend(qp, SOFTCM_TRACE_RETRANSMIT_READ_STALL);
@@ -819,11 +915,17 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		rc->req_wqe = qp->sq_cons;
 		rc->req_off = 0;
 		rc->noack = 0;
+		rc->unasked = 0;
+		rc->ask_psn = rc->psn;
+		rc->tail_psn_end = rc->psn;
+		/* the first message after RTS is no stream's */
+		rc->last_msg = jiffies - 1;
 		rc->retry_left = qp->attr.retry_cnt;
 		rc->rnr_left = qp->attr.rnr_retry;
 		rc->rnr_wait = false;
 		rc->rd_retry = false;
 		rc->rd_probe = false;
+		rc->tail_probe = false;
 		break;
 	case IB_QPS_ERR:
 		rc->epoch++;

@@ -83,6 +83,11 @@ enum softcm_rc_counter {
 	 * they are down to SOFTCM_RC_RESP_LOW (rcxmit.c)
 	 */
 	SOFTCM_RC_RESP_STOPS,
+	/*
+	 * Last packets sent again to ask for the ACK of messages sent
+	 * without AckReq (req.c, "AckReq"); not in retransmits
+	 */
+	SOFTCM_RC_ACK_PROBES,
 	SOFTCM_RC_COUNTERS
 };
 

@@ -188,12 +188,14 @@ TRACE_EVENT(softcm_qp_state,
 
 /*
  * The RC requester going back to @psn: on its timer (timeout), on a
- * sequence NAK, after an RNR NAK's wait, or when a READ's responses
- * stopped before its last (read_stall).
+ * sequence NAK, after an RNR NAK's wait, when a READ's responses
+ * stopped before its last (read_stall), or to ask for the ACK of a tail
+ * sent without AckReq (tail: its last packet alone).
  */
 /* rc.h's SOFTCM_TRACE_RETRANSMIT_* */
 #define softcm_trace_retransmit_why					\
-	{ 0, "timeout" }, { 1, "seq_nak" }, { 2, "rnr" }, { 3, "read_stall" }
+	{ 0, "timeout" }, { 1, "seq_nak" }, { 2, "rnr" }, { 3, "read_stall" },	\
+	{ 4, "tail" }
 
 TRACE_EVENT(softcm_rc_retransmit,
 	TP_PROTO(unsigned int netns, u32 qpn, u32 psn, u32 una, int why),

@@ -174,7 +174,8 @@ def side(src, dst, dqp, sqp, psn, mine):
     reth = struct.pack(">QII", 0x1000, 0x1234, 70 * MTU)
     write = [(0x06, MTU)] + [(0x07, MTU)] * 68 + [(0x08, MTU)]
     marks = {65, 69} if f != "ackreq" else {63, 69}
-    msgs = [(send, {2}), ("read", None), (write, marks)]
+    # lastack: a SEND's LAST without AckReq, no message just before it
+    msgs = [(send, set() if f == "lastack" else {2}), ("read", None), (write, marks)]
     for ops, acks in msgs:
         if ops == "read":
             pkts, n = read(src, dst, dqp, sqp, psn, f, rf)
@@ -231,6 +232,7 @@ expect_data icrc icrc-valid-on-every-packet
 expect_data mtu payload-lengths-as-rxe
 expect_data opcode rc-opcodes-as-rxe
 expect_data ackreq messages-and-ackreq-as-rxe
+expect_data lastack messages-and-ackreq-as-rxe
 expect_data psn-gap messages-and-ackreq-as-rxe
 expect_data read-psn messages-and-ackreq-as-rxe
 expect_data read-length read-responses-as-rxe

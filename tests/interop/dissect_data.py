@@ -22,9 +22,14 @@ like rxe's own from the same run:
   request, carrying the request's DMA length;
 - FIRST and MIDDLE carrying exactly the path MTU (the largest payload rxe
   sent in them), no payload above it, the pad as the length needs;
-- AckReq where rxe puts it: on every LAST and ONLY, and within a message
-  at the packets rxe's requester marks (rxe_req.c: after more than 64
-  packets without one), compared message length by message length;
+- AckReq where rxe puts it: rxe's on every LAST and ONLY; within a
+  message at the packets rxe's requester marks (rxe_req.c: after more
+  than 64 packets without one), compared message length by message
+  length; softcm's, which counts those 64 across messages, on every LAST
+  and ONLY but a stream's (req.c, "AckReq"): a SEND or WRITE that ends
+  within 10 ms (a tick of jiffies at HZ=100 or more) of the message
+  before it, 15 such in a row at most, each followed by a request that
+  asks (the next message's, or the ACK probe's);
 - ACKs of the same length, syndrome kind and with MSNs that grow;
 - the IP and UDP fields both derive the same way: DF, zero UDP checksum.
 
@@ -44,8 +49,15 @@ FIELDS = [
     "infiniband.bth.opcode", "infiniband.bth.a", "infiniband.bth.padcnt",
     "infiniband.bth.destqp", "infiniband.bth.psn", "infiniband.bth.p_key",
     "infiniband.aeth.syndrome", "infiniband.aeth.msn", "infiniband.reth.dmalen",
-    "_ws.malformed", "_ws.expert.severity", "_ws.expert.message",
+    "_ws.malformed", "_ws.expert.severity", "_ws.expert.message", "frame.time_epoch",
 ]
+# softcm's stream (req.c, "AckReq"): a message's LAST or ONLY may go
+# without AckReq if the message before it ended less than a tick of
+# jiffies before (10 ms bounds a tick from HZ=100), at most this many in
+# a row (SOFTCM_RC_ACKREQ_WRS - 1), and within rxe's 64 + 1 packets.
+STREAM_GAP = 0.010
+STREAM_RUN = 15
+NOACK_MAX = 64
 
 # RC opcodes (IBTA table 35): name, kind, position, extra header bytes.
 RC = {
@@ -209,11 +221,20 @@ def main():
             return 1
         return max(1, -(-(num(p["infiniband.reth.dmalen"]) or 0) // mtu))
 
+    def asks(p):
+        return p["infiniband.bth.a"] in ("1", "True")
+
+    def stamp(p):
+        return float(p["frame.time_epoch"] or 0)
+
     # Each requester's messages, per destination QP, in capture order,
     # first transmissions only: FIRST MIDDLE* LAST or ONLY of one kind,
-    # consecutive PSNs; and where AckReq was set, by message length.
+    # consecutive PSNs; and where AckReq was set, by message length (for
+    # softcm, of the messages begun right after one asked for: its count
+    # of packets without AckReq goes on across a stream's messages).
     problems = []
     ackreq = {s: collections.defaultdict(set) for s in sides}
+    streamed = 0
     for s in sides:
         flows = collections.defaultdict(list)
         for p in data[s]:
@@ -221,10 +242,15 @@ def main():
                 flows[num(p["infiniband.bth.destqp"])].append(p)
         for qpn, ps in flows.items():
             top, msg = None, []
-            for p in ps:
+            # softcm: packets since the last AckReq (None: unknown, after
+            # a go-back), messages without one in a row, the last end
+            noack, run, ended, begun = 0, 0, None, 0
+            for i, p in enumerate(ps):
                 psn = num(p["infiniband.bth.psn"])
                 if top is not None and not psn_after(psn, top):
-                    continue        # a retransmission
+                    # a retransmission: a go-back counts from 0 again
+                    noack = 0 if asks(p) else None
+                    continue
                 if top is not None and psn != (top + 1) & 0xffffff:
                     problems.append(f"{where(p)}: PSN {psn:#x} after {top:#x} to QP {qpn:#x}")
                     msg = []
@@ -236,17 +262,45 @@ def main():
                 if not msg and pos in ("middle", "last"):
                     problems.append(f"{where(p)}: no FIRST before it")
                     continue
+                if not msg:
+                    begun = noack
                 msg.append(p)
-                if pos in ("last", "only"):
-                    marks = tuple(i for i, m in enumerate(msg) if m["infiniband.bth.a"] in
-                                  ("1", "True"))
-                    ackreq[s][(kind, len(msg))].add(marks)
+                end = pos in ("last", "only")
+                if s == "softcm" and noack is not None and not end:
+                    if asks(p) != (noack > NOACK_MAX):
+                        problems.append(f"{where(p)}: AckReq {asks(p)} after {noack} packets"
+                                        " without")
+                if s == "softcm" and end and not asks(p):
+                    streamed += 1
+                    why = []
+                    if kind not in ("send", "write"):
+                        why.append(f"a {kind}")
+                    if noack is not None and noack > NOACK_MAX:
+                        why.append(f"{noack} packets without before it")
+                    if ended is None or stamp(p) - ended >= STREAM_GAP:
+                        why.append("no message just before it")
+                    if run + 1 > STREAM_RUN:
+                        why.append(f"{run + 1} such in a row")
+                    if not any(asks(q) for q in ps[i + 1:]):
+                        why.append("no request asks after it")
+                    if why:
+                        problems.append(f"{where(p)}: no AckReq on a message's last: " +
+                                        ", ".join(why))
+                if asks(p):
+                    noack = 0
+                elif noack is not None:
+                    noack += 1
+                if end:
+                    run = 0 if asks(p) else run + 1
+                    ended = stamp(p)
+                    marks = tuple(i for i, m in enumerate(msg) if asks(m))
+                    if s == "rxe" or (begun == 0 and asks(p)):
+                        ackreq[s][(kind, len(msg))].add(marks)
                     msg = []
-    for s in sides:
-        for (kind, n), marks in ackreq[s].items():
-            for m in marks:
-                if n - 1 not in m:
-                    problems.append(f"{s}: a {kind} of {n} packets without AckReq on its last")
+    for (kind, n), marks in ackreq["rxe"].items():
+        for m in marks:
+            if n - 1 not in m:
+                problems.append(f"rxe: a {kind} of {n} packets without AckReq on its last")
     compared = 0
     for key in set(ackreq["softcm"]) & set(ackreq["rxe"]):
         compared += 1
@@ -259,7 +313,8 @@ def main():
         problems.append(f"the longest message both sent has {longest} packets: AckReq within"
                         " a message not compared")
     tap.check("messages-and-ackreq-as-rxe", problems,
-              f"{compared} message shapes compared, the longest {longest} packets")
+              f"{compared} message shapes compared, the longest {longest} packets; "
+              f"{streamed} of softcm's stream without AckReq on their last")
 
     # READ responses: per destination QP, first transmissions, each one
     # FIRST MIDDLE* LAST or ONLY, from the PSN of a READ request the

@@ -325,6 +325,69 @@ TEST_F(peer, ack_of_everything_during_an_rnr_wait)
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
+/*
+ * A stream's AckReq on the wire (req.c, "AckReq"): three unsignalled
+ * SENDs posted in one call leave in one tick, the first asking (no
+ * message before it) and the others not; nothing answers them, and the
+ * third comes again with AckReq a few ticks later, alone, at its own
+ * PSN (the ACK probe), long before the retransmission timeout (1.07 s)
+ * would send all three again.  Its ACK retires the three (the send
+ * queue of 16 takes 16 more).  A try whose stream crossed a tick asks
+ * on its last and needs no probe: it is acknowledged and made again,
+ * three in all.
+ */
+TEST_F(peer, stream_tail_asked_for_by_a_probe)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)self->buf, .length = 64,
+			       .lkey = self->mr->lkey };
+	struct ibv_send_wr wr[16], *bad;
+	unsigned int psn = SQ_PSN, msn = 0, got;
+	unsigned char b[2048];
+	bool probed = false;
+	int n, i, tries;
+
+	for (tries = 0; tries < 3 && !probed; tries++) {
+		bool ask[3];
+
+		for (i = 0; i < 3; i++)
+			wr[i] = (struct ibv_send_wr){ .wr_id = 10 + i, .sg_list = &sge, .num_sge = 1,
+						      .opcode = IBV_WR_SEND,
+						      .next = i < 2 ? &wr[i + 1] : NULL };
+		ASSERT_EQ(0, ibv_post_send(self->qp, wr, &bad));
+		for (i = 0; i < 3; i++) {
+			n = next_request_raw(self, 10000, b, sizeof(b));
+			ASSERT_LT(0, n);
+			EXPECT_EQ(OP_SEND_ONLY, b[0]);
+			EXPECT_EQ(psn + i, get32(b + 8) & 0xffffff);
+			ask[i] = b[8] & 0x80;
+		}
+		/* the first after RTS or after the previous try's ACK: no stream */
+		if (!tries)
+			EXPECT_TRUE(ask[0]);
+		if (!ask[2]) {
+			/* a probe, not the timeout's go-back from the first */
+			n = next_request_raw(self, 500, b, sizeof(b));
+			ASSERT_LT(0, n) TH_LOG("no ACK probe within 500 ms");
+			got = get32(b + 8) & 0xffffff;
+			EXPECT_EQ(OP_SEND_ONLY, b[0]);
+			EXPECT_EQ(psn + 2, got);
+			EXPECT_TRUE(b[8] & 0x80);
+			probed = true;
+		}
+		msn += 3;
+		psn += 3;
+		ASSERT_EQ(0, respond(self, psn - 1, AETH_ACK, msn));
+	}
+	ASSERT_TRUE(probed) TH_LOG("every try's stream crossed a tick");
+	/* nothing more: the probe's ACK retired them; a full queue posts */
+	EXPECT_EQ(-ETIME, next_request_raw(self, 200, b, sizeof(b)));
+	for (i = 0; i < 16; i++)
+		wr[i] = (struct ibv_send_wr){ .wr_id = 20 + i, .sg_list = &sge, .num_sge = 1,
+					      .opcode = IBV_WR_SEND,
+					      .next = i < 15 ? &wr[i + 1] : NULL };
+	EXPECT_EQ(0, ibv_post_send(self->qp, wr, &bad));
+}
+
 /* The 64-bit big-endian value at @p. */
 static uint64_t get64(const unsigned char *p)
 {

@@ -1198,6 +1198,130 @@ TEST_F(rc, unsignaled_sends)
 }
 
 /*
+ * Post @n SENDs of @len bytes from @e's buffer as one list, one system
+ * call, all unsignalled but the last if @signal_last.
+ */
+static int post_send_list(struct rc_ep *e, int n, uint32_t len, bool signal_last)
+{
+	struct ibv_sge sge[QP_WR];
+	struct ibv_send_wr wr[QP_WR], *bad;
+
+	if (n > QP_WR)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)e->buf + (size_t)i * len,
+					   .length = len, .lkey = e->mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = 300 + i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_SEND, .next = i + 1 < n ? &wr[i + 1] : NULL,
+			.send_flags = signal_last && i + 1 == n ? IBV_SEND_SIGNALED : 0,
+		};
+	}
+	return ibv_post_send(e->qp, wr, &bad);
+}
+
+/*
+ * A stream of unsignalled SENDs asks for fewer ACKs than it has
+ * messages (req.c, "AckReq"): 64 posted in one call, the last signalled,
+ * are acknowledged by at most 16 ACKs (one per 16 unsignalled, one at
+ * each tick of jiffies the stream crosses, one for the signalled; rxe
+ * asks for 64), every byte delivered once, and only the signalled one
+ * completes.
+ */
+TEST_F(rc, unsignaled_stream_asks_for_fewer_acks)
+{
+	const struct rc_path p = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
+	struct ibv_wc wc[QP_WR];
+	long long acks, rx;
+	uint32_t na, nb;
+	int qa, qb;
+
+	pair_listed(_metadata, self, &p, &qa, &qb);
+	na = self->a.qp->qp_num;
+	nb = self->b.qp->qp_num;
+	for (int i = 0; i < QP_WR; i++)
+		ASSERT_EQ(0, post_recv(&self->b, 100 + i, i * 64, 64));
+	pattern(self->a.buf, QP_WR * 64, 9);
+	memset(self->b.buf, 0xee, QP_WR * 64);
+	ASSERT_EQ(0, post_send_list(&self->a, QP_WR, 64, true));
+	ASSERT_EQ(QP_WR, poll_n(self->b.rcq, wc, QP_WR));
+	for (int i = 0; i < QP_WR; i++) {
+		EXPECT_EQ(100 + i, wc[i].wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(64, wc[i].byte_len);
+	}
+	EXPECT_EQ(0, memcmp(self->a.buf, self->b.buf, QP_WR * 64));
+	ASSERT_EQ(1, poll_n(self->a.scq, wc, 1));
+	EXPECT_EQ(300 + QP_WR - 1, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status);
+	EXPECT_EQ(0, ibv_poll_cq(self->a.scq, 1, wc));
+
+	rx = qp_counter(qb, nb, "rx_packets");
+	acks = qp_counter(qb, nb, "acks_sent");
+	EXPECT_LE(QP_WR, rx);
+	EXPECT_LE(1, acks);
+	/* no loss on the veth: every packet once, unless a slow guest timed out */
+	if (!qp_counter(qa, na, "timeouts")) {
+		EXPECT_EQ(QP_WR, rx);
+		EXPECT_GE(QP_WR / 4, acks) TH_LOG("%lld ACKs for %d messages", acks, QP_WR);
+		EXPECT_EQ(0, qp_counter(qa, na, "retransmits"));
+	}
+	EXPECT_EQ(acks, qp_counter_reaches(qa, na, "acks_received", acks, WAIT_MS));
+	close(qa);
+	close(qb);
+}
+
+/*
+ * A stream whose last messages went without AckReq is acknowledged by an
+ * ACK probe, its last packet sent again with AckReq a few ticks after it
+ * (req.c, "AckReq"), not by the retransmission timeout: ack_probes moves,
+ * the responder counts the probe as a duplicate and ACKs it, and
+ * neither a timeout nor a retransmission is counted.  A stream whose
+ * last message happened to begin a tick was asked for and needs no
+ * probe: such a try is made again, three in all.
+ */
+TEST_F(rc, unsignaled_tail_acknowledged_by_a_probe)
+{
+	/* timeout 16: 268 ms, far beyond a probe's few ticks */
+	const struct rc_path p = { .sq_psn = 0x100, .min_rnr_timer = 1, .rnr_retry = 7,
+				   .timeout = 16 };
+	long long probes = 0, dups, acks, to, rt, rx;
+	uint32_t na, nb;
+	int qa, qb, n = 8, tries;
+
+	pair_listed(_metadata, self, &p, &qa, &qb);
+	na = self->a.qp->qp_num;
+	nb = self->b.qp->qp_num;
+	pattern(self->a.buf, n * 64, 4);
+	for (tries = 0; tries < 3 && !probes; tries++) {
+		dups = qp_counter(qb, nb, "duplicates");
+		acks = qp_counter(qb, nb, "acks_sent");
+		to = qp_counter(qa, na, "timeouts");
+		rt = qp_counter(qa, na, "retransmits");
+		rx = qp_counter(qb, nb, "rx_packets");
+		for (int i = 0; i < n; i++)
+			ASSERT_EQ(0, post_recv(&self->b, 100 + i, i * 64, 64));
+		ASSERT_EQ(0, post_send_list(&self->a, n, 64, false));
+		ASSERT_EQ(rx + n, qp_counter_reaches(qb, nb, "rx_packets", rx + n, WAIT_MS));
+		/* the probe is due a few ticks after the stream: 2 s is generous */
+		probes = qp_counter_reaches(qa, na, "ack_probes", 1, 2000);
+		EXPECT_LE(0, probes);
+	}
+	ASSERT_LE(1, probes) TH_LOG("no ACK probe in %d tries", tries);
+	EXPECT_EQ(1, probes);
+	EXPECT_EQ(dups + 1, qp_counter_reaches(qb, nb, "duplicates", dups + 1, WAIT_MS));
+	EXPECT_LT(acks, qp_counter(qb, nb, "acks_sent"));
+	EXPECT_EQ(to, qp_counter(qa, na, "timeouts"));
+	EXPECT_EQ(rt, qp_counter(qa, na, "retransmits"));
+	/* the slots were freed by the probe's ACK: a full queue's worth posts */
+	for (int i = 0; i < QP_WR; i++)
+		ASSERT_EQ(0, post_recv(&self->b, 200 + i, 0, 64));
+	EXPECT_EQ(0, post_send_list(&self->a, QP_WR, 0, true));
+	close(qa);
+	close(qb);
+}
+
+/*
  * A receive posted late: the SEND meets an RNR NAK (min_rnr_timer 1,
  * 0.01 ms) and is retried until the receive is there.
  */
