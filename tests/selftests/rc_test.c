@@ -1232,7 +1232,7 @@ TEST_F(rc, unsignaled_stream_asks_for_fewer_acks)
 {
 	const struct rc_path p = { .sq_psn = 0xfffff0, .min_rnr_timer = 1, .rnr_retry = 7 };
 	struct ibv_wc wc[QP_WR];
-	long long acks, rx;
+	long long acks, rx, probes;
 	uint32_t na, nb;
 	int qa, qb;
 
@@ -1258,11 +1258,16 @@ TEST_F(rc, unsignaled_stream_asks_for_fewer_acks)
 
 	rx = qp_counter(qb, nb, "rx_packets");
 	acks = qp_counter(qb, nb, "acks_sent");
+	probes = qp_counter(qa, na, "ack_probes");
 	EXPECT_LE(QP_WR, rx);
 	EXPECT_LE(1, acks);
-	/* no loss on the veth: every packet once, unless a slow guest timed out */
+	ASSERT_LE(0, probes);
+	/*
+	 * No loss on the veth: every packet once, unless a slow guest timed
+	 * out, and a probe if it took 2 ticks between two messages.
+	 */
 	if (!qp_counter(qa, na, "timeouts")) {
-		EXPECT_EQ(QP_WR, rx);
+		EXPECT_EQ(QP_WR + probes, rx);
 		EXPECT_GE(QP_WR / 4, acks) TH_LOG("%lld ACKs for %d messages", acks, QP_WR);
 		EXPECT_EQ(0, qp_counter(qa, na, "retransmits"));
 	}
@@ -1302,7 +1307,8 @@ TEST_F(rc, unsignaled_tail_acknowledged_by_a_probe)
 		for (int i = 0; i < n; i++)
 			ASSERT_EQ(0, post_recv(&self->b, 100 + i, i * 64, 64));
 		ASSERT_EQ(0, post_send_list(&self->a, n, 64, false));
-		ASSERT_EQ(rx + n, qp_counter_reaches(qb, nb, "rx_packets", rx + n, WAIT_MS));
+		/* the probe may be in already */
+		ASSERT_LE(rx + n, qp_counter_reaches(qb, nb, "rx_packets", rx + n, WAIT_MS));
 		/* the probe is due a few ticks after the stream: 2 s is generous */
 		probes = qp_counter_reaches(qa, na, "ack_probes", 1, 2000);
 		EXPECT_LE(0, probes);
