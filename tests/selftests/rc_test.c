@@ -255,9 +255,11 @@ static void write_one(struct __test_metadata *_metadata, struct rc_ep *s, struct
  * An RDMA READ by @s of @len bytes of @r's buffer at 8, into @s's buffer
  * at 8 through two SGEs (the first half, then the rest), checked: the
  * completion, every byte, and the bytes either side left alone.
+ * read_post() posts it and read_done() checks it, for a test that acts
+ * while it runs; read_one() does both.
  */
-static void read_one(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
-		     uint32_t len, unsigned int seed)
+static void read_post(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
+		      uint32_t len, unsigned int seed)
 {
 	struct ibv_sge sge[2] = {
 		{ .addr = (uintptr_t)s->buf + 8, .length = len / 2, .lkey = s->mr->lkey },
@@ -269,11 +271,17 @@ static void read_one(struct __test_metadata *_metadata, struct rc_ep *s, struct 
 		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = (uintptr_t)r->buf + 8, .rkey = r->mr->rkey },
 	}, *bad;
-	struct ibv_wc wc;
 
 	pattern(r->buf + 8, len, seed);
 	memset(s->buf, 0xee, len + 16);
 	ASSERT_EQ(0, ibv_post_send(s->qp, &wr, &bad));
+}
+
+static void read_done(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
+		      uint32_t len, unsigned int seed)
+{
+	struct ibv_wc wc;
+
 	ASSERT_EQ(1, poll_n(s->scq, &wc, 1));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("len %u: %s", len,
 						     ibv_wc_status_str(wc.status));
@@ -286,6 +294,13 @@ static void read_one(struct __test_metadata *_metadata, struct rc_ep *s, struct 
 	EXPECT_EQ(0xee, s->buf[8 + len]);
 	/* nothing for the responder's receive queue */
 	EXPECT_EQ(0, ibv_poll_cq(r->rcq, 1, &wc));
+}
+
+static void read_one(struct __test_metadata *_metadata, struct rc_ep *s, struct rc_ep *r,
+		     uint32_t len, unsigned int seed)
+{
+	read_post(_metadata, s, r, len, seed);
+	read_done(_metadata, s, r, len, seed);
 }
 
 static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 65536, BIG };
@@ -2204,36 +2219,49 @@ TEST_F(rc, copied_packets_leave_in_gso_batches)
 /*
  * The responder's skbs that the stack holds are bounded (rc.h,
  * SOFTCM_RC_RESP_HIGH, 64, as rxe's skb_out): B's veth end sends through
- * a netem queue of 96 packets that lets 8 go every 10 ms, each response
- * one skb (tx_gso 0), and A READs 256 KiB, 256 responses, twice.  B
- * stops at 64 skbs queued and goes on when the queue has sent all but
- * 16, so netem drops none (its counter and B's tx_errors stay 0) and B's
- * resp_stops
- * moves; every byte arrives.  Without the bound B would put all 256 in
- * the queue at once and most would be dropped, asked for again, and
- * dropped again.
+ * a netem queue of 96 packets, each response one skb (tx_gso 0), and A
+ * READs 256 KiB, 256 responses.  The queue's slots first hold what B
+ * sends (the first opens 10 s after the first response), so B stops at
+ * 64 queued (resp_stops moves) however slow the guest; only then do they
+ * let 8 go every 10 ms (the change takes effect when something is next
+ * queued: a datagram from B), and B goes on each time the queue has
+ * sent all but 16.  netem drops none (its counter and B's tx_errors stay
+ * 0), A asks for nothing again (its timeout, 8.6 s, outlasts the hold,
+ * and its READ's shorter wait starts with the first response), every
+ * byte arrives; a second READ runs through the paced queue.  Without the
+ * bound B would put all 256 in the queue at once and most would be
+ * dropped, asked for again, and dropped again.  Slots, not a delay:
+ * netem orphans what it delays, not what it slots.
  */
 TEST_F(rc, read_responses_wait_for_the_queue)
 {
-	const struct rc_path p = { .sq_psn = 0x100, .min_rnr_timer = 1, .rnr_retry = 7 };
+	const struct rc_path p = { .sq_psn = 0x100, .min_rnr_timer = 1, .rnr_retry = 7,
+				   .timeout = 21 };
 	const struct rc_ep_opts o = { .qp_wr = QP_WR, .len = BUF };
-	long long stops, errs;
+	long long stops, errs, art;
 	char out[4096], *d;
-	uint32_t nb;
+	uint32_t na, nb;
 	int qa, qb;
 
 	pair_made(_metadata, self, &p, &o, &qa, &qb);
+	na = self->a.qp->qp_num;
 	nb = self->b.qp->qp_num;
 	ASSERT_EQ(0, set_tx("rc-b", "tx_gso", 0));
-	/* slots, not a delay: netem orphans what it delays, not what it slots */
-	ASSERT_EQ(0, system("tc -n rc-b qdisc add dev rb root netem limit 96 slot 10ms 10ms packets 8"));
+	/* B's ARP for A before the queue, which would hold it too */
+	read_one(_metadata, &self->a, &self->b, MTU, 0);
+	ASSERT_EQ(0, system("tc -n rc-b qdisc add dev rb root netem limit 96 slot 10s 10s packets 8"));
 	stops = qp_counter(qb, nb, "resp_stops");
 	errs = qp_counter(qb, nb, "tx_errors");
+	art = qp_counter(qa, na, "retransmits");
 	ASSERT_LE(0, stops);
-	read_one(_metadata, &self->a, &self->b, 256 * MTU, 1);
+	read_post(_metadata, &self->a, &self->b, 256 * MTU, 1);
+	EXPECT_LT(stops, qp_counter_reaches(qb, nb, "resp_stops", stops + 1, WAIT_MS));
+	ASSERT_EQ(0, system("tc -n rc-b qdisc change dev rb root netem limit 96 slot 10ms 10ms packets 8"));
+	ASSERT_EQ(0, system("ip netns exec rc-b bash -c 'echo > /dev/udp/10.29.0.1/9'"));
+	read_done(_metadata, &self->a, &self->b, 256 * MTU, 1);
 	read_one(_metadata, &self->a, &self->b, 256 * MTU, 2);
-	EXPECT_LT(stops, qp_counter(qb, nb, "resp_stops"));
 	EXPECT_EQ(errs, qp_counter(qb, nb, "tx_errors"));
+	EXPECT_EQ(art, qp_counter(qa, na, "retransmits"));
 	ASSERT_EQ(0, run_output("tc -n rc-b -s qdisc show dev rb", out, sizeof(out)));
 	d = strstr(out, "dropped ");
 	ASSERT_NE(NULL, d) TH_LOG("%s", out);
