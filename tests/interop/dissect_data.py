@@ -28,8 +28,9 @@ like rxe's own from the same run:
   length; softcm's, which counts those 64 across messages, on every LAST
   and ONLY but a stream's (req.c, "AckReq"): a SEND or WRITE that ends
   within 10 ms (a tick of jiffies at HZ=100 or more) of the message
-  before it, 15 such in a row at most, each followed by a request that
-  asks (the next message's, or the ACK probe's);
+  before it, 15 such in a row at most (any packet that asks ends a row,
+  one within a message or sent again too), each followed by a request
+  that asks (the next message's, or the ACK probe's);
 - ACKs of the same length, syndrome kind and with MSNs that grow;
 - the IP and UDP fields both derive the same way: DF, zero UDP checksum.
 
@@ -250,6 +251,7 @@ def main():
                 if top is not None and not psn_after(psn, top):
                     # a retransmission: a go-back counts from 0 again
                     noack = 0 if asks(p) else None
+                    run = 0 if asks(p) else run
                     continue
                 if top is not None and psn != (top + 1) & 0xffffff:
                     problems.append(f"{where(p)}: PSN {psn:#x} after {top:#x} to QP {qpn:#x}")
@@ -286,12 +288,13 @@ def main():
                     if why:
                         problems.append(f"{where(p)}: no AckReq on a message's last: " +
                                         ", ".join(why))
+                # any packet that asks ends a row (mid-message too)
                 if asks(p):
-                    noack = 0
+                    noack, run = 0, 0
                 elif noack is not None:
                     noack += 1
                 if end:
-                    run = 0 if asks(p) else run + 1
+                    run = run if asks(p) else run + 1
                     ended = stamp(p)
                     marks = tuple(i for i, m in enumerate(msg) if asks(m))
                     if s == "rxe" or (begun == 0 and asks(p)):
