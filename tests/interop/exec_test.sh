@@ -1054,6 +1054,50 @@ run_rnr() {
 		not_ok "$name" "$cli" "$srv"
 	fi
 }
+# run_tail NAME SRV_NS SRV_ADDR CLI_NS PORT: exec_peer -u 16, softcm's
+# client and rxe's server: softcm's ACK probe met by rxe's responder
+# (protocol.rst, "AckReq in a stream").  Each round the client posts 16
+# SENDs, none signalled, in one call, into a send queue of 16: the
+# first asks for an ACK; of those ending in the tick their predecessor
+# ended in, 3 in a row go without AckReq (a quarter of the queue), the
+# 4th asks; the last 3, a tail no packet asks for, are asked for 2 ticks
+# later by the probe, the last packet again with AckReq, which rxe's
+# responder must acknowledge as a duplicate, not deliver again.  A
+# round whose last message began a tick asked itself and has no probe:
+# up to 3 rounds, until one has.  Then one more, whose post needs the
+# send-queue slots the probed tail held: it is posted, every message
+# arrives once and intact, and softcm counted no timeout (a probe rxe
+# left unanswered would leave the tail to the timeout, 1.07 s, which
+# sends it again).
+run_tail() {
+	local name=$1 cns=$4 srv cli ok=1 spid cpid p0 t0 r=0 k=0 ret=0 probed=0
+	p0=$(sc_stat rc_ack_probes "$cns") t0=$(sc_stat rc_timeouts "$cns")
+	peers_up "$@" 0 1 -- -u 16 -- -u 16 || ret=$?
+	[ $ret = 1 ] && return
+	[ $ret = 0 ] || ok=0
+	while [ $ok = 1 ] && [ $r -lt 4 ]; do
+		r=$((r + 1)) k=$((k + 16))
+		(echo send >&8) 2>/dev/null
+		poll $((100 * slow)) grep -qx "posted $k" "$cli" &&
+			poll $((100 * slow)) grep -qx "recv $k ok" "$srv" ||
+			{ ok=0; say "round $r: the 16 SENDs not posted and received"; break; }
+		# the round after the probe: its post waited for the tail's ACK
+		[ $probed = 1 ] && break
+		[ $r -lt 4 ] || { ok=0; say "3 rounds and no probe"; break; }
+		poll $((10 * slow)) sc_stat_above rc_ack_probes "$cns" "$p0" &&
+			{ probed=1; say "round $r: probed"; }
+	done
+	say "softcm: $(($(sc_stat rc_ack_probes "$cns") - p0)) probes," \
+		"$(($(sc_stat rc_timeouts "$cns") - t0)) timeouts"
+	[ "$(sc_stat rc_timeouts "$cns")" = "$t0" ] || { ok=0; say "softcm timed out"; }
+	peers_down || ok=0
+	[ "$(grep -c '^recv ' "$srv")" = $k ] || { ok=0; say "rxe's server got other than $k"; }
+	if [ $ok = 1 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv"
+	fi
+}
 # sc_stat_above NAME NS N: softcm's counter NAME in NS is above N.
 sc_stat_above() {
 	[ "$(sc_stat "$1" "$2")" -gt "$3" ]
@@ -1076,6 +1120,7 @@ else
 	run_qp qp/rxe-client-softcm-server $nsb $ip_sc "" 7478 1 0
 	run_rnr qp/rnr-timer-0-and-rd-atomic-3-1-softcm-client-rxe-server "" $ip_rxe $nsb 7482 0 1
 	run_rnr qp/rnr-timer-0-and-rd-atomic-3-1-rxe-client-softcm-server $nsb $ip_sc "" 7483 1 0
+	run_tail qp/stream-tail-probe-softcm-client-rxe-server "" $ip_rxe $nsb 7485
 
 	run_rc_pingpong
 	run_send_bw
