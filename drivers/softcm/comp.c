@@ -129,7 +129,7 @@ static void ack_before(struct softcm_qp *qp, u32 psn)
 		del_timer(&rc->timer);
 	else if (moved && read_asked_at_una(qp))
 		softcm_rc_arm_probe(qp);
-	else if (softcm_rc_tail_unasked(rc))
+	else if (rc->tail_unasked)
 		softcm_rc_arm_tail(qp);
 	else
 		softcm_rc_arm(qp);

@@ -136,8 +136,6 @@ struct softcm_rc {
 	u32 max_wqe;			/* one past the highest WR begun */
 	u32 noack;			/* packets since the last AckReq */
 	u32 unasked;			/* messages since the last AckReq */
-	u32 ask_psn;			/* one past the last PSN asked for */
-	u32 tail_psn_end;		/* one past the last unasked message's */
 	unsigned long last_msg;		/* jiffies of the last message's end */
 	u8 retry_left;
 	u8 rnr_left;
@@ -148,6 +146,14 @@ struct softcm_rc {
 	bool rd_probe;
 	/* the timer waits to ask for the ACK of a tail sent without AckReq */
 	bool tail_probe;
+	/*
+	 * The newest packet sent is a message's last that went without
+	 * AckReq, and none asked for it since: a tail only a probe asks
+	 * for.  Within a message, a packet asked for at least every
+	 * SOFTCM_RC_ACKREQ_EVERY + 2, in a window of more, brings the ACK
+	 * that moves it on.
+	 */
+	bool tail_unasked;
 	/*
 	 * The requester is being run, by the work or by a poster
 	 * (req_run()): one sender at a time, and the one that clears it
@@ -230,7 +236,6 @@ int softcm_rc_take(struct softcm_qp *qp, const struct softcm_sq_wqe *w,
 void softcm_rc_arm(struct softcm_qp *qp);
 void softcm_rc_arm_probe(struct softcm_qp *qp);
 void softcm_rc_arm_tail(struct softcm_qp *qp);
-bool softcm_rc_tail_unasked(const struct softcm_rc *rc);
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
 
 /*

@@ -112,18 +112,6 @@ void softcm_rc_arm(struct softcm_qp *qp)
 }
 
 /*
- * Whether the newest packet sent is a message's last that went without
- * AckReq, and no packet asked for after it: a tail only a probe asks
- * for.  Within a message, a packet asked for at least every
- * SOFTCM_RC_ACKREQ_EVERY + 2, in a window of more, brings the ACK that
- * moves it on.
- */
-bool softcm_rc_tail_unasked(const struct softcm_rc *rc)
-{
-	return rc->tail_psn_end == rc->max_psn && softcm_psn_cmp(rc->ask_psn, rc->max_psn) < 0;
-}
-
-/*
  * The newest packets went without AckReq: ask for their ACK
  * SOFTCM_RC_TAIL_TICKS ticks after the last of them unless another
  * message asks first (rc_timer()).  Pushed back by every such packet,
@@ -406,8 +394,8 @@ static bool req_read(struct softcm_qp *qp, struct req_pkt *p,
 	if (softcm_psn_cmp(rc->psn, rc->max_psn) > 0)
 		rc->max_psn = rc->psn;
 	/* its responses, and the ACK of what came before, answer it */
-	if (softcm_psn_cmp(rc->psn, rc->ask_psn) > 0)
-		rc->ask_psn = rc->psn;
+	if (rc->psn == rc->max_psn)
+		rc->tail_unasked = false;
 	if (!timer_pending(&rc->timer))
 		softcm_rc_arm(qp);
 	return true;
@@ -559,10 +547,10 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	rc->psn = softcm_psn_add(rc->psn, 1);
 	if (softcm_psn_cmp(rc->psn, rc->max_psn) > 0)
 		rc->max_psn = rc->psn;
-	if (p->h.ackreq && softcm_psn_cmp(rc->psn, rc->ask_psn) > 0)
-		rc->ask_psn = rc->psn;
+	/* the newest packet, new or sent again: whether a tail is left unasked */
+	if (rc->psn == rc->max_psn)
+		rc->tail_unasked = last && !p->h.ackreq;
 	if (last && !p->h.ackreq) {
-		rc->tail_psn_end = rc->psn;
 		softcm_rc_arm_tail(qp);
 	} else if (!timer_pending(&rc->timer)) {
 		softcm_rc_arm(qp);
@@ -849,12 +837,13 @@ static void rc_timer(struct timer_list *t)
 		 * not while a go-back sends (its packets ask), nor once a
 		 * later packet asked.  Then the timeout, as after any packet.
 		 */
-		if (softcm_rc_tail_unasked(rc) && rc->psn == rc->max_psn) {
+		if (rc->tail_unasked && rc->psn == rc->max_psn) {
+			u32 last = softcm_psn_add(rc->max_psn, -1);
+
 			softcm_rc_count(qp, SOFTCM_RC_ACK_PROBES, 1);
-			trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn,
-						   softcm_psn_add(rc->max_psn, -1), rc->una,
+			trace_softcm_rc_retransmit(qp->sn->net->ns.inum, qp->qpn, last, rc->una,
 						   SOFTCM_TRACE_RETRANSMIT_TAIL);
-			softcm_rc_go_back(qp, softcm_psn_add(rc->max_psn, -1));
+			softcm_rc_go_back(qp, last);
 			softcm_rc_queued(qp);
 		}
 		softcm_rc_arm(qp);
@@ -916,8 +905,7 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 		rc->req_off = 0;
 		rc->noack = 0;
 		rc->unasked = 0;
-		rc->ask_psn = rc->psn;
-		rc->tail_psn_end = rc->psn;
+		rc->tail_unasked = false;
 		/* the first message after RTS is no stream's */
 		rc->last_msg = jiffies - 1;
 		rc->retry_left = qp->attr.retry_cnt;
