@@ -237,6 +237,7 @@ void softcm_rc_arm(struct softcm_qp *qp);
 void softcm_rc_arm_probe(struct softcm_qp *qp);
 void softcm_rc_arm_tail(struct softcm_qp *qp);
 void softcm_rc_go_back(struct softcm_qp *qp, u32 psn);
+bool softcm_rc_ask_last(struct softcm_qp *qp, const struct softcm_sq_wqe *w, bool resend);
 
 /*
  * A received packet's payload: @skb's bytes from @off on, as many as its

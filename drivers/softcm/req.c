@@ -403,18 +403,25 @@ static bool req_read(struct softcm_qp *qp, struct req_pkt *p,
 
 /*
  * Whether the last packet of the message @w asks for an ACK ("AckReq"
- * above): @resend, a packet sent again, always does.
+ * above): @resend, a packet sent again, always does, and is no
+ * message's end for the next to follow in its tick (a probe sent after
+ * a pause would otherwise let the message after it go unasked).
  */
-static bool req_ask_last(struct softcm_qp *qp, const struct softcm_sq_wqe *w, bool resend)
+bool softcm_rc_ask_last(struct softcm_qp *qp, const struct softcm_sq_wqe *w, bool resend)
 {
 	struct softcm_rc *rc = &qp->rc;
 	unsigned long now = jiffies;
-	bool stream = rc->last_msg == now;
+	bool stream;
 
+	lockdep_assert_held(&qp->lock);
+	if (resend)
+		return true;
+	stream = rc->last_msg == now;
 	rc->last_msg = now;
-	return resend || !stream || qp->sq_sig_all || (w->wr.send_flags & IB_SEND_SIGNALED) ||
+	return !stream || qp->sq_sig_all || (w->wr.send_flags & IB_SEND_SIGNALED) ||
 	       ++rc->unasked >= min_t(u32, SOFTCM_RC_ACKREQ_WRS, qp->sq_entries / 4);
 }
+EXPORT_SYMBOL_IF_KUNIT(softcm_rc_ask_last);
 
 static u8 write_opcode(bool first, bool last, bool imm)
 {
@@ -524,10 +531,10 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	p->h.se = last && (w->wr.send_flags & IB_SEND_SOLICITED);
 	/*
 	 * As rxe within a message: on the 66th packet since the last
-	 * AckReq, not the 64th; on its last, as req_ask_last() decides.
+	 * AckReq, not the 64th; on its last, as softcm_rc_ask_last() decides.
 	 */
 	resend = softcm_psn_cmp(rc->psn, rc->max_psn) < 0;
-	p->h.ackreq = (last && req_ask_last(qp, w, resend)) ||
+	p->h.ackreq = (last && softcm_rc_ask_last(qp, w, resend)) ||
 		      rc->noack++ > SOFTCM_RC_ACKREQ_EVERY;
 	if (p->h.ackreq) {
 		rc->noack = 0;

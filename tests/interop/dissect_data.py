@@ -27,10 +27,11 @@ like rxe's own from the same run:
   than 64 packets without one), compared message length by message
   length; softcm's, which counts those 64 across messages, on every LAST
   and ONLY but a stream's (req.c, "AckReq"): a SEND or WRITE that ends
-  within 10 ms (a tick of jiffies at HZ=100 or more) of the message
-  before it, 15 such in a row at most (any packet that asks ends a row,
-  one within a message or sent again too), each followed by a request
-  that asks (the next message's, or the ACK probe's);
+  in the tick of jiffies the message before it ended in (seen here as:
+  not after a pause of half a second, nor first after an ACK probe),
+  15 such in a row at most (any packet that asks ends a row, one within
+  a message or sent again too), each followed by a request that asks
+  (the next message's, or the ACK probe's);
 - ACKs of the same length, syndrome kind and with MSNs that grow;
 - the IP and UDP fields both derive the same way: DF, zero UDP checksum.
 
@@ -53,10 +54,16 @@ FIELDS = [
     "_ws.malformed", "_ws.expert.severity", "_ws.expert.message", "frame.time_epoch",
 ]
 # softcm's stream (req.c, "AckReq"): a message's LAST or ONLY may go
-# without AckReq if the message before it ended less than a tick of
-# jiffies before (10 ms bounds a tick from HZ=100), at most this many in
-# a row (SOFTCM_RC_ACKREQ_WRS - 1), and within rxe's 64 + 1 packets.
-STREAM_GAP = 0.010
+# without AckReq if the message before it ended in the same tick of
+# jiffies, at most this many in a row (SOFTCM_RC_ACKREQ_WRS - 1), and
+# within rxe's 64 + 1 packets.  The tick is the sender's, when it built
+# the packet; a capture's clock sees the packet later, by as long as the
+# guest's CPU was not running between the two, which on a loaded host
+# can be more than a tick.  So a capture shows only that a message after
+# a pause of STREAM_GAP (far beyond a tick and a stall) asks, and that
+# the first message after an ACK probe (which comes two ticks after the
+# last message, so never in its tick) asks.
+STREAM_GAP = 0.5
 STREAM_RUN = 15
 NOACK_MAX = 64
 
@@ -244,15 +251,21 @@ def main():
         for qpn, ps in flows.items():
             top, msg = None, []
             # softcm: packets since the last AckReq (None: unknown, after
-            # a go-back), messages without one in a row, the last end
+            # a go-back), messages without one in a row, the last end;
+            # packets sent again in a row, and whether they were an ACK
+            # probe (the newest packet alone, asking)
             noack, run, ended, begun = 0, 0, None, 0
+            retx, probed = 0, False
             for i, p in enumerate(ps):
                 psn = num(p["infiniband.bth.psn"])
                 if top is not None and not psn_after(psn, top):
                     # a retransmission: a go-back counts from 0 again
                     noack = 0 if asks(p) else None
                     run = 0 if asks(p) else run
+                    retx += 1
+                    probed = retx == 1 and psn == top and asks(p)
                     continue
+                retx = 0
                 if top is not None and psn != (top + 1) & 0xffffff:
                     problems.append(f"{where(p)}: PSN {psn:#x} after {top:#x} to QP {qpn:#x}")
                     msg = []
@@ -283,6 +296,8 @@ def main():
                         why.append("no message just before it")
                     if run + 1 > STREAM_RUN:
                         why.append(f"{run + 1} such in a row")
+                    if probed:
+                        why.append("the first message after an ACK probe")
                     if not any(asks(q) for q in ps[i + 1:]):
                         why.append("no request asks after it")
                     if why:
@@ -294,6 +309,7 @@ def main():
                 elif noack is not None:
                     noack += 1
                 if end:
+                    probed = False
                     run = run if asks(p) else run + 1
                     ended = stamp(p)
                     marks = tuple(i for i, m in enumerate(msg) if asks(m))

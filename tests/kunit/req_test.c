@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The RC requester's go-back (softcm_rc_go_back()): where it resumes
- * sending, given the WRs it took and their PSNs, on a QP of its own that
- * only this logic touches.
+ * sending, given the WRs it took and their PSNs; and which message ends
+ * ask for an ACK (softcm_rc_ask_last()); on a QP of its own that only
+ * this logic touches.
  */
 
 #include <kunit/test.h>
+#include <linux/jiffies.h>
 #include <rdma/ib_verbs.h>
 
 #include "qp.h"
@@ -117,11 +119,102 @@ static void foreign_psn_ignored(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 102U, qp->rc.psn);
 }
 
+static bool ask_last(struct softcm_qp *qp, const struct softcm_sq_wqe *w, bool resend)
+{
+	bool ret;
+
+	spin_lock_bh(&qp->lock);
+	ret = softcm_rc_ask_last(qp, w, resend);
+	spin_unlock_bh(&qp->lock);
+	return ret;
+}
+
+/*
+ * Unsignalled messages ending in one tick of jiffies: the first after an
+ * earlier tick asks and the next go without; a signalled one asks; of a
+ * send queue of 16, 3 in a row go without and the 4th asks (a quarter of
+ * the queue); on a QP that signals all, every one asks.  A try that a
+ * tick ends mid-way is made again.
+ */
+static void stream_asks_every_quarter_queue(struct kunit *test)
+{
+	struct softcm_qp *qp = fake_qp(test);
+	struct softcm_sq_wqe w = {}, sig = { .wr.send_flags = IB_SEND_SIGNALED };
+	bool asked[6];
+	unsigned long t;
+	int tries, i;
+
+	qp->sq_entries = 64;
+	for (tries = 0; tries < 5; tries++) {
+		qp->rc.unasked = 0;
+		t = jiffies;
+		qp->rc.last_msg = t - 1;
+		for (i = 0; i < 6; i++)
+			asked[i] = ask_last(qp, i == 5 ? &sig : &w, false);
+		if (!time_after(jiffies, t))
+			break;
+	}
+	KUNIT_ASSERT_LT(test, tries, 5);
+	KUNIT_EXPECT_TRUE(test, asked[0]);
+	for (i = 1; i < 5; i++)
+		KUNIT_EXPECT_FALSE(test, asked[i]);
+	KUNIT_EXPECT_TRUE(test, asked[5]);
+
+	qp->sq_entries = 16;
+	for (tries = 0; tries < 5; tries++) {
+		qp->rc.unasked = 0;
+		t = jiffies;
+		qp->rc.last_msg = t;
+		for (i = 0; i < 4; i++)
+			asked[i] = ask_last(qp, &w, false);
+		qp->sq_sig_all = true;
+		asked[4] = ask_last(qp, &w, false);
+		qp->sq_sig_all = false;
+		if (!time_after(jiffies, t))
+			break;
+	}
+	KUNIT_ASSERT_LT(test, tries, 5);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_FALSE(test, asked[i]);
+	KUNIT_EXPECT_TRUE(test, asked[3]);
+	KUNIT_EXPECT_TRUE(test, asked[4]);
+}
+
+/*
+ * A packet sent again (a go-back's, an ACK probe's) asks, and is no
+ * message's end: the message after a probe, which comes two ticks after
+ * the last message, asks even in the probe's own tick.
+ */
+static void resend_is_no_message_end(struct kunit *test)
+{
+	struct softcm_qp *qp = fake_qp(test);
+	struct softcm_sq_wqe w = {};
+	bool probe, next;
+	unsigned long t;
+	int tries;
+
+	qp->sq_entries = 64;
+	for (tries = 0; tries < 5; tries++) {
+		t = jiffies;
+		qp->rc.last_msg = t - 2;
+		probe = ask_last(qp, &w, true);
+		next = ask_last(qp, &w, false);
+		if (!time_after(jiffies, t))
+			break;
+	}
+	KUNIT_ASSERT_LT(test, tries, 5);
+	KUNIT_EXPECT_TRUE(test, probe);
+	KUNIT_EXPECT_TRUE(test, next);
+	KUNIT_EXPECT_EQ(test, t, qp->rc.last_msg);
+}
+
 static struct kunit_case req_cases[] = {
 	KUNIT_CASE(mid_message),
 	KUNIT_CASE(across_the_wrap),
 	KUNIT_CASE(past_every_wr),
 	KUNIT_CASE(foreign_psn_ignored),
+	KUNIT_CASE(stream_asks_every_quarter_queue),
+	KUNIT_CASE(resend_is_no_message_end),
 	{}
 };
 
