@@ -557,11 +557,10 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	/* the newest packet, new or sent again: whether a tail is left unasked */
 	if (rc->psn == rc->max_psn)
 		rc->tail_unasked = last && !p->h.ackreq;
-	if (last && !p->h.ackreq) {
+	if (last && !p->h.ackreq)
 		softcm_rc_arm_tail(qp);
-	} else if (!timer_pending(&rc->timer)) {
+	else if (!timer_pending(&rc->timer))
 		softcm_rc_arm(qp);
-	}
 	return true;
 }
 
