@@ -116,8 +116,11 @@ expect none-needed softcm-sent-every-message-kind
 # make_data_capture FAULT: RC data between an "rxe" and a "softcm" address,
 # both ways alike as rxe's requester and responder put them on the wire
 # (a SEND of 3 packets, a READ of 2 MTUs and 100 bytes answered in 3, a
-# WRITE of 70 with AckReq on its 66th and last packets, the ACKs), with
-# FAULT put into softcm's packets, into $tmp/FAULT_data.pcap (+ .hosts).
+# WRITE of 70 with AckReq on its 66th and last packets, the ACKs), then
+# softcm's stream of SENDs (req.c, "AckReq"; the first asking, the
+# second not, its ACK probe, two more asking), with FAULT put into
+# softcm's packets, into $tmp/FAULT_data.pcap (+ .hosts).  Frames are a
+# second apart, the stream's a millisecond.
 make_data_capture() {
 	python3 - "$tmp/$1_data.pcap" "$1" <<'EOF2'
 import struct, sys, zlib
@@ -175,8 +178,19 @@ def side(src, dst, dqp, sqp, psn, mine):
     write = [(0x06, MTU)] + [(0x07, MTU)] * 68 + [(0x08, MTU)]
     marks = {65, 69} if f != "ackreq" else {63, 69}
     # lastack: a SEND's LAST without AckReq, no message just before it
-    msgs = [(send, set() if f == "lastack" else {2}), ("read", None), (write, marks)]
-    for ops, acks in msgs:
+    msgs = [(send, set() if f == "lastack" else {2}, 1.0), ("read", None, 1.0),
+            (write, marks, 1.0)]
+    if mine:
+        # probed: the first message after a probe without AckReq
+        msgs += [(send, {2}, 0.001), (send, set(), 0.001), ("probe", None, 0.001),
+                 (send, set() if f == "probed" else {2}, 0.001), (send, {2}, 0.001)]
+    for ops, acks, dt in msgs:
+        if ops == "probe":
+            # the newest packet again, asking, and its ACK
+            out.append((frame(src, dst, 0x02, dqp, psn - 1, True, b"", bytes(100)), dt))
+            out.append((frame(dst, src, 0x11, sqp, psn - 1, False, bytes([0x1f, 0, 0, 1]),
+                              b""), dt))
+            continue
         if ops == "read":
             pkts, n = read(src, dst, dqp, sqp, psn, f, rf)
             out += pkts
@@ -184,11 +198,11 @@ def side(src, dst, dqp, sqp, psn, mine):
             continue
         for i, (op, n) in enumerate(ops):
             ext = reth if op == 0x06 else (b"\0\0\0\x2a" if op == 0x03 else b"")
-            out.append(frame(src, dst, op, dqp, psn, i in acks, ext, bytes(n),
-                             bad_icrc=(f == "icrc" and i == 1)))
+            out.append((frame(src, dst, op, dqp, psn, i in acks, ext, bytes(n),
+                              bad_icrc=(f == "icrc" and i == 1)), dt))
             if i in acks:
                 aeth = bytes([0x1f, 0, 0, 1])
-                out.append(frame(dst, src, 0x11, sqp, psn, False, aeth, b""))
+                out.append((frame(dst, src, 0x11, sqp, psn, False, aeth, b""), dt))
             psn += 2 if f == "psn-gap" and i == 0 else 1
     return out
 
@@ -196,8 +210,11 @@ def side(src, dst, dqp, sqp, psn, mine):
 frames = side(RXE, SOFTCM, 0x16, 0x15, 100, False) + side(SOFTCM, RXE, 0x15, 0x16, 900, True)
 with open(path, "wb") as fh:
     fh.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for i, fr in enumerate(frames):
-        fh.write(struct.pack("<IIII", 1000 + i, 0, len(fr), len(fr)))
+    t = 1000 * 1000000                  # in microseconds
+    for fr in frames:
+        fr, dt = fr if isinstance(fr, tuple) else (fr, 1.0)
+        t += round(dt * 1000000)
+        fh.write(struct.pack("<IIII", t // 1000000, t % 1000000, len(fr), len(fr)))
         fh.write(fr)
 open(path[:-len(".pcap")] + ".hosts", "w").write("rxe 10.91.0.1\nsoftcm 10.91.0.2\n")
 EOF2
@@ -233,6 +250,7 @@ expect_data mtu payload-lengths-as-rxe
 expect_data opcode rc-opcodes-as-rxe
 expect_data ackreq messages-and-ackreq-as-rxe
 expect_data lastack messages-and-ackreq-as-rxe
+expect_data probed messages-and-ackreq-as-rxe
 expect_data psn-gap messages-and-ackreq-as-rxe
 expect_data read-psn messages-and-ackreq-as-rxe
 expect_data read-length read-responses-as-rxe
