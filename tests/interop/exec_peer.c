@@ -279,8 +279,6 @@ static int stream_client(struct peer *p)
 	time_t end;
 	int err;
 
-	if (p->stream > RECV_SLOTS)
-		return fail("-u: more than RECV_SLOTS");
 	p->mr = ibv_reg_mr(p->pd, p->buf, sizeof(p->buf), IBV_ACCESS_LOCAL_WRITE);
 	if (!p->mr)
 		return fail("ibv_reg_mr");
