@@ -36,8 +36,9 @@
 # DP_LAT_SIZES ("64 4096"), DP_BYTES (bytes per bandwidth run, 8 MiB;
 # iterations = DP_BYTES / size, within DP_MIN_ITERS..DP_MAX_ITERS,
 # 20..5000), DP_LAT_ITERS (500), DP_SC_ITERS (1000: the strace runs,
-# 4 KiB, against 100), DP_CONFIGS (the perftest configurations, "softcm
-# rxe rxe-veth softcm-rxe").  The TCG guest moves a few MiB/s, and each
+# 4 KiB, against 100), DP_PROFILE_CASES (the profiled bandwidth runs as
+# OP:SIZE, "write:65536 send:64"), DP_CONFIGS (the perftest
+# configurations, "softcm rxe rxe-veth softcm-rxe").  The TCG guest moves a few MiB/s, and each
 # perftest run costs some seconds of setup: the defaults keep a run near
 # ten seconds.
 set -u
@@ -53,6 +54,7 @@ DP_SC_ITERS=${DP_SC_ITERS:-1000}
 DP_CONFIGS=${DP_CONFIGS:-softcm rxe rxe-veth softcm-rxe}
 # 1: the profile after the figures, only: the profile alone, 0: none
 DP_PROFILE=${DP_PROFILE:-1}
+DP_PROFILE_CASES=${DP_PROFILE_CASES:-write:65536 send:64}
 T=${DP_TIMEOUT:-180}
 tmp=$(mktemp -d)
 port=18600
@@ -451,8 +453,8 @@ else
 	say "no strace in the VM: no system calls per message"
 fi
 # Where softcm's time goes: the whole guest sampled by its clock (no PMU
-# under TCG) while softcm moves 64 KiB WRITEs, then SENDs of 64 B, 16
-# times a figure's messages so that the run, not perf's start, fills the
+# under TCG) while softcm runs each of DP_PROFILE_CASES (by default 64 KiB
+# WRITEs, then SENDs of 64 B) with 16 times a figure's messages so that the run, not perf's start, fills the
 # samples; the hottest symbols, the shares by CPU and process, softcm.ko's
 # share of the kernel's samples and the callers of memset_erms go to OUT
 # as comments.
@@ -498,8 +500,9 @@ profile() {
 	} | tee -a "$out"
 }
 if command -v perf >/dev/null && [ "$DP_PROFILE" != 0 ]; then
-	profile write 65536
-	profile send 64
+	for c in $DP_PROFILE_CASES; do
+		profile "${c%%:*}" "${c#*:}"
+	done
 fi
 say "data path: $((SECONDS - start)) s, $nfailed failed"
 [ "$nfailed" = 0 ]

@@ -22,7 +22,8 @@
 # 1048576"), BENCH_DP_LAT_SIZES ("64 4096"), BENCH_DP_BYTES (bytes per
 # bandwidth run, 8 MiB; iterations 20..5000), BENCH_DP_PROFILE (1: a
 # perf profile of softcm after the figures, 0: none, only: the profile
-# alone), BENCH_DP_RPS=1 (the receive of each end of ba/bb's veth steered
+# alone), BENCH_DP_PROFILE_CASES (what the profile samples, OP:SIZE
+# pairs of perftest's bandwidth runs: "write:65536 send:64"), BENCH_DP_RPS=1 (the receive of each end of ba/bb's veth steered
 # to the other vCPU by RPS, as a NIC's RSS puts it on a CPU of its own:
 # Documentation/performance.rst, "One CPU for both ends"),
 # BENCH_DP_CONFIGS (the perftest configurations: "softcm rxe rxe-veth
@@ -55,6 +56,7 @@ DP_SIZES="${BENCH_DP_SIZES:-64 4096 65536 1048576}"
 DP_LAT_SIZES="${BENCH_DP_LAT_SIZES:-64 4096}"
 DP_BYTES=${BENCH_DP_BYTES:-8388608}
 DP_PROFILE=${BENCH_DP_PROFILE:-1}
+DP_PROFILE_CASES="${BENCH_DP_PROFILE_CASES:-write:65536 send:64}"
 DP_RPS=${BENCH_DP_RPS:-0}
 DP_CONFIGS="${BENCH_DP_CONFIGS:-softcm rxe rxe-veth softcm-rxe}"
 EOF
