@@ -557,7 +557,8 @@ static bool req_next(struct softcm_qp *qp, struct req_pkt *p)
 	/* the newest packet, new or sent again: whether a tail is left unasked */
 	if (rc->psn == rc->max_psn)
 		rc->tail_unasked = last && !p->h.ackreq;
-	if (last && !p->h.ackreq)
+	/* a resend asks on its last (softcm_rc_ask_last()): only a new one arms */
+	if (rc->tail_unasked)
 		softcm_rc_arm_tail(qp);
 	else if (!timer_pending(&rc->timer))
 		softcm_rc_arm(qp);
