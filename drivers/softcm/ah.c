@@ -11,7 +11,10 @@
 #include <linux/errno.h>
 #include <linux/netdevice.h>
 #include <linux/slab.h>
+#include <net/ip6_route.h>
 #include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
 
 #include "ah.h"
 #include "file.h"
@@ -87,6 +90,60 @@ bool softcm_ah_mtu_fits(struct softcm_net *sn, const struct softcm_ah_attr *a, u
 		fits = path_mtu <= softcm_ib_mtu(READ_ONCE(dev->mtu));
 	rcu_read_unlock();
 	return fits;
+}
+
+/*
+ * The hop limit of the route from @a's source GID to its destination, in
+ * place of the one the application asked for: ib_core resolves a user's
+ * vector of a connected QP so (ib_resolve_eth_dmac()), and rxe sends what
+ * that gives (64 where ibv_rc_pingpong asks for 1).  Out of the source
+ * GID's device, as rdma_addr_find_l2_eth_by_grh() binds it; no route is
+ * the error ib_core's MODIFY_QP returns.  The neighbour, which ib_core
+ * also waits for there, is left to the transmit path.
+ */
+int softcm_ah_resolve_hop_limit(struct softcm_net *sn, struct softcm_ah_attr *a)
+{
+	struct in6_addr saddr, daddr;
+	int ifindex;
+
+	if (!softcm_gid_get(sn, a->sgid_index, saddr.s6_addr, &ifindex))
+		return -EINVAL;
+	memcpy(&daddr, a->dgid, sizeof(daddr));
+	if (ipv6_addr_v4mapped(&saddr)) {
+		struct flowi4 fl4 = {
+			.flowi4_oif = ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = daddr.s6_addr32[3],
+			.saddr = saddr.s6_addr32[3],
+		};
+		struct rtable *rt = ip_route_output_key(sn->net, &fl4);
+
+		if (IS_ERR(rt))
+			return PTR_ERR(rt);
+		a->hop_limit = ip4_dst_hoplimit(&rt->dst);
+		ip_rt_put(rt);
+		return 0;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		struct flowi6 fl6 = {
+			.flowi6_oif = ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+			.daddr = daddr,
+			.saddr = saddr,
+		};
+		struct dst_entry *dst;
+
+		dst = ipv6_stub->ipv6_dst_lookup_flow(sn->net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return PTR_ERR(dst);
+		a->hop_limit = ip6_dst_hoplimit(dst);
+		dst_release(dst);
+		return 0;
+	}
+#else
+	return -EAFNOSUPPORT;
+#endif
 }
 
 int softcm_ah_create(struct softcm_file *sf, struct softcm_create_ah *c)

@@ -27,6 +27,7 @@ struct softcm_net;
 
 int softcm_ah_check_av(struct softcm_net *sn, const struct softcm_ah_attr *a);
 bool softcm_ah_mtu_fits(struct softcm_net *sn, const struct softcm_ah_attr *a, u8 path_mtu);
+int softcm_ah_resolve_hop_limit(struct softcm_net *sn, struct softcm_ah_attr *a);
 
 /* For UD posts: @sf's AH @handle, referenced (softcm_ah_put()), or ERR_PTR. */
 struct softcm_ah *softcm_ah_get(struct softcm_file *sf, u32 handle);

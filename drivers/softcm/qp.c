@@ -678,9 +678,16 @@ int softcm_qp_modify(struct softcm_file *sf, struct softcm_modify_qp *c)
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	qp = qp_of(obj);
+	/* the application's vector, resolved as ib_core does; ACCEPT's is the CM's */
+	if ((c->attr_mask & IB_QP_AV) && qp->type == IB_QPT_RC) {
+		ret = softcm_ah_resolve_hop_limit(qp->sn, &c->attr.ah_attr);
+		if (ret)
+			goto out_put;
+	}
 	spin_lock_bh(&qp->lock);
 	ret = modify_locked(qp, c->attr_mask, &c->attr);
 	spin_unlock_bh(&qp->lock);
+out_put:
 	softcm_uobj_put(obj);
 	return ret;
 }

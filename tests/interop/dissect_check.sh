@@ -119,7 +119,8 @@ expect none-needed softcm-sent-every-message-kind
 # WRITE of 70 with AckReq on its 66th and last packets, the ACKs), then
 # softcm's stream of SENDs (req.c, "AckReq"; the first asking, the
 # second not, its ACK probe, two more asking), with FAULT put into
-# softcm's packets, into $tmp/FAULT_data.pcap (+ .hosts).  Frames are a
+# softcm's packets, into $tmp/FAULT_data.pcap (+ .hosts).  TTL 64 and one
+# UDP source port (rdma_get_udp_sport() of flow label 0) both ways.  Frames are a
 # second apart, the stream's a millisecond.
 make_data_capture() {
 	python3 - "$tmp/$1_data.pcap" "$1" <<'EOF2'
@@ -130,15 +131,29 @@ RXE, SOFTCM = bytes([10, 91, 0, 1]), bytes([10, 91, 0, 2])
 MTU = 1024
 
 
+def udp_sport(lqpn, rqpn):
+    """rdma_get_udp_sport() with flow label 0: the same at both ends."""
+    v = lqpn * rqpn
+    v ^= v >> 20
+    v ^= v >> 40
+    fl = v & 0xfffff
+    return (fl & 0x3fff) ^ (fl >> 14) | 0xc000
+
+
+SPORT = udp_sport(0x15, 0x16)
+
+
 def frame(src, dst, opcode, qpn, psn, ackreq, ext, payload, bad_icrc=False):
     pad = -len(payload) % 4
     bth = bytes([opcode, pad << 4, 0xff, 0xff, 0]) + qpn.to_bytes(3, "big") + \
         bytes([0x80 if ackreq else 0]) + psn.to_bytes(3, "big")
     body = bth + ext + payload + bytes(pad)
     udp_len = 8 + len(body) + 4
+    mine = src == SOFTCM
     ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 1, 0x4000,
-                               64, 17, 0, src, dst))
-    udp = bytearray(struct.pack(">HHHH", 0xc000, 4791, udp_len, 0))
+                               1 if mine and fault == "ttl" else 64, 17, 0, src, dst))
+    sport = SPORT ^ 1 if mine and fault == "sport" else SPORT
+    udp = bytearray(struct.pack(">HHHH", sport, 4791, udp_len, 0))
     m_ip = bytearray(ip)
     m_ip[1], m_ip[8], m_ip[10:12] = 0xff, 0xff, b"\xff\xff"
     m_udp = bytearray(udp)
@@ -254,4 +269,6 @@ expect_data probed messages-and-ackreq-as-rxe
 expect_data psn-gap messages-and-ackreq-as-rxe
 expect_data read-psn messages-and-ackreq-as-rxe
 expect_data read-length read-responses-as-rxe
+expect_data ttl ip-and-udp-as-rxe
+expect_data sport ip-and-udp-as-rxe
 tap_finish dissect

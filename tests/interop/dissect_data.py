@@ -33,7 +33,12 @@ like rxe's own from the same run:
   a message or sent again too), each followed by a request that asks
   (the next message's, or the ACK probe's);
 - ACKs of the same length, syndrome kind and with MSNs that grow;
-- the IP and UDP fields both derive the same way: DF, zero UDP checksum.
+- the IP and UDP fields both derive the same way: DF, TTL (ib_core puts
+  the route's in place of the application's: ibv_rc_pingpong asks for 1),
+  DS field, zero UDP checksum, and one UDP source port for both ends of a
+  connection (rdma_get_udp_sport() of the flow label the two share and of
+  the two QPNs, symmetric in them), which each side's packets show: every
+  source port softcm sends from, rxe sends from too, and the reverse.
 
 Prints TAP.
 """
@@ -47,6 +52,7 @@ from dissect import PI_ERROR, Tap, icrc_ok, read_pcap
 
 FIELDS = [
     "frame.number", "frame.len", "frame.protocols", "ip.src", "ip.flags.df",
+    "ip.ttl", "ip.dsfield",
     "udp.dstport", "udp.length", "udp.checksum", "udp.srcport",
     "infiniband.bth.opcode", "infiniband.bth.a", "infiniband.bth.padcnt",
     "infiniband.bth.destqp", "infiniband.bth.psn", "infiniband.bth.p_key",
@@ -406,10 +412,15 @@ def main():
     tap.check("acks-as-rxe", problems)
 
     problems = []
-    for field in ("ip.flags.df", "udp.dstport"):
+    for field in ("ip.flags.df", "ip.ttl", "ip.dsfield", "udp.dstport"):
         v = {s: {p[field] for p in data[s]} for s in sides}
         if v["softcm"] != v["rxe"]:
             problems.append(f"{field}: softcm {sorted(v['softcm'])}, rxe {sorted(v['rxe'])}")
+    sport = {s: {num(p["udp.srcport"]) for p in data[s]} for s in sides}
+    for s, o in (("softcm", "rxe"), ("rxe", "softcm")):
+        alone = sorted(sport[s] - sport[o])
+        if alone:
+            problems.append(f"UDP source ports only {s} sends from: {alone[:8]}")
     zero = {s: {num(p["udp.checksum"]) == 0 for p in data[s]} for s in sides}
     if zero["softcm"] != zero["rxe"]:
         problems.append(f"UDP checksum zero: softcm {zero['softcm']}, rxe {zero['rxe']}")

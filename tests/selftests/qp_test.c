@@ -606,6 +606,35 @@ TEST_F(qp, rc_every_transition)
 	EXPECT_EQ(QPS_RESET, qp_state(self->fd, qp.h));
 }
 
+/*
+ * An application's vector takes its route's hop limit, whatever it asked
+ * for, as ib_core resolves it (ib_resolve_eth_dmac()) before rxe sees
+ * it: the namespace's default TTL, or the route's own hoplimit.
+ */
+TEST_F(qp, rtr_takes_the_routes_hop_limit)
+{
+	struct softcm_qp_attr a;
+	struct softcm_query_qp q;
+	struct qp qp;
+
+	ASSERT_EQ(0, sh("sysctl -qw net.ipv4.ip_default_ttl=77"));
+	ASSERT_EQ(0, create_qp(self->fd, QPT_RC, self->pd, self->cq, self->cq, &qp));
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_INIT, RC_INIT_MASK));
+	a = rc_attr(QPS_RTR);
+	a.ah_attr.hop_limit = 1;	/* ibv_rc_pingpong's */
+	ASSERT_EQ(0, modify_qp(self->fd, qp.h, RC_RTR_MASK, &a));
+	ASSERT_EQ(0, query_qp(self->fd, qp.h, &q));
+	EXPECT_EQ(77, q.attr.ah_attr.hop_limit);
+
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_RESET, M_STATE));
+	ASSERT_EQ(0, to_state(self->fd, qp.h, QPS_INIT, RC_INIT_MASK));
+	ASSERT_EQ(0, sh("ip route add 10.0.0.0/24 dev lo hoplimit 5"));
+	ASSERT_EQ(0, modify_qp(self->fd, qp.h, RC_RTR_MASK, &a));
+	ASSERT_EQ(0, query_qp(self->fd, qp.h, &q));
+	EXPECT_EQ(5, q.attr.ah_attr.hop_limit);
+	EXPECT_EQ(0, destroy_qp(self->fd, qp.h, NULL));
+}
+
 /* Every required bit of one step missing, every bit it does not allow added. */
 static void refuse_step(struct __test_metadata *_metadata, int fd, __u32 h, __u32 state,
 			__u32 mask, __u32 allowed)
