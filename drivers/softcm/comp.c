@@ -327,8 +327,10 @@ bool softcm_comp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	u32 psn;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->state != IB_QPS_RTS)
+	if (qp->state != IB_QPS_RTS) {
+		softcm_rc_count(qp, SOFTCM_RC_STATE_DROPS, 1);
 		return false;
+	}
 	switch (h->opcode) {
 	case SOFTCM_IB_ACKNOWLEDGE:
 		break;

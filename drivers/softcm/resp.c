@@ -477,8 +477,10 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS)
+	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS) {
+		softcm_rc_count(qp, SOFTCM_RC_STATE_DROPS, 1);
 		return false;
+	}
 	d = softcm_psn_cmp(h->psn, rc->epsn);
 	if (d > 0) {
 		if (rc->nak_sent)

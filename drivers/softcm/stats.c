@@ -77,6 +77,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_TX_GSO] = "rc_tx_gso",
 	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_STOPS] = "rc_resp_stops",
 	[SOFTCM_STAT_RC + SOFTCM_RC_ACK_PROBES] = "rc_ack_probes",
+	[SOFTCM_STAT_RC + SOFTCM_RC_STATE_DROPS] = "drop_state",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -111,6 +112,7 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_TX_GSO] = "tx_gso",
 	[SOFTCM_RC_RESP_STOPS] = "resp_stops",
 	[SOFTCM_RC_ACK_PROBES] = "ack_probes",
+	[SOFTCM_RC_STATE_DROPS] = "state_drops",
 };
 
 /*

@@ -26,7 +26,7 @@ enum softcm_rc_counter {
 	SOFTCM_RC_RETRANSMITS,		/* packets sent again */
 	SOFTCM_RC_TIMEOUTS,		/* of the retransmission timer */
 	SOFTCM_RC_DUPLICATES,		/* requests received again */
-	SOFTCM_RC_DROPS,		/* for the QP, dropped: state, address */
+	SOFTCM_RC_DROPS,		/* for the QP, dropped: address */
 	/* duplicate READs and atomics answered again from the responder's resources */
 	SOFTCM_RC_READ_REPLAYS,
 	/* READs beyond the responder's resources, dropped (rd_atomic) */
@@ -88,6 +88,12 @@ enum softcm_rc_counter {
 	 * without AckReq (req.c, "AckReq"); not in retransmits
 	 */
 	SOFTCM_RC_ACK_PROBES,
+	/*
+	 * Packets (of rx_packets) the QP's state does not take: a request
+	 * outside RTR and RTS, a response outside RTS (to a QP never in RTR,
+	 * which has no peer, the address check drops them: SOFTCM_RC_DROPS)
+	 */
+	SOFTCM_RC_STATE_DROPS,
 	SOFTCM_RC_COUNTERS
 };
 

@@ -2198,6 +2198,8 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 		"rnr_naks_sent", "drop_access", "rc_duplicates", "read_replays",
 		"rd_atomic_exhausted", "rc_resp_rcv", "rc_resp_work", "rc_tx_copied",
 		"rc_tx_gso",
+		/* what reaches b after a hostile packet took it to ERR */
+		"drop_state",
 	};
 	static const uint32_t bases[] = { 0xffffff, 0xfffffe, 0xfffff0, 0, 0x7fffff, 0x800000 };
 	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 15 : 5);

@@ -1777,6 +1777,41 @@ TEST_F(rc, packets_from_other_addresses_are_dropped)
 }
 
 /*
+ * A packet from the peer's address to a QP in ERR reaches the QP and is
+ * dropped for its state, counted (drop_state, the QP's state_drops): no
+ * byte is placed, nothing completes.
+ */
+TEST_F(rc, packets_the_state_does_not_take_are_counted)
+{
+	const struct rc_path p = { .sq_psn = 0x4343 };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	int nsa = netns_open("rc-a"), nsb = netns_open("rc-b"), st;
+	long long before, rx;
+	struct ibv_wc wc;
+
+	ASSERT_LE(0, nsa);
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	ASSERT_COUNTER(st, "drop_state");
+	pair(_metadata, self, false, &p, &p);
+	memset(self->b.buf, 0xee, 64);
+	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &err, IBV_QP_STATE));
+	before = stats_get(st, "drop_state");
+	rx = stats_get(st, "rc_rx_packets");
+	ASSERT_EQ(0, spoof_send(nsa, self->home, "10.29.0.1", self->b.qp->qp_num,
+				p.sq_psn, 0x55));
+	ASSERT_EQ(0, stats_wait_above(st, "drop_state", before, WAIT_MS));
+	EXPECT_EQ(before + 1, stats_get(st, "drop_state"));
+	EXPECT_EQ(rx + 1, stats_get(st, "rc_rx_packets"));
+	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc));
+	EXPECT_EQ(0xee, self->b.buf[0]);
+	close(st);
+	close(nsb);
+	close(nsa);
+}
+
+/*
  * The SEND ONLY spoof_send() crafts, its ICRC 0 (wrong), from a plain UDP
  * socket in namespace @ns bound to @src, to 10.29.0.2's RoCEv2 port:
  * the packet a local user can send, its checksum partial.
