@@ -46,6 +46,16 @@ rxe_read_cases=(
 	rxe-read/rping-V-rxe-server-softcm-client
 	rxe-read/ib_read_bw-R-softcm-server-rxe-client
 	rxe-read/ib_read_bw-R-rxe-server-softcm-client)
+# The latency tests and librdmacm's examples against rxe, both ways.
+rxe_more_cases=(
+	rxe-lat/ib_send_lat-R-softcm-server-rxe-client
+	rxe-lat/ib_send_lat-R-rxe-server-softcm-client
+	rxe-lat/ib_write_lat-R-softcm-server-rxe-client
+	rxe-lat/ib_write_lat-R-rxe-server-softcm-client
+	rxe-examples/rdma_server-softcm-rdma_client-rxe
+	rxe-examples/rdma_server-rxe-rdma_client-softcm
+	rxe-examples/rdma_xserver-softcm-rdma_xclient-rxe
+	rxe-examples/rdma_xserver-rxe-rdma_xclient-softcm)
 # The data path against rxe (below, "rxe datapath"), each case both ways.
 rxe_data_cases=(
 	rxe-datapath/ibv_rc_pingpong-softcm-server-rxe-client
@@ -78,6 +88,7 @@ cases=(setup
 	rxe-read-stall/no-timeout
 	rxe-read-rd-atomic/ib_read_bw-R-o3-1MiB-softcm-server-rxe-client
 	rxe-read-rd-atomic/fourth-read-served
+	"${rxe_more_cases[@]}"
 	cleanup)
 echo "1..${#cases[@]}"
 
@@ -419,13 +430,19 @@ run_rdma_example() {
 	ip netns exec $nsb timeout $T softcm exec -- "${prog}client" -s $ip_a -p $port \
 		>"$cli" 2>&1 || crc=$?
 	finish "$bgpid"
-	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$cli" "$srv" &&
-	   grep -qx "${prog}client: end 0" "$cli" && grep -qx "${prog}server: end 0" "$srv" &&
-	   ! grep -q "doesn't support IBV_SEND_INLINE" "$srv"; then
-		ok "$name"
+	rdma_example_verdict "$name" "$prog" "$cli" "$srv" "$crc"
+}
+# rdma_example_verdict NAME PROG CLIENT SERVER CLIENT-EXIT: both sides
+# said "end 0" and exited 0 (the server's status in $rc), and the server
+# sent inline.
+rdma_example_verdict() {
+	if [ "$5" = 0 ] && [ "$rc" = 0 ] && ! loader_error "$3" "$4" &&
+	   grep -qx "$2client: end 0" "$3" && grep -qx "$2server: end 0" "$4" &&
+	   ! grep -q "doesn't support IBV_SEND_INLINE" "$4"; then
+		ok "$1"
 	else
-		not_ok "$name" "$cli" "$srv"
-		say "client exit $crc, server exit $rc"
+		not_ok "$1" "$3" "$4"
+		say "client exit $5, server exit $rc"
 	fi
 }
 
@@ -680,11 +697,12 @@ rxe_pingpong() {
 	fi
 }
 
-# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS [SRV_LINE [OPTS...]]: ib_send_bw,
-# ib_write_bw or ib_atomic_bw -R, softcm the server if SC_SERVER is 1,
-# else rxe; both sides must print the result line of the size and
-# iterations asked for (only the client with SRV_LINE 0: the server of a
-# one-sided test prints none); OPTS more of perftest's options for both
+# rxe_perftest NAME PROG SC_SERVER PORT SIZE ITERS [SRV_LINE [OPTS...]]:
+# ib_send_bw, ib_write_bw, ib_atomic_bw, ib_send_lat or ib_write_lat -R,
+# softcm the server if SC_SERVER is 1, else rxe; both sides must print
+# the result line of the size and iterations asked for (only the client
+# with SRV_LINE 0: the server of a one-sided test or of a latency test
+# prints none); OPTS more of perftest's options for both
 # sides.  Sets passed to 1 if the case passed, else 0.  A client refused
 # with REJ 8 (perftest's connect race, see run_lat: rxe's perftest client
 # as softcm's) gets one more try on PORT + 100, as perftest_run gives
@@ -837,6 +855,43 @@ rxe_read_rd_atomic() {
 	else
 		not_ok rxe-read-rd-atomic/fourth-read-served
 	fi
+}
+
+# rxe_rdma_example NAME PROG SC_SERVER PORT: run_rdma_example's pair of
+# PROG (rdma_ or rdma_x) with one side on rxe, softcm the server if
+# SC_SERVER is 1, else rxe's (listening on every address of the root
+# namespace, as softcm's does on its namespace's).
+rxe_rdma_example() {
+	local name=$1 prog=$2 scs=$3 port=$4 srv cli crc=0
+	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec --)
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	if [ "$scs" = 1 ]; then
+		bg "$srv" "${scx[@]}" "${prog}server" -p "$port"
+		poll $((100 * slow)) sc_listening $nsb $port ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		timeout "$T" "${prog}client" -s $ip_sc -p "$port" >"$cli" 2>&1 || crc=$?
+	else
+		bg "$srv" timeout "$T" "${prog}server" -p "$port"
+		poll $((100 * slow)) rxe_listening_port $port ||
+			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
+		"${scx[@]}" "${prog}client" -s $ip_rxe -p "$port" >"$cli" 2>&1 || crc=$?
+	fi
+	finish "$bgpid"
+	rdma_example_verdict "$name" "$prog" "$cli" "$srv" "$crc"
+}
+
+# perftest's latency tests (64 bytes, 100 round trips: run_lat's) and
+# librdmacm's examples against rxe, each way.  Outside the capture: their
+# packets are of the kinds the bandwidth cases put there.
+rxe_more() {
+	rxe_perftest rxe-lat/ib_send_lat-R-softcm-server-rxe-client ib_send_lat 1 18540 64 100 0
+	rxe_perftest rxe-lat/ib_send_lat-R-rxe-server-softcm-client ib_send_lat 0 18541 64 100 0
+	rxe_perftest rxe-lat/ib_write_lat-R-softcm-server-rxe-client ib_write_lat 1 18542 64 100 0
+	rxe_perftest rxe-lat/ib_write_lat-R-rxe-server-softcm-client ib_write_lat 0 18543 64 100 0
+	rxe_rdma_example rxe-examples/rdma_server-softcm-rdma_client-rxe rdma_ 1 7486
+	rxe_rdma_example rxe-examples/rdma_server-rxe-rdma_client-softcm rdma_ 0 7487
+	rxe_rdma_example rxe-examples/rdma_xserver-softcm-rdma_xclient-rxe rdma_x 1 7488
+	rxe_rdma_example rxe-examples/rdma_xserver-rxe-rdma_xclient-softcm rdma_x 0 7489
 }
 
 # READs from rxe whose responses stop (protocol.rst, "READ stall"):
@@ -1138,6 +1193,7 @@ else
 	rxe_datapath
 	rxe_read_stall
 	rxe_read_rd_atomic
+	rxe_more
 fi
 
 say "the cases took ${SECONDS} s"
