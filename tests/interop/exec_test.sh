@@ -11,6 +11,7 @@
 #   | softcm exec ...   |      | softcm exec ...             |      | rxex on xr0:       |
 #   | x0 10.92.0.1/24 <-+------+-> x1 10.92.0.2/24           |      | ucmatose, exec_peer |
 #   +-------------------+      |   xr1 10.91.0.2/24 <--------+------+-> xr0 10.91.0.1/24 |
+#                              |       fd91::2/64            |      |      fd91::1/64     |
 #                              +-----------------------------+      +--------------------+
 #
 # ucmatose -C 0 (RC, a QP, no messages) and cmtime (10 connections, each
@@ -30,6 +31,7 @@ set -u
 nsa=sc-xa nsb=sc-xb
 ip_a=10.92.0.1 ip_b=10.92.0.2
 ip_rxe=10.91.0.1 ip_sc=10.91.0.2
+ip6_rxe=fd91::1 ip6_sc=fd91::2
 rxe=rxex
 slow=1
 [ "${SOFTCM_KERNEL:-stock}" = debug ] && slow=4
@@ -46,7 +48,7 @@ rxe_read_cases=(
 	rxe-read/rping-V-rxe-server-softcm-client
 	rxe-read/ib_read_bw-R-softcm-server-rxe-client
 	rxe-read/ib_read_bw-R-rxe-server-softcm-client)
-# The latency tests and librdmacm's examples against rxe, both ways.
+# The latency tests, librdmacm's examples and IPv6 data against rxe, both ways.
 rxe_more_cases=(
 	rxe-lat/ib_send_lat-R-softcm-server-rxe-client
 	rxe-lat/ib_send_lat-R-rxe-server-softcm-client
@@ -55,7 +57,9 @@ rxe_more_cases=(
 	rxe-examples/rdma_server-softcm-rdma_client-rxe
 	rxe-examples/rdma_server-rxe-rdma_client-softcm
 	rxe-examples/rdma_xserver-softcm-rdma_xclient-rxe
-	rxe-examples/rdma_xserver-rxe-rdma_xclient-softcm)
+	rxe-examples/rdma_xserver-rxe-rdma_xclient-softcm
+	rxe-ipv6/rping-V-softcm-server-rxe-client
+	rxe-ipv6/rping-V-rxe-server-softcm-client)
 # The data path against rxe (below, "rxe datapath"), each case both ways.
 rxe_data_cases=(
 	rxe-datapath/ibv_rc_pingpong-softcm-server-rxe-client
@@ -159,7 +163,9 @@ setup() {
 	ip link add x0 netns $nsa type veth peer name x1 netns $nsb || return 1
 	ip link add xr0 type veth peer name xr1 netns $nsb || return 1
 	ip -n $nsa addr add $ip_a/24 dev x0 && ip -n $nsb addr add $ip_b/24 dev x1 &&
-		ip addr add $ip_rxe/24 dev xr0 && ip -n $nsb addr add $ip_sc/24 dev xr1 || return 1
+		ip addr add $ip_rxe/24 dev xr0 && ip -n $nsb addr add $ip_sc/24 dev xr1 &&
+		ip addr add $ip6_rxe/64 dev xr0 nodad &&
+		ip -n $nsb addr add $ip6_sc/64 dev xr1 nodad || return 1
 	# softcm sends a batch of packets as one skb (UDP GSO, rcxmit.c) only
 	# to a device that takes it whole: xr1 takes one packet at a time, so
 	# that xr0's capture holds each packet as it would go on a wire, not
@@ -171,11 +177,15 @@ setup() {
 	rdma link add $rxe type rxe netdev xr0 || return 1
 	poll $((100 * slow)) grep -qx "0000:0000:0000:0000:0000:ffff:0a5b:0001" \
 		/sys/class/infiniband/$rxe/ports/1/gids/* || { echo "no IPv4 GID on $rxe"; return 1; }
+	poll $((100 * slow)) grep -qx "fd91:0000:0000:0000:0000:0000:0000:0001" \
+		/sys/class/infiniband/$rxe/ports/1/gids/* || { echo "no IPv6 GID on $rxe"; return 1; }
 	# Neighbours first: a CM message waiting for ARP stalls for a retry.
 	poll $((50 * slow)) ip netns exec $nsa ping -c 1 -W 1 $ip_b >/dev/null 2>&1 &&
 		poll $((50 * slow)) ip netns exec $nsb ping -c 1 -W 1 $ip_a >/dev/null 2>&1 &&
 		poll $((50 * slow)) ping -c 1 -W 1 $ip_sc >/dev/null 2>&1 &&
-		poll $((50 * slow)) ip netns exec $nsb ping -c 1 -W 1 $ip_rxe >/dev/null 2>&1 ||
+		poll $((50 * slow)) ip netns exec $nsb ping -c 1 -W 1 $ip_rxe >/dev/null 2>&1 &&
+		poll $((50 * slow)) ping -c 1 -W 1 $ip6_sc >/dev/null 2>&1 &&
+		poll $((50 * slow)) ip netns exec $nsb ping -c 1 -W 1 $ip6_rxe >/dev/null 2>&1 ||
 		{ echo "no ping"; return 1; }
 	# What the device and its QPs look like on this kernel, for the report.
 	rdma link show $rxe/1
@@ -793,24 +803,25 @@ rxe_datapath() {
 	fi
 }
 
-# rxe_rping NAME SC_SERVER PORT: rping -V (an RDMA READ by the server and
-# a WRITE back per round, the client checking every byte), softcm the
-# server if SC_SERVER is 1, else rxe.
+# rxe_rping NAME SC_SERVER PORT [SC_ADDR RXE_ADDR]: rping -V (an RDMA
+# READ by the server and a WRITE back per round, the client checking
+# every byte), softcm the server if SC_SERVER is 1, else rxe; between
+# the IPv4 addresses unless others are given.
 rxe_rping() {
-	local name=$1 scs=$2 port=$3 srv cli crc addr
+	local name=$1 scs=$2 port=$3 sca=${4:-$ip_sc} rxa=${5:-$ip_rxe} srv cli crc addr
 	local scx=(ip netns exec "$nsb" timeout "$T" softcm exec -- rping)
 	local rxx=(timeout "$T" rping)
 	local opts=(-p "$port" -C 10 -V -S 4000)
 	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
 	crc=0
 	if [ "$scs" = 1 ]; then
-		addr=$ip_sc
+		addr=$sca
 		bg "$srv" "${scx[@]}" -s -a $addr "${opts[@]}"
 		poll $((100 * slow)) sc_listening $nsb $port ||
 			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
 		"${rxx[@]}" -c -a $addr "${opts[@]}" >"$cli" 2>&1 || crc=$?
 	else
-		addr=$ip_rxe
+		addr=$rxa
 		bg "$srv" "${rxx[@]}" -s -a $addr "${opts[@]}"
 		poll $((100 * slow)) rxe_listening $addr $port ||
 			{ not_ok "$name" "$srv"; say "the server did not listen"; return; }
@@ -880,8 +891,8 @@ rxe_rdma_example() {
 	rdma_example_verdict "$name" "$prog" "$cli" "$srv" "$crc"
 }
 
-# perftest's latency tests (64 bytes, 100 round trips: run_lat's) and
-# librdmacm's examples against rxe, each way.  Outside the capture: their
+# perftest's latency tests (64 bytes, 100 round trips: run_lat's),
+# librdmacm's examples and rping over IPv6 against rxe, each way.  Outside the capture: their
 # packets are of the kinds the bandwidth cases put there.
 rxe_more() {
 	rxe_perftest rxe-lat/ib_send_lat-R-softcm-server-rxe-client ib_send_lat 1 18540 64 100 0
@@ -892,6 +903,9 @@ rxe_more() {
 	rxe_rdma_example rxe-examples/rdma_server-rxe-rdma_client-softcm rdma_ 0 7487
 	rxe_rdma_example rxe-examples/rdma_xserver-softcm-rdma_xclient-rxe rdma_x 1 7488
 	rxe_rdma_example rxe-examples/rdma_xserver-rxe-rdma_xclient-softcm rdma_x 0 7489
+	# RC data over IPv6 (its ICRC masks other header fields than IPv4's)
+	rxe_rping rxe-ipv6/rping-V-softcm-server-rxe-client 1 7184 $ip6_sc $ip6_rxe
+	rxe_rping rxe-ipv6/rping-V-rxe-server-softcm-client 0 7185 $ip6_sc $ip6_rxe
 }
 
 # READs from rxe whose responses stop (protocol.rst, "READ stall"):
