@@ -59,7 +59,8 @@ rxe_more_cases=(
 	rxe-examples/rdma_xserver-softcm-rdma_xclient-rxe
 	rxe-examples/rdma_xserver-rxe-rdma_xclient-softcm
 	rxe-ipv6/rping-V-softcm-server-rxe-client
-	rxe-ipv6/rping-V-rxe-server-softcm-client)
+	rxe-ipv6/rping-V-rxe-server-softcm-client
+	rxe-ipv6/flow-label-and-hop-limit-as-rxe)
 # The data path against rxe (below, "rxe datapath"), each case both ways.
 rxe_data_cases=(
 	rxe-datapath/ibv_rc_pingpong-softcm-server-rxe-client
@@ -892,7 +893,8 @@ rxe_rdma_example() {
 }
 
 # perftest's latency tests (64 bytes, 100 round trips: run_lat's),
-# librdmacm's examples and rping over IPv6 against rxe, each way.  Outside the capture: their
+# librdmacm's examples and rping over IPv6 (rxe_ipv6) against rxe, each
+# way.  Outside the capture: their
 # packets are of the kinds the bandwidth cases put there.
 rxe_more() {
 	rxe_perftest rxe-lat/ib_send_lat-R-softcm-server-rxe-client ib_send_lat 1 18540 64 100 0
@@ -903,9 +905,39 @@ rxe_more() {
 	rxe_rdma_example rxe-examples/rdma_server-rxe-rdma_client-softcm rdma_ 0 7487
 	rxe_rdma_example rxe-examples/rdma_xserver-softcm-rdma_xclient-rxe rdma_x 1 7488
 	rxe_rdma_example rxe-examples/rdma_xserver-rxe-rdma_xclient-softcm rdma_x 0 7489
-	# RC data over IPv6 (its ICRC masks other header fields than IPv4's)
+	rxe_ipv6
+}
+
+# RC data over IPv6 (its ICRC masks other header fields than IPv4's):
+# rping -V each way, captured on xr0; then every RoCEv2 packet of both
+# sides, the CM's and the data's, carries flow label 0 (tcpdump prints
+# "flowlabel" only for another) and softcm's hop limits are rxe's.
+rxe_ipv6() {
+	local v6=$tmp/v6.pcap pid hl_sc hl_rxe n_sc n_rxe fl
+	tcpdump -Z root -i xr0 -s 128 -U -w "$v6" ip6 and udp port 4791 \
+		2>"$tmp/v6-tcpdump" &
+	pid=$!
+	pids+=("$pid")
+	poll $((100 * slow)) grep -q "listening on xr0" "$tmp/v6-tcpdump" ||
+		say "the IPv6 capture did not start"
 	rxe_rping rxe-ipv6/rping-V-softcm-server-rxe-client 1 7184 $ip6_sc $ip6_rxe
 	rxe_rping rxe-ipv6/rping-V-rxe-server-softcm-client 0 7185 $ip6_sc $ip6_rxe
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	tcpdump -Z root -nv -r "$v6" >"$tmp/v6.all" 2>&1
+	grep " IP6 (" "$tmp/v6.all" >"$tmp/v6.txt"
+	n_sc=$(grep -c ") $ip6_sc\." "$tmp/v6.txt")
+	n_rxe=$(grep -c ") $ip6_rxe\." "$tmp/v6.txt")
+	fl=$(grep -c "flowlabel" "$tmp/v6.txt")
+	hl_sc=$(grep ") $ip6_sc\." "$tmp/v6.txt" | grep -o "hlim [0-9]*" | sort -u | paste -sd,)
+	hl_rxe=$(grep ") $ip6_rxe\." "$tmp/v6.txt" | grep -o "hlim [0-9]*" | sort -u | paste -sd,)
+	say "IPv6 packets: softcm $n_sc ($hl_sc), rxe $n_rxe ($hl_rxe), $fl with a flow label"
+	if [ "$n_sc" -gt 0 ] && [ "$n_rxe" -gt 0 ] && [ "$fl" = 0 ] && [ "$hl_sc" = "$hl_rxe" ]; then
+		ok rxe-ipv6/flow-label-and-hop-limit-as-rxe
+	else
+		not_ok rxe-ipv6/flow-label-and-hop-limit-as-rxe "$tmp/v6-tcpdump"
+		head -n 6 "$tmp/v6.all" | sed 's/^/# /'
+	fi
 }
 
 # READs from rxe whose responses stop (protocol.rst, "READ stall"):
