@@ -594,22 +594,39 @@ int softcm_mr_sge_attach(struct softcm_net *sn, struct softcm_pd *pd,
 }
 
 /*
+ * Whether a peer may reach @len bytes at @va of @mr, the region its rkey
+ * named, with @access (IB_UVERBS_ACCESS_REMOTE_*): -ENOENT if the key
+ * names no region of @pd (none, a local key, another PD's: the rkey is
+ * not valid for the QP), -EACCES if the region does not grant @access or
+ * hold the range.  Both are a Remote Access Error on the wire; the
+ * responder counts them apart.
+ */
+static int remote_ok(const struct softcm_mr *mr, const struct softcm_pd *pd, u32 access,
+		     u64 va, u64 len)
+{
+	if (!mr || mr->pd != pd)
+		return -ENOENT;
+	if ((mr->access & access) != access || !mr_covers(mr, va, len))
+		return -EACCES;
+	return 0;
+}
+
+/*
  * What a peer's RDMA request may do to the region @rkey names: copy @len
- * bytes between @buf and it at @va, into it with @to_mr.  The MR must be
- * in @pd, grant @access (IB_UVERBS_ACCESS_REMOTE_*) and hold the whole
- * range; -EACCES otherwise, before a byte moves.  Looked up per call, as
- * every packet of a request: no MR is held across packets.
+ * bytes between @buf and it at @va, into it with @to_mr, once
+ * remote_ok() holds, before a byte moves.  Looked up per call, as every
+ * packet of a request: no MR is held across packets.
  */
 static int remote_copy(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 		       u64 va, struct mr_io *io, u32 len, u32 access, bool to_mr)
 {
 	struct softcm_mr *mr;
-	int ret = -EACCES;
+	int ret;
 
 	rcu_read_lock();
 	mr = softcm_mr_find_rcu(sn, rkey, true);
-	if (mr && mr->pd == pd && (mr->access & access) == access &&
-	    mr_covers(mr, va, len))
+	ret = remote_ok(mr, pd, access, va, len);
+	if (!ret)
 		ret = mr_copy(mr, va, io, len, to_mr);
 	rcu_read_unlock();
 	return ret;
@@ -637,13 +654,10 @@ int softcm_mr_remote_copy_skb(struct softcm_net *sn, struct softcm_pd *pd, u32 r
 int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey,
 			   u64 va, u32 len, u32 access)
 {
-	struct softcm_mr *mr;
-	int ret = -EACCES;
+	int ret;
 
 	rcu_read_lock();
-	mr = softcm_mr_find_rcu(sn, rkey, true);
-	if (mr && mr->pd == pd && (mr->access & access) == access && mr_covers(mr, va, len))
-		ret = 0;
+	ret = remote_ok(softcm_mr_find_rcu(sn, rkey, true), pd, access, va, len);
 	rcu_read_unlock();
 	return ret;
 }
@@ -653,10 +667,10 @@ int softcm_mr_remote_check(struct softcm_net *sn, struct softcm_pd *pd, u32 rkey
  * 9.4.5): with @cas, compare and swap (@swap_add stored if the value is
  * @compare), else fetch and add (@swap_add added, wrapping at 2^64); the
  * value found goes to @orig.  The MR must be in @pd, grant REMOTE_ATOMIC
- * and hold the 8 bytes: -EACCES otherwise.  @va must be 8-byte aligned,
- * and so must its byte in the pinned page (an MR whose iova is not
- * aligned as its address has none such): -EINVAL otherwise, as rxe's
- * RESPST_ERR_MISALIGNED_ATOMIC.  Nothing is touched on an error.
+ * and hold the 8 bytes: remote_ok()'s errors otherwise.  @va must be
+ * 8-byte aligned, and so must its byte in the pinned page (an MR whose
+ * iova is not aligned as its address has none such): -EINVAL otherwise,
+ * as rxe's RESPST_ERR_MISALIGNED_ATOMIC.  Nothing is touched on an error.
  *
  * The operation is the CPU's own atomic instruction on the kernel's
  * mapping of the page: atomic against every other atomic on the address,
@@ -670,12 +684,12 @@ int softcm_mr_remote_atomic(struct softcm_net *sn, struct softcm_pd *pd, u32 rke
 	struct page *page;
 	u64 off, *word;
 	u8 *map;
-	int ret = -EACCES;
+	int ret;
 
 	rcu_read_lock();
 	mr = softcm_mr_find_rcu(sn, rkey, true);
-	if (!mr || mr->pd != pd || !(mr->access & IB_UVERBS_ACCESS_REMOTE_ATOMIC) ||
-	    !mr_covers(mr, va, sizeof(*word)))
+	ret = remote_ok(mr, pd, IB_UVERBS_ACCESS_REMOTE_ATOMIC, va, sizeof(*word));
+	if (ret)
 		goto out_unlock;
 	off = va - mr->iova + mr->offset;
 	ret = -EINVAL;

@@ -150,7 +150,7 @@ static void rc_rcv(struct softcm_net *sn, u32 qpn, struct sk_buff *skb)
 		goto drop;
 	pl.skb = skb;
 	pl.off = boff + h.op->hdr_len;
-	why = SOFTCM_STAT_DROP_HEADER;	/* the BTH's QPN names no QP */
+	why = SOFTCM_STAT_DROP_QPN;
 	qp = softcm_qp_find_rcu(sn, qpn);
 	if (!qp)
 		goto drop;

@@ -132,6 +132,17 @@ static bool fail(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	return true;
 }
 
+/*
+ * A Remote Access Error for softcm_mr_remote_*()'s @err, counted by what
+ * did not hold: the rkey (-ENOENT) or the region's bounds or rights.
+ */
+static u8 access_nak(struct softcm_qp *qp, int err)
+{
+	softcm_rc_count(qp, err == -ENOENT ? SOFTCM_RC_RKEY_NAKS_SENT :
+			SOFTCM_RC_ACCESS_NAKS_SENT, 1);
+	return SOFTCM_NAK_REMOTE_ACCESS_ERR;
+}
+
 static bool is_send(u8 opcode)
 {
 	return opcode <= SOFTCM_IB_SEND_ONLY_IMM;
@@ -162,6 +173,7 @@ static bool has_imm(u8 opcode)
 static int write_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 {
 	struct softcm_rc *rc = &qp->rc;
+	int ret;
 
 	if (!(qp->attr.qp_access_flags & IB_UVERBS_ACCESS_REMOTE_WRITE))
 		return SOFTCM_NAK_INVALID_REQUEST;
@@ -170,10 +182,11 @@ static int write_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h)
 	rc->wlen = h->reth.len;
 	rc->roff = 0;
 	/* the whole range, checked once: each packet checks its own again */
-	if (rc->wlen && softcm_mr_remote_check(qp->sn, qp->pd, rc->wrkey, rc->wva, rc->wlen,
-					       IB_UVERBS_ACCESS_REMOTE_WRITE))
-		return SOFTCM_NAK_REMOTE_ACCESS_ERR;
-	return 0;
+	if (!rc->wlen)
+		return 0;
+	ret = softcm_mr_remote_check(qp->sn, qp->pd, rc->wrkey, rc->wva, rc->wlen,
+				     IB_UVERBS_ACCESS_REMOTE_WRITE);
+	return ret ? access_nak(qp, ret) : 0;
 }
 
 /* Place a SEND's or WRITE's payload; a NAK code, or 0. */
@@ -186,11 +199,12 @@ static int place(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	if (rc->in_msg == SOFTCM_RC_IN_WRITE) {
 		if (h->payload_len > rc->wlen - rc->roff)
 			return SOFTCM_NAK_INVALID_REQUEST;
-		if (h->payload_len &&
-		    softcm_mr_remote_copy_skb(qp->sn, qp->pd, rc->wrkey, rc->wva + rc->roff,
-					      pl->skb, pl->off, h->payload_len,
-					      IB_UVERBS_ACCESS_REMOTE_WRITE))
-			return SOFTCM_NAK_REMOTE_ACCESS_ERR;
+		ret = h->payload_len ?
+		      softcm_mr_remote_copy_skb(qp->sn, qp->pd, rc->wrkey, rc->wva + rc->roff,
+						pl->skb, pl->off, h->payload_len,
+						IB_UVERBS_ACCESS_REMOTE_WRITE) : 0;
+		if (ret)
+			return access_nak(qp, ret);
 		rc->roff += h->payload_len;
 		return 0;
 	}
@@ -246,15 +260,15 @@ static bool read_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 {
 	struct softcm_rc *rc = &qp->rc;
 	struct softcm_rd_res *r;
+	int ret;
 
 	if (!(qp->attr.qp_access_flags & IB_UVERBS_ACCESS_REMOTE_READ) || !rc->rd_n)
 		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
-	if (h->reth.len &&
-	    softcm_mr_remote_check(qp->sn, qp->pd, h->reth.rkey, h->reth.va, h->reth.len,
-				   IB_UVERBS_ACCESS_REMOTE_READ)) {
-		softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
-		return fail(qp, h, a, SOFTCM_NAK_REMOTE_ACCESS_ERR);
-	}
+	ret = h->reth.len ?
+	      softcm_mr_remote_check(qp->sn, qp->pd, h->reth.rkey, h->reth.va, h->reth.len,
+				     IB_UVERBS_ACCESS_REMOTE_READ) : 0;
+	if (ret)
+		return fail(qp, h, a, access_nak(qp, ret));
 	rd_skip_done(rc);
 	if (rc->rd_head - rc->rd_cur >= rc->rd_n) {
 		softcm_rc_count(qp, SOFTCM_RC_RD_EXHAUSTED, 1);
@@ -376,10 +390,8 @@ static bool atomic_begin(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	ret = softcm_mr_remote_atomic(qp->sn, qp->pd, h->atomic.rkey, h->atomic.va,
 				      h->opcode == SOFTCM_IB_COMPARE_SWAP, h->atomic.compare,
 				      h->atomic.swap_add, &orig);
-	if (ret == -EACCES) {
-		softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
-		return fail(qp, h, a, SOFTCM_NAK_REMOTE_ACCESS_ERR);
-	}
+	if (ret == -ENOENT || ret == -EACCES)
+		return fail(qp, h, a, access_nak(qp, ret));
 	if (ret)
 		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
 	r = rd_res(rc, rc->rd_head++);
@@ -522,11 +534,8 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 		return fail(qp, h, a, SOFTCM_NAK_INVALID_REQUEST);
 	if (!cont && kind == SOFTCM_RC_IN_WRITE) {
 		ret = write_begin(qp, h);
-		if (ret) {
-			if (ret == SOFTCM_NAK_REMOTE_ACCESS_ERR)
-				softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
+		if (ret)
 			return fail(qp, h, a, ret);
-		}
 	}
 	/* a SEND's first packet, or a WRITE's with an immediate, takes a receive */
 	if ((!cont && kind == SOFTCM_RC_IN_SEND) || has_imm(h->opcode)) {
@@ -542,11 +551,8 @@ static bool resp_rcv(struct softcm_qp *qp, const struct softcm_ib_hdr *h,
 	}
 	rc->in_msg = kind;
 	ret = place(qp, h, pl);
-	if (ret) {
-		if (ret == SOFTCM_NAK_REMOTE_ACCESS_ERR)
-			softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
+	if (ret)
 		return fail(qp, h, a, ret);
-	}
 	rc->epsn = softcm_psn_add(rc->epsn, 1);
 	rc->nak_sent = false;
 	if (last) {
@@ -697,13 +703,15 @@ static bool resp_send(struct softcm_qp *qp, struct resp_pkt *p, gfp_t gfp)
 	struct sk_buff *skb;
 	bool sent = false;
 	u8 *payload;
+	int ret = 0;
 
 	skb = softcm_rc_alloc(qp, &p->h, &payload, gfp);
-	if (skb && p->h.payload_len &&
-	    softcm_mr_remote_copy(qp->sn, qp->pd, p->rkey, p->va, payload, p->h.payload_len,
-				  IB_UVERBS_ACCESS_REMOTE_READ, false)) {
+	if (skb && p->h.payload_len)
+		ret = softcm_mr_remote_copy(qp->sn, qp->pd, p->rkey, p->va, payload,
+					    p->h.payload_len, IB_UVERBS_ACCESS_REMOTE_READ, false);
+	if (ret) {
 		kfree_skb(skb);
-		softcm_rc_count(qp, SOFTCM_RC_ACCESS_NAKS_SENT, 1);
+		access_nak(qp, ret);
 		p->h.opcode = SOFTCM_IB_ACKNOWLEDGE;
 		p->h.payload_len = 0;
 		p->h.aeth.syndrome = softcm_aeth_nak(SOFTCM_NAK_REMOTE_ACCESS_ERR);

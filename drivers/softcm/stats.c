@@ -42,6 +42,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_REQ_PROMOTED] = "req_promoted",
 	[SOFTCM_STAT_GID_TABLE_FULL] = "gid_table_full",
 	[SOFTCM_STAT_DROP_ADDRESS] = "drop_address",
+	[SOFTCM_STAT_DROP_QPN] = "drop_qpn",
 	/*
 	 * The RC block: "rc_" and the QP's name of the counter, but for
 	 * those named before the block was.
@@ -78,6 +79,7 @@ static const char *const names[SOFTCM_STAT_COUNT] = {
 	[SOFTCM_STAT_RC + SOFTCM_RC_RESP_STOPS] = "rc_resp_stops",
 	[SOFTCM_STAT_RC + SOFTCM_RC_ACK_PROBES] = "rc_ack_probes",
 	[SOFTCM_STAT_RC + SOFTCM_RC_STATE_DROPS] = "drop_state",
+	[SOFTCM_STAT_RC + SOFTCM_RC_RKEY_NAKS_SENT] = "drop_rkey",
 };
 
 static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
@@ -113,6 +115,7 @@ static const char *const rc_names[SOFTCM_RC_COUNTERS] = {
 	[SOFTCM_RC_RESP_STOPS] = "resp_stops",
 	[SOFTCM_RC_ACK_PROBES] = "ack_probes",
 	[SOFTCM_RC_STATE_DROPS] = "state_drops",
+	[SOFTCM_RC_RKEY_NAKS_SENT] = "rkey_naks_sent",
 };
 
 /*

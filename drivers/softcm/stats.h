@@ -21,7 +21,11 @@ enum softcm_rc_counter {
 	SOFTCM_RC_SEQ_NAKS_RECEIVED,
 	SOFTCM_RC_RNR_NAKS_SENT,	/* for want of a posted receive */
 	SOFTCM_RC_RNR_NAKS_RECEIVED,
-	/* requests refused by their rkey, bounds, PD or access */
+	/*
+	 * Requests refused with a Remote Access Error for the region's
+	 * bounds or rights; those whose rkey names no region of the QP's PD
+	 * are SOFTCM_RC_RKEY_NAKS_SENT
+	 */
 	SOFTCM_RC_ACCESS_NAKS_SENT,
 	SOFTCM_RC_RETRANSMITS,		/* packets sent again */
 	SOFTCM_RC_TIMEOUTS,		/* of the retransmission timer */
@@ -94,6 +98,12 @@ enum softcm_rc_counter {
 	 * which has no peer, the address check drops them: SOFTCM_RC_DROPS)
 	 */
 	SOFTCM_RC_STATE_DROPS,
+	/*
+	 * Requests refused with a Remote Access Error because their rkey
+	 * names no region of the QP's PD: none at all, a local key, another
+	 * PD's (softcm_mr_remote_*(): -ENOENT)
+	 */
+	SOFTCM_RC_RKEY_NAKS_SENT,
 	SOFTCM_RC_COUNTERS
 };
 
@@ -136,6 +146,8 @@ enum softcm_stat {
 	SOFTCM_STAT_GID_TABLE_FULL,	/* addresses left out of the GID table */
 	/* RC packets from or to other addresses than their QP's path */
 	SOFTCM_STAT_DROP_ADDRESS,
+	/* data packets whose BTH names no QP that takes them */
+	SOFTCM_STAT_DROP_QPN,
 	/* the RC data path's counters, summed over the namespace's QPs */
 	SOFTCM_STAT_RC,
 	SOFTCM_STAT_COUNT = SOFTCM_STAT_RC + SOFTCM_RC_COUNTERS

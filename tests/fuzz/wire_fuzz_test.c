@@ -93,6 +93,8 @@ static const char *const setup_cmds =
 static const char *const early_drops[] = {
 	"drop_length", "drop_header", "drop_qkey", "drop_pkey", "drop_icrc",
 	"drop_queue", "drop_mad", "drop_nomem",
+	/* a mutated BTH's other QPN: the data path's, with no QP there */
+	"drop_qpn",
 };
 
 static const char *const msgs[] = {
@@ -1457,7 +1459,7 @@ TEST_F_TIMEOUT(wire, forged_header_addresses, 600)
  *   even in W;
  * - sc-w2's counters moved by exactly what each packet's bytes predict
  *   (wire_oracle.h, rc_predict(): drop_length, drop_header, drop_icrc,
- *   rc_rx_packets and rc_rx_bytes, the AETHs received by kind), b's
+ *   drop_qpn, rc_rx_packets and rc_rx_bytes, the AETHs received by kind), b's
  *   answers (ACKs, NAKs, READ responses, refusals, duplicates) by no
  *   more than the requests that reached it, and nothing else at all;
  * - each receive completes exactly once and in order (success, a local
@@ -2103,8 +2105,8 @@ static int d_message(struct dround *d)
 static long long d_taken(const struct snap *s)
 {
 	return snap_get(s, "drop_length") + snap_get(s, "drop_header") +
-	       snap_get(s, "drop_icrc") + snap_get(s, "rc_rx_packets") +
-	       snap_get(s, "drop_address");
+	       snap_get(s, "drop_icrc") + snap_get(s, "drop_qpn") +
+	       snap_get(s, "rc_rx_packets") + snap_get(s, "drop_address");
 }
 
 /* The first byte of @now that is not @then's outside [@w0, @w1) and [@v0, @v1); -1. */
@@ -2195,7 +2197,7 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 {
 	static const char *const answers[] = {
 		"rc_tx_packets", "rc_tx_bytes", "rc_acks_sent", "rc_seq_naks_sent",
-		"rnr_naks_sent", "drop_access", "rc_duplicates", "read_replays",
+		"rnr_naks_sent", "drop_access", "drop_rkey", "rc_duplicates", "read_replays",
 		"rd_atomic_exhausted", "rc_resp_rcv", "rc_resp_work", "rc_tx_copied",
 		"rc_tx_gso",
 		/* what reaches b after a hostile packet took it to ERR */
@@ -2279,6 +2281,7 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 			TH_LOG("round %ld: %ld requests", rounds, d.requests);
 		}
 		EXPECT_GE(d.requests, snap_get(&s1, "drop_access") - snap_get(&s0, "drop_access") +
+			  snap_get(&s1, "drop_rkey") - snap_get(&s0, "drop_rkey") +
 			  snap_get(&s1, "rc_duplicates") - snap_get(&s0, "rc_duplicates"));
 
 		/* each receive once, in order: ERR flushed those left */
@@ -2343,11 +2346,12 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 	       rounds, sent, d.via_udp, d.trusted, kind[DK_LENGTH], kind[DK_HEADER],
 	       kind[DK_ICRC], kind[DK_REQUEST], kind[DK_RESPONSE], err_rounds, recvs[0], recvs[1],
 	       recvs[2]);
-	printf("# b's answers: acks %lld, sequence NAKs %lld, RNR NAKs %lld, refused (drop_access) %lld, duplicates %lld, READs replayed %lld, beyond rd_atomic %lld; packets sent %lld\n",
+	printf("# b's answers: acks %lld, sequence NAKs %lld, RNR NAKs %lld, refused (drop_rkey) %lld (drop_access) %lld, duplicates %lld, READs replayed %lld, beyond rd_atomic %lld; packets sent %lld\n",
 	       stats_get(self->st2, "rc_acks_sent"), stats_get(self->st2, "rc_seq_naks_sent"),
-	       stats_get(self->st2, "rnr_naks_sent"), stats_get(self->st2, "drop_access"),
-	       stats_get(self->st2, "rc_duplicates"), stats_get(self->st2, "read_replays"),
-	       stats_get(self->st2, "rd_atomic_exhausted"), stats_get(self->st2, "rc_tx_packets"));
+	       stats_get(self->st2, "rnr_naks_sent"), stats_get(self->st2, "drop_rkey"),
+	       stats_get(self->st2, "drop_access"), stats_get(self->st2, "rc_duplicates"),
+	       stats_get(self->st2, "read_replays"), stats_get(self->st2, "rd_atomic_exhausted"),
+	       stats_get(self->st2, "rc_tx_packets"));
 	/* thousands of packets, most of them past the parser and the ICRC */
 	EXPECT_LE(BURST, sent);
 	EXPECT_LT(kind[DK_LENGTH] + kind[DK_HEADER] + kind[DK_ICRC], kind[DK_REQUEST]);

@@ -24,40 +24,6 @@ static const char *const rx_names[] = {
 	"rx_dreq", "rx_drep", "rx_sidr_req", "rx_sidr_rep",
 };
 
-/*
- * The counter sc-w2's softcm must count a finished packet under (after
- * wire_finish()): a drop before decoding, or rx_<attribute>.  The order
- * is the module's: UDP length, BTH (opcode, version and pad, QPN), P_Key,
- * Q_Key, ICRC, then the MAD decoder (versions, class, method, attribute,
- * a REJ's or SIDR_REP's additional-information length).
- */
-static inline const char *wire_predict(const struct wire *w)
-{
-	const uint8_t *bth = w->pkt + 28, *mad = bth + MAD_OFF;
-	size_t len = 28 + w->paylen;
-	uint16_t attr;
-	uint32_t crc;
-
-	if (w->paylen != ROCE_LEN)
-		return "drop_length";
-	if (bth[0] != 0x64 || (bth[1] & 0x3f) || (get32(bth + 4) & 0xffffff) != 1)
-		return "drop_header";
-	if ((((bth[2] << 8) | bth[3]) & 0x7fff) != 0x7fff)
-		return "drop_pkey";
-	if (get32(bth + 12) != 0x80010000)
-		return "drop_qkey";
-	memcpy(&crc, w->pkt + len - 4, 4);
-	if (crc != icrc(w->pkt, len))
-		return "drop_icrc";
-	attr = mad[16] << 8 | mad[17];
-	if (mad[0] != 1 || mad[1] != 7 || mad[2] != 2 || mad[3] != 3 ||
-	    attr < 0x10 || attr > 0x18)
-		return "drop_mad";
-	if ((attr == 0x12 && (mad[33] >> 1) > 72) || (attr == 0x18 && mad[29] > 72))
-		return "drop_mad";
-	return rx_names[attr - 0x10];
-}
-
 #define SNAP_MAX	192
 #define SNAP_ANY	LLONG_MIN	/* an expected delta: not checked */
 
@@ -216,7 +182,7 @@ static inline int expect_check(const struct expect *e, const struct snap *a,
  * pad, transport version, QPN 0, reserved AETH syndrome, RETH length
  * beyond 2^31 or not an ONLY's payload), an opcode that is not RC's, or
  * a P_Key that is not the default is drop_header; then a wrong ICRC is
- * drop_icrc; then a QPN that names no QP is drop_header.  Sent from the
+ * drop_icrc; then a QPN that names no QP is drop_qpn.  Sent from the
  * QP's peer, every other packet reaches the QP: rc_rx_packets, its
  * payload (without the pad) in rc_rx_bytes, and a response's AETH
  * counted by its kind.  None of this depends on the QP's state, its
@@ -258,7 +224,8 @@ static const struct rc_op_info rc_ops[0x18] = {
 };
 
 struct rc_pred {
-	const char *counter;	/* drop_length, drop_header, drop_icrc, rc_rx_packets */
+	/* drop_length, drop_header, drop_icrc, drop_qpn, rc_rx_packets */
+	const char *counter;
 	const char *aeth;	/* rc_acks_received, ..., or NULL */
 	unsigned int payload;	/* what rc_rx_bytes adds */
 	bool request;		/* a request that reached the QP */
@@ -342,7 +309,7 @@ static inline void rc_predict(const struct wire *w, uint32_t qpn, bool partial,
 	p->trusted = partial && crc != icrc(w->pkt, 28 + len);
 	if (!partial && crc != icrc(w->pkt, 28 + len))
 		return;
-	p->counter = "drop_header";
+	p->counter = "drop_qpn";
 	if ((get32(bth + 4) & 0xffffff) != qpn)
 		return;
 	p->counter = "rc_rx_packets";
@@ -356,6 +323,48 @@ static inline void rc_predict(const struct wire *w, uint32_t qpn, bool partial,
 		p->aeth = "rc_rnr_naks_received";
 	else if (!(syn & 0x1f))
 		p->aeth = "rc_seq_naks_received";
+}
+
+/*
+ * The counter sc-w2's softcm must count a finished packet under (after
+ * wire_finish()): a drop before decoding, or rx_<attribute>.  The order
+ * is the module's: UDP length, BTH (opcode, version and pad, QPN), P_Key,
+ * Q_Key, ICRC, then the MAD decoder (versions, class, method, attribute,
+ * a REJ's or SIDR_REP's additional-information length).  A packet to
+ * another QP than QP1 is the data path's, as rc_predict() says for a
+ * namespace with no QP behind its QPN.
+ */
+static inline const char *wire_predict(const struct wire *w)
+{
+	const uint8_t *bth = w->pkt + 28, *mad = bth + MAD_OFF;
+	size_t len = 28 + w->paylen;
+	uint16_t attr;
+	uint32_t crc;
+
+	if (w->paylen >= 12 && (get32(bth + 4) & 0xffffff) != 1) {
+		struct rc_pred p;
+
+		rc_predict(w, 0, false, &p);
+		return p.counter;
+	}
+	if (w->paylen != ROCE_LEN)
+		return "drop_length";
+	if (bth[0] != 0x64 || (bth[1] & 0x3f))
+		return "drop_header";
+	if ((((bth[2] << 8) | bth[3]) & 0x7fff) != 0x7fff)
+		return "drop_pkey";
+	if (get32(bth + 12) != 0x80010000)
+		return "drop_qkey";
+	memcpy(&crc, w->pkt + len - 4, 4);
+	if (crc != icrc(w->pkt, len))
+		return "drop_icrc";
+	attr = mad[16] << 8 | mad[17];
+	if (mad[0] != 1 || mad[1] != 7 || mad[2] != 2 || mad[3] != 3 ||
+	    attr < 0x10 || attr > 0x18)
+		return "drop_mad";
+	if ((attr == 0x12 && (mad[33] >> 1) > 72) || (attr == 0x18 && mad[29] > 72))
+		return "drop_mad";
+	return rx_names[attr - 0x10];
 }
 
 #endif /* _SOFTCM_WIRE_ORACLE_H */

@@ -555,7 +555,10 @@ TEST_F(rc, qp_connected_to_itself)
  * a range past the region's end, a region without remote write access,
  * a region of another PD.  The requester's WR completes with
  * REM_ACCESS_ERR, both QPs end in ERR, no byte of the responder's memory
- * changes, and the responder's namespace counts the refusal.
+ * changes, and the responder's namespace counts the refusal by its
+ * cause: drop_rkey for a key that names no region of the responder's PD
+ * (no such key, another PD's), drop_access for the region's bounds or
+ * rights.
  */
 TEST_F(rc, write_access_violations)
 {
@@ -565,6 +568,7 @@ TEST_F(rc, write_access_violations)
 	ASSERT_LE(0, nsb);
 	st = stats_open(nsb, self->home);
 	ASSERT_LE(0, st);
+	ASSERT_COUNTER(st, "drop_rkey");
 	for (int v = 0; v < 4; v++) {
 		struct ibv_qp_init_attr init;
 		struct ibv_qp_attr attr;
@@ -573,7 +577,7 @@ TEST_F(rc, write_access_violations)
 		struct ibv_sge sge;
 		struct ibv_send_wr wr = { 0 }, *bad;
 		struct ibv_wc wc;
-		long long before;
+		long long before, before_key;
 
 		pair(_metadata, self, false, &p, &p);
 		memset(self->b.buf, 0x5a, 4096);
@@ -602,6 +606,7 @@ TEST_F(rc, write_access_violations)
 			break;
 		}
 		before = stats_get(st, "drop_access");
+		before_key = stats_get(st, "drop_rkey");
 		pattern(self->a.buf, 200, v);
 		sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 200,
 					.lkey = self->a.mr->lkey };
@@ -624,7 +629,10 @@ TEST_F(rc, write_access_violations)
 				EXPECT_EQ(0x5a, self->b.buf[i]) TH_LOG("case %d byte %d", v, i);
 				break;
 			}
-		EXPECT_EQ(before + 1, stats_get(st, "drop_access")) TH_LOG("case %d", v);
+		EXPECT_EQ(before + (v == 1 || v == 2), stats_get(st, "drop_access"))
+			TH_LOG("case %d", v);
+		EXPECT_EQ(before_key + (v == 0 || v == 3), stats_get(st, "drop_rkey"))
+			TH_LOG("case %d", v);
 		if (mr)
 			ibv_dereg_mr(mr);
 		if (pd2)
@@ -860,7 +868,7 @@ TEST_F(rc, read_access_violations)
 		struct ibv_sge sge;
 		struct ibv_send_wr wr = { 0 }, *bad;
 		struct ibv_wc wc;
-		long long before;
+		long long before, before_key;
 
 		pair(_metadata, self, false, &p, v == 4 ? &pnr : &p);
 		pattern(self->b.buf, 4096, v);
@@ -890,6 +898,7 @@ TEST_F(rc, read_access_violations)
 			break;
 		}
 		before = stats_get(st, "drop_access");
+		before_key = stats_get(st, "drop_rkey");
 		sge = (struct ibv_sge){ .addr = (uintptr_t)self->a.buf, .length = 200,
 					.lkey = self->a.mr->lkey };
 		wr.wr_id = 60 + v;
@@ -912,7 +921,10 @@ TEST_F(rc, read_access_violations)
 				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", v, i);
 				break;
 			}
-		EXPECT_EQ(before + (v < 4), stats_get(st, "drop_access")) TH_LOG("case %d", v);
+		EXPECT_EQ(before + (v == 1 || v == 2), stats_get(st, "drop_access"))
+			TH_LOG("case %d", v);
+		EXPECT_EQ(before_key + (v == 0 || v == 3), stats_get(st, "drop_rkey"))
+			TH_LOG("case %d", v);
 		if (mr)
 			ibv_dereg_mr(mr);
 		if (pd2)
@@ -1094,8 +1106,8 @@ TEST_F(rc, hostile_read_packets)
 		uint64_t base, va;
 		uint32_t rkey, len;
 		uint8_t ext[28] = { 0 };
-		bool allowed, parsed = true, atomic = false;
-		long long before;
+		bool allowed, key_ok, parsed = true, atomic = false;
+		long long before, before_key;
 		int want, state;
 
 		pair(_metadata, self, false, &p, &p);
@@ -1139,9 +1151,12 @@ TEST_F(rc, hostile_read_packets)
 		}
 		allowed = !len || (rkey == self->b.mr->rkey && va >= base &&
 				   va <= base + BUF && len <= base + BUF - va);
+		/* a key of b's PD: b's own, or case 11's region */
+		key_ok = rkey == self->b.mr->rkey || c == 11;
 		pattern(self->b.buf, 4096, c);
 		memset(self->a.buf, 0x5a, 4096);
 		before = stats_get(st, "drop_access");
+		before_key = stats_get(st, "drop_rkey");
 		put64(ext, va);
 		put32(ext + 8, rkey);
 		if (atomic) {
@@ -1165,8 +1180,10 @@ TEST_F(rc, hostile_read_packets)
 		state = qp_state(self->b.qp);
 		EXPECT_EQ(want, state) TH_LOG("case %d: va %#llx len %u rkey %#x", c,
 					      (unsigned long long)(va - base), len, rkey);
-		EXPECT_EQ(before + (want == IBV_QPS_ERR && !atomic),
+		EXPECT_EQ(before + (want == IBV_QPS_ERR && !atomic && key_ok),
 			  stats_get(st, "drop_access")) TH_LOG("case %d", c);
+		EXPECT_EQ(before_key + (want == IBV_QPS_ERR && !atomic && !key_ok),
+			  stats_get(st, "drop_rkey")) TH_LOG("case %d", c);
 		for (int i = 0; i < 4096; i++)
 			if (self->a.buf[i] != 0x5a) {
 				EXPECT_EQ(0x5a, self->a.buf[i]) TH_LOG("case %d byte %d", c, i);
@@ -1806,6 +1823,47 @@ TEST_F(rc, packets_the_state_does_not_take_are_counted)
 	EXPECT_EQ(rx + 1, stats_get(st, "rc_rx_packets"));
 	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc));
 	EXPECT_EQ(0xee, self->b.buf[0]);
+	close(st);
+	close(nsb);
+	close(nsa);
+}
+
+/*
+ * A well-formed packet from the peer's address whose BTH names a QPN
+ * with no QP behind it is dropped for that and counted so (drop_qpn),
+ * not as a malformed header: no QP counts it, nothing completes.
+ */
+TEST_F(rc, packets_to_no_qp_are_counted)
+{
+	const struct rc_path p = { .sq_psn = 0x4444 };
+	int nsa = netns_open("rc-a"), nsb = netns_open("rc-b"), st;
+	long long before, header, rx;
+	struct ibv_wc wc;
+	uint32_t qpn;
+
+	ASSERT_LE(0, nsa);
+	ASSERT_LE(0, nsb);
+	st = stats_open(nsb, self->home);
+	ASSERT_LE(0, st);
+	ASSERT_COUNTER(st, "drop_qpn");
+	pair(_metadata, self, false, &p, &p);
+	ASSERT_EQ(0, post_recv(&self->b, 72, 0, BUF));
+	memset(self->b.buf, 0xee, 64);
+	/* rc-b holds b's QP alone: any other QPN but QP0 and QP1 names none */
+	qpn = self->b.qp->qp_num ^ 0x800000;
+	if (qpn <= 1)
+		qpn ^= 0x400000;
+	before = stats_get(st, "drop_qpn");
+	header = stats_get(st, "drop_header");
+	rx = stats_get(st, "rc_rx_packets");
+	ASSERT_EQ(0, spoof_send(nsa, self->home, "10.29.0.1", qpn, p.sq_psn, 0x55));
+	ASSERT_EQ(0, stats_wait_above(st, "drop_qpn", before, WAIT_MS));
+	EXPECT_EQ(before + 1, stats_get(st, "drop_qpn"));
+	EXPECT_EQ(header, stats_get(st, "drop_header"));
+	EXPECT_EQ(rx, stats_get(st, "rc_rx_packets"));
+	EXPECT_EQ(0, ibv_poll_cq(self->b.rcq, 1, &wc));
+	EXPECT_EQ(0xee, self->b.buf[0]);
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->b.qp));
 	close(st);
 	close(nsb);
 	close(nsa);
@@ -3159,7 +3217,7 @@ TEST_F(rc, duplicate_atomic_answered_not_executed)
  * Each way an atomic may not touch the region: an rkey that names
  * nothing, 8 bytes past the region's end, a region without
  * REMOTE_ATOMIC, a region of another PD (REM_ACCESS_ERR, counted in
- * drop_access); an address not 8-byte aligned, and a responder QP
+ * drop_rkey or drop_access as a WRITE's); an address not 8-byte aligned, and a responder QP
  * without REMOTE_ATOMIC (REM_INV_REQ_ERR, as rxe).  Both QPs end in ERR;
  * neither the responder's memory nor the requester's SGE changes.
  */
@@ -3180,7 +3238,7 @@ TEST_F(rc, atomic_access_violations)
 		uint64_t raddr;
 		uint32_t rkey;
 		struct ibv_wc wc;
-		long long before;
+		long long before, before_key;
 
 		pair(_metadata, self, false, &p, v == 5 ? &pna : &p);
 		pattern(self->b.buf, 4096, v);
@@ -3215,6 +3273,7 @@ TEST_F(rc, atomic_access_violations)
 			break;
 		}
 		before = stats_get(st, "drop_access");
+		before_key = stats_get(st, "drop_rkey");
 		ASSERT_EQ(0, post_atomic(&self->a, 90 + v, v & 1, raddr, rkey, 64,
 					 0x0102030405060708ULL, 9));
 		ASSERT_EQ(1, poll_n(self->a.scq, &wc, 1));
@@ -3231,7 +3290,10 @@ TEST_F(rc, atomic_access_violations)
 		EXPECT_EQ(0, memcmp(want, self->b.buf, 4096)) TH_LOG("case %d", v);
 		pattern(want, 4096, v + 1);
 		EXPECT_EQ(0, memcmp(want, self->b.buf + BUF - 4096, 4096)) TH_LOG("case %d", v);
-		EXPECT_EQ(before + (v < 4), stats_get(st, "drop_access")) TH_LOG("case %d", v);
+		EXPECT_EQ(before + (v == 1 || v == 2), stats_get(st, "drop_access"))
+			TH_LOG("case %d", v);
+		EXPECT_EQ(before_key + (v == 0 || v == 3), stats_get(st, "drop_rkey"))
+			TH_LOG("case %d", v);
 		if (mr)
 			ibv_dereg_mr(mr);
 		if (pd2)
