@@ -117,11 +117,26 @@ static void dup_rep(struct softcm_net *sn, struct softcm_id *id)
 	}
 }
 
+/* REJ(stale connection) of a REP, from the REP's comm IDs alone. */
+static void reject_rep_stale(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			     const struct softcm_cm_msg *rep)
+{
+	struct softcm_cm_msg *msg = softcm_cm_alloc_reply(rep, SOFTCM_CM_REJ);
+
+	if (!msg)
+		return;
+	msg->local_comm_id = rep->remote_comm_id;
+	msg->remote_comm_id = rep->local_comm_id;
+	msg->msg_type = SOFTCM_MSG_REP;
+	msg->reason = SOFTCM_REJ_STALE_CONN;
+	softcm_cm_reply(sn, pkt, msg);
+}
+
 void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		       const struct softcm_cm_msg *msg)
 {
 	struct softcm_conn_param *p;
-	struct softcm_id *id;
+	struct softcm_id *id, *old;
 
 	id = softcm_cm_lookup(sn, msg->remote_comm_id, msg->local_comm_id, pkt);
 	if (!id)
@@ -131,6 +146,18 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 			dup_rep(sn, id);
 		else
 			softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_STALE);
+		goto out;
+	}
+	/*
+	 * The peer answers from a QP one of our connections is still
+	 * connected to: REJ(stale) for this REP, and the old one ends
+	 * (cm_rep_handler()).  This id keeps waiting, as the Linux CM's: its
+	 * REQ comes again, to a peer now in timewait, which rejects it as
+	 * stale.
+	 */
+	old = softcm_conn_find_remote_qp(sn, msg->ca_guid, msg->qpn);
+	if (old && softcm_cm_end_stale(old, pkt)) {
+		reject_rep_stale(sn, pkt, msg);
 		goto out;
 	}
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
@@ -151,6 +178,8 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	id->cm.rnr_retry_count = msg->rnr_retry_count;
 	id->cm.qp_timeout = id->cm.av_timeout;
 	softcm_cm_set_state(id, SOFTCM_CM_REP_RCVD);
+	if (id->cm.qp_backed)
+		softcm_conn_insert_remote_qp(id);
 	rep_param(p, msg);
 	/* No QP to move to RTS: the RTU waits for rdma_establish(). */
 	softcm_cm_report(id, SOFTCM_EVENT_CONNECT_RESPONSE, 0, p);

@@ -30,11 +30,6 @@
 #include "trace.h"
 #include "transport.h"
 
-static struct softcm_net *sn_of(struct softcm_id *id)
-{
-	return softcm_net(id->net);
-}
-
 static void count_stale(struct softcm_net *sn)
 {
 	softcm_stat_inc(&sn->stats, SOFTCM_STAT_DROP_STALE);
@@ -158,17 +153,6 @@ static void rcv_mra(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	}
 out:
 	softcm_id_unlock_put(id);
-}
-
-static struct softcm_cm_msg *dreq_msg(struct softcm_id *id)
-{
-	struct softcm_cm_msg *msg;
-
-	id->cm.tid = softcm_conn_new_tid(sn_of(id));
-	msg = softcm_cm_alloc_msg(id, SOFTCM_CM_DREQ);
-	if (msg)
-		msg->qpn = id->cm.remote_qpn;
-	return msg;
 }
 
 /* A DREQ for no connection still gets its DREP: the peer is done with it. */
@@ -357,27 +341,13 @@ int softcm_cm_reject(struct softcm_id *id, const struct softcm_reject *c)
  */
 int softcm_cm_disconnect(struct softcm_id *id)
 {
-	struct softcm_cm_msg *msg;
-	int ret;
-
 	lockdep_assert_held(&id->mutex);
 
 	if (id->state != SOFTCM_STATE_CONNECT && id->state != SOFTCM_STATE_DISCONNECT)
 		return -EINVAL;
 	switch (id->cm.state) {
 	case SOFTCM_CM_ESTABLISHED:
-		msg = dreq_msg(id);
-		if (!msg)
-			return -ENOMEM;
-		softcm_cm_set_state(id, SOFTCM_CM_DREQ_SENT);
-		ret = softcm_cm_send_retry(id, msg, id->cm.timeout_ms, id->cm.max_retries);
-		kfree(msg);
-		if (ret) {
-			/* Without its retransmissions the DREQ is as if lost. */
-			softcm_cm_timewait(id);
-			softcm_cm_report_disconnected(id, -ETIMEDOUT);
-		}
-		return 0;
+		return softcm_cm_send_dreq(id);
 	case SOFTCM_CM_DREQ_RCVD:
 		softcm_cm_send_bare(id, SOFTCM_CM_DREP);
 		softcm_cm_timewait(id);
@@ -418,7 +388,7 @@ void softcm_cm_destroy(struct softcm_id *id)
 		return;
 	case SOFTCM_CM_ESTABLISHED:
 		/* One DREQ, no retransmissions: nobody waits for the answer. */
-		msg = dreq_msg(id);
+		msg = softcm_cm_dreq_msg(id);
 		if (msg) {
 			softcm_cm_send(id, msg);
 			kfree(msg);

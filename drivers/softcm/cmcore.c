@@ -248,6 +248,8 @@ void softcm_cm_timewait(struct softcm_id *id)
 
 	lockdep_assert_held(&id->mutex);
 	softcm_cm_cancel_retransmit(id);
+	/* as the Linux CM's cm_enter_timewait(): no longer a live connection */
+	softcm_conn_remove_remote_qp(id);
 	softcm_cm_set_state(id, SOFTCM_CM_TIMEWAIT);
 	id->cm.timer = SOFTCM_CM_TIMER_TIMEWAIT;
 	softcm_cm_arm(id, softcm_cm_ms(t));
@@ -262,6 +264,69 @@ void softcm_cm_release_ids(struct softcm_id *id)
 	if (id->cm.state != SOFTCM_CM_IDLE)
 		softcm_cm_set_state(id, SOFTCM_CM_IDLE);
 	softcm_conn_remove(id);
+}
+
+/* A DREQ of the connection, in a transaction of its own; NULL: no memory. */
+struct softcm_cm_msg *softcm_cm_dreq_msg(struct softcm_id *id)
+{
+	struct softcm_cm_msg *msg;
+
+	lockdep_assert_held(&id->mutex);
+
+	id->cm.tid = softcm_conn_new_tid(sn_of(id));
+	msg = softcm_cm_alloc_msg(id, SOFTCM_CM_DREQ);
+	if (msg)
+		msg->qpn = id->cm.remote_qpn;
+	return msg;
+}
+
+/*
+ * The DREQ that ends an established connection, kept for retransmission;
+ * -ENOMEM, the connection as it was, if there is no memory for it.
+ */
+int softcm_cm_send_dreq(struct softcm_id *id)
+{
+	struct softcm_cm_msg *msg = softcm_cm_dreq_msg(id);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	softcm_cm_set_state(id, SOFTCM_CM_DREQ_SENT);
+	ret = softcm_cm_send_retry(id, msg, id->cm.timeout_ms, id->cm.max_retries);
+	kfree(msg);
+	if (ret) {
+		/* Without its retransmissions the DREQ is as if lost. */
+		softcm_cm_timewait(id);
+		softcm_cm_report_disconnected(id, -ETIMEDOUT);
+	}
+	return 0;
+}
+
+/*
+ * The Linux CM's stale-connection check (cm_match_req(), cm_rep_handler()):
+ * a new REQ or REP (@pkt) names the peer QP of @old, a live connection
+ * whose end here is a QP (softcm_conn_find_remote_qp()), so the peer has
+ * reused that QP and @old is over: a DREQ ends it if it is established
+ * (ib_send_cm_dreq() refuses any other state), if there is memory for
+ * one, as there.  Unlike the Linux CM's, only a message from @old's peer
+ * address counts: the GUID and QPN are what the message claims, and
+ * anyone could claim them to end a connection.  True if @old was stale,
+ * and the message is to be rejected with REJ(stale connection).  Drops
+ * the caller's reference.  The caller may hold another id's mutex (a REP
+ * handler, its own id's): @old is taken nested under it.
+ */
+bool softcm_cm_end_stale(struct softcm_id *old, const struct softcm_pkt *pkt)
+{
+	bool stale;
+
+	mutex_lock_nested(&old->mutex, SINGLE_DEPTH_NESTING);
+	stale = old->cm.in_remote_qp &&
+		softcm_sa_equal((const struct sockaddr *)&pkt->src, &old->cm.wire_dst.sa);
+	if (stale && old->state == SOFTCM_STATE_CONNECT &&
+	    old->cm.state == SOFTCM_CM_ESTABLISHED)
+		softcm_cm_send_dreq(old);
+	softcm_id_unlock_put(old);
+	return stale;
 }
 
 /* The peer address is no longer a connection's: getpeername says so. */

@@ -74,6 +74,9 @@ struct softcm_id *softcm_cm_lookup(struct softcm_net *sn, u32 local_id,
 void softcm_cm_report(struct softcm_id *id, enum softcm_event_type type,
 		      int status, const struct softcm_conn_param *param);
 void softcm_cm_report_disconnected(struct softcm_id *id, int status);
+struct softcm_cm_msg *softcm_cm_dreq_msg(struct softcm_id *id);
+int softcm_cm_send_dreq(struct softcm_id *id);
+bool softcm_cm_end_stale(struct softcm_id *old, const struct softcm_pkt *pkt);
 struct softcm_cm_msg *softcm_cm_begin_request(struct softcm_id *id,
 					      const struct softcm_connect *c,
 					      u8 attr, u8 max_pdata);

@@ -2,13 +2,14 @@
 /*
  * The namespace's connections, found in O(1) by the comm IDs in a
  * message: ours (every message but REQ and SIDR_REQ names it) and the
- * peer's with its CA GUID (duplicate requests, REJ(TIMEOUT)).
+ * peer's with its CA GUID (duplicate requests, REJ(TIMEOUT)); and, for
+ * the stale-QPN check, by the peer's QP number with its CA GUID.
  *
  * Our comm IDs are random and unique in the namespace, so that a sender
  * that is not the peer cannot guess them.  Lookups run under RCU and take
  * a reference that the id can still give (ids are freed after a grace
  * period); the local table holds one reference on each id it contains,
- * and an id is in the remote table only while it is in the local one.
+ * and an id is in the remote tables only while it is in the local one.
  * Insertion and removal happen under the id's mutex.
  */
 
@@ -35,6 +36,13 @@ static const struct rhashtable_params remote_params = {
 	.automatic_shrinking = true,
 };
 
+static const struct rhashtable_params remote_qp_params = {
+	.key_len = sizeof(struct softcm_remote_key),
+	.key_offset = offsetof(struct softcm_id, cm.remote_qp),
+	.head_offset = offsetof(struct softcm_id, cm.remote_qp_node),
+	.automatic_shrinking = true,
+};
+
 int softcm_conntab_init(struct softcm_net *sn)
 {
 	struct softcm_conntab *ct = &sn->conntab;
@@ -46,6 +54,9 @@ int softcm_conntab_init(struct softcm_net *sn)
 	ret = rhashtable_init(&ct->remote_ids, &remote_params);
 	if (ret)
 		goto err_destroy_local;
+	ret = rhashtable_init(&ct->remote_qps, &remote_qp_params);
+	if (ret)
+		goto err_destroy_remote;
 	/*
 	 * A CA GUID of our own per namespace, as each rxe device derives one
 	 * from its MAC: peers key duplicate detection on it.
@@ -56,6 +67,8 @@ int softcm_conntab_init(struct softcm_net *sn)
 	atomic_set(&ct->nr_conns, 0);
 	return 0;
 
+err_destroy_remote:
+	rhashtable_destroy(&ct->remote_ids);
 err_destroy_local:
 	rhashtable_destroy(&ct->local_ids);
 	return ret;
@@ -99,6 +112,7 @@ void softcm_conn_iter_exit(struct softcm_conn_iter *iter)
 /* After the CM ended every connection (softcm_cm_net_uninit()). */
 void softcm_conntab_uninit(struct softcm_net *sn)
 {
+	rhashtable_destroy(&sn->conntab.remote_qps);
 	rhashtable_destroy(&sn->conntab.remote_ids);
 	rhashtable_destroy(&sn->conntab.local_ids);
 }
@@ -179,6 +193,43 @@ int softcm_conn_insert_remote(struct softcm_id *id, u64 guid, u32 comm_id)
 	return ret;
 }
 
+/*
+ * Also findable by the peer's QP number (id->cm.remote_qpn) and CA GUID,
+ * for the stale-QPN check.  A connection that another holds them for
+ * (two REQs from one QP, neither answered when the other came) or that
+ * finds no memory for its entry goes unchecked: the check spares a
+ * stale connection, it never refuses a good one.
+ */
+void softcm_conn_insert_remote_qp(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	lockdep_assert_held(&id->mutex);
+
+	if (WARN_ON(!id->cm.in_remote || id->cm.in_remote_qp))
+		return;
+	id->cm.remote_qp.guid = id->cm.remote.guid;
+	id->cm.remote_qp.comm_id = id->cm.remote_qpn;
+	id->cm.remote_qp.zero = 0;
+	if (!rhashtable_lookup_insert_fast(&sn->conntab.remote_qps, &id->cm.remote_qp_node,
+					   remote_qp_params))
+		id->cm.in_remote_qp = true;
+}
+
+/* No longer a live connection's: timewait, or its end. */
+void softcm_conn_remove_remote_qp(struct softcm_id *id)
+{
+	struct softcm_net *sn = softcm_net(id->net);
+
+	lockdep_assert_held(&id->mutex);
+
+	if (!id->cm.in_remote_qp)
+		return;
+	rhashtable_remove_fast(&sn->conntab.remote_qps, &id->cm.remote_qp_node,
+			       remote_qp_params);
+	id->cm.in_remote_qp = false;
+}
+
 /* The caller holds its own reference: the table's is dropped here. */
 void softcm_conn_remove(struct softcm_id *id)
 {
@@ -186,6 +237,7 @@ void softcm_conn_remove(struct softcm_id *id)
 
 	lockdep_assert_held(&id->mutex);
 
+	softcm_conn_remove_remote_qp(id);
 	if (id->cm.in_remote) {
 		rhashtable_remove_fast(&sn->conntab.remote_ids, &id->cm.remote_node,
 				       remote_params);
@@ -223,6 +275,17 @@ struct softcm_id *softcm_conn_find_remote(struct softcm_net *sn, u64 guid, u32 c
 
 	rcu_read_lock();
 	id = get_rcu(rhashtable_lookup(&sn->conntab.remote_ids, &key, remote_params));
+	rcu_read_unlock();
+	return id;
+}
+
+struct softcm_id *softcm_conn_find_remote_qp(struct softcm_net *sn, u64 guid, u32 qpn)
+{
+	struct softcm_remote_key key = { .guid = guid, .comm_id = qpn };
+	struct softcm_id *id;
+
+	rcu_read_lock();
+	id = get_rcu(rhashtable_lookup(&sn->conntab.remote_qps, &key, remote_qp_params));
 	rcu_read_unlock();
 	return id;
 }

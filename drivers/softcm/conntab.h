@@ -16,6 +16,7 @@ struct softcm_conntab {
 	atomic_t tid_lo;
 	struct rhashtable local_ids;	/* our comm ID -> id */
 	struct rhashtable remote_ids;	/* peer's (GUID, comm ID) -> id */
+	struct rhashtable remote_qps;	/* peer's (GUID, QPN) -> id */
 	atomic_t nr_conns;		/* ids in local_ids */
 };
 
@@ -35,6 +36,9 @@ int softcm_conn_insert_remote(struct softcm_id *id, u64 guid, u32 comm_id);
 void softcm_conn_remove(struct softcm_id *id);
 struct softcm_id *softcm_conn_find(struct softcm_net *sn, u32 local_id);
 struct softcm_id *softcm_conn_find_remote(struct softcm_net *sn, u64 guid, u32 comm_id);
+void softcm_conn_insert_remote_qp(struct softcm_id *id);
+void softcm_conn_remove_remote_qp(struct softcm_id *id);
+struct softcm_id *softcm_conn_find_remote_qp(struct softcm_net *sn, u64 guid, u32 qpn);
 u64 softcm_conn_new_tid(struct softcm_net *sn);
 unsigned int softcm_conn_get_orphans(struct softcm_net *sn, unsigned int skip,
 				     struct softcm_id **ids, unsigned int max);

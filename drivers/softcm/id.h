@@ -52,7 +52,10 @@ enum softcm_cm_timer {
 	SOFTCM_CM_TIMER_TIMEWAIT,
 };
 
-/* A connection's key in the namespace's table of peers' comm IDs. */
+/*
+ * A connection's key in the namespace's table of peers' comm IDs, and
+ * in that of their QP numbers (comm_id then holds the QPN).
+ */
 struct softcm_remote_key {
 	u64 guid;
 	u32 comm_id;
@@ -72,6 +75,17 @@ struct softcm_cm {
 	struct rhash_head local_node;
 	struct rhash_head remote_node;
 	bool in_remote;
+	/*
+	 * The peer's QP number with its CA GUID, in the namespace's table
+	 * of them (softcm_conn_insert_remote_qp()) from our REP, or the
+	 * peer's, until timewait, when our end is a QP: what the stale-QPN
+	 * check looks a new REQ or REP up in.
+	 */
+	struct softcm_remote_key remote_qp;
+	struct rhash_head remote_qp_node;
+	bool in_remote_qp;
+	/* CONNECT or ACCEPT announced the number of an RC QP of the namespace */
+	bool qp_backed;
 
 	/* The packets' addresses: the request's for a passive id. */
 	union softcm_inaddr wire_src;

@@ -146,6 +146,16 @@ void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		softcm_id_put(id);
 		return;
 	}
+	/*
+	 * A new connection from a QP one of ours is still connected to: the
+	 * peer has reused it, and the old connection is stale (cm_match_req(),
+	 * before any listener is looked for).
+	 */
+	id = softcm_conn_find_remote_qp(sn, msg->ca_guid, msg->qpn);
+	if (id && softcm_cm_end_stale(id, pkt)) {
+		reject_req(sn, pkt, msg, SOFTCM_REJ_STALE_CONN);
+		return;
+	}
 	reason = softcm_cm_parse_request(sn, pkt, msg->service_id, SOFTCM_PS_TCP,
 					 msg->pdata, &src, &dst, &listener);
 	/* rdma_cm's ids are RC: a request for another transport does not match. */
@@ -217,6 +227,13 @@ int softcm_cm_passive_accept(struct softcm_id *id, const struct softcm_accept *c
 	if (ret)
 		return ret;	/* nothing was sent: the request is still ours to answer */
 	softcm_cm_set_state(id, SOFTCM_CM_REP_SENT);
+	/*
+	 * Our end is a QP: a later REQ from the peer's QP means this
+	 * connection is stale.  Another of ours may hold the number, if two
+	 * REQs from it came before either was answered: that one keeps it.
+	 */
+	if (id->cm.qp_backed)
+		softcm_conn_insert_remote_qp(id);
 	/* What we answered is what our QP gets (ib_send_cm_rep()). */
 	id->cm.responder_resources = p->responder_resources;
 	id->cm.initiator_depth = p->initiator_depth;

@@ -253,6 +253,28 @@ static int ucmd_query_route(struct softcm_file *sf, union ucmd_args *a)
 	return ret;
 }
 
+/*
+ * Whether @qpn, as CONNECT or ACCEPT announces it, numbers an RC QP of
+ * the namespace: the connection then carries a QP's data, and the CM's
+ * stale-QPN check guards it (id.h, qp_backed).  Numbers that name no QP
+ * are those of programs that use the CM alone, free to announce any.
+ */
+static bool names_rc_qp(struct softcm_file *sf, u32 qpn)
+{
+	struct softcm_qp *qp;
+	bool ret = false;
+
+	rcu_read_lock();
+	qp = softcm_qp_find_rcu(softcm_net(sf->net), qpn & 0xffffff);
+	if (qp) {
+		spin_lock_bh(&qp->lock);
+		ret = !qp->dead && qp->type == IB_QPT_RC;
+		spin_unlock_bh(&qp->lock);
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
 static int ucmd_connect(struct softcm_file *sf, union ucmd_args *a)
 {
 	struct softcm_id *id;
@@ -261,6 +283,7 @@ static int ucmd_connect(struct softcm_file *sf, union ucmd_args *a)
 	id = softcm_file_get_locked(sf, a->connect.handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
+	id->cm.qp_backed = names_rc_qp(sf, a->connect.param.qp_num);
 	ret = softcm_cm_connect(id, &a->connect);
 	softcm_id_unlock_put(id);
 	return ret;
@@ -346,6 +369,8 @@ static int accept_with_qp(struct softcm_file *sf, struct softcm_accept *c)
 	if (ret)
 		goto out_unlock;
 	ret = accept_move_qp(id, qp, c);
+	if (!(c->flags & SOFTCM_ACCEPT_ESTABLISH))
+		id->cm.qp_backed = true;
 	if (!ret)
 		ret = softcm_cm_accept(id, c, qp->qpn);
 	if (ret)
@@ -373,6 +398,8 @@ static int ucmd_accept(struct softcm_file *sf, union ucmd_args *a)
 	id = softcm_file_get_locked(sf, c->handle);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
+	if (!(c->flags & SOFTCM_ACCEPT_ESTABLISH))
+		id->cm.qp_backed = names_rc_qp(sf, c->param.qp_num);
 	ret = softcm_cm_accept(id, c, 0);
 	softcm_id_unlock_put(id);
 	return ret;

@@ -33,6 +33,7 @@
 #include "vm_helpers.h"
 #include "topo_helpers.h"
 #include "netlink_helpers.h"
+#include "wire_helpers.h"
 
 TOPO_NAMESPACES("sc-a1 sc-a2")
 
@@ -1466,6 +1467,240 @@ TEST_F(qpattr, qps_destroyed_while_connected)
 	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_DISCONNECT,
 			   &(struct softcm_disconnect){ .handle = k.ph }));
 	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_DISCONNECTED, &ev));
+	EXPECT_EQ(0, destroy_id(self->a, k.h, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, k.ph, NULL));
+	close(aq);
+	close(pq);
+}
+
+/*
+ * The next two events of @fd, one of @t1 for id @h1 and one of @t2 for id
+ * @h2, in either order; their statuses in @s1 and @s2.
+ */
+static int two_events(int fd, __u32 t1, __u32 h1, int *s1, __u32 t2, __u32 h2, int *s2)
+{
+	bool got1 = false, got2 = false;
+	struct softcm_event ev;
+
+	for (int i = 0; i < 2; i++) {
+		int ret = next_event(fd, &ev, WAIT_MS);
+
+		if (ret)
+			return ret;
+		if (!got1 && ev.event == t1 && ev.handle == h1) {
+			got1 = true;
+			*s1 = ev.status;
+		} else if (!got2 && ev.event == t2 && ev.handle == h2) {
+			got2 = true;
+			*s2 = ev.status;
+		} else {
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* REJs sent with @reason: a line that appears with the first one. */
+static long long rej_sent(int st, int reason)
+{
+	char name[32];
+	long long v;
+
+	snprintf(name, sizeof(name), "tx_rej_reason_%d", reason);
+	v = stats_get(st, name);
+	return v == STATS_MISSING ? 0 : v;
+}
+
+static long long rej10_sent(int st)
+{
+	return rej_sent(st, 10);
+}
+
+/* An id of @fd connecting to 10.92.0.2 @port, its REQ announcing @qpn. */
+static int connect_to(int fd, int port, __u32 qpn, __u32 *h)
+{
+	int ret = create_id(fd, SOFTCM_PS_TCP, port, h);
+
+	ret = ret ?: resolve_addr(fd, *h, "10.92.0.2", port);
+	ret = ret ?: resolve_route(fd, *h);
+	return ret ?: connect_qpn(fd, *h, qpn);
+}
+
+/*
+ * The Linux CM's stale-QPN check (cm_match_req()), on the passive side: a
+ * connection between two QPs is established; a new REQ from the peer's
+ * namespace announcing the same QP number means the peer reused that
+ * QP, so the REQ gets REJ 10 (stale connection) and reaches no listener,
+ * and the old connection gets a DREQ, which its active side sees as
+ * DISCONNECTED.  Connections whose end here is no QP (the CM alone, the
+ * number naming nothing) are not checked: two of them from one number
+ * at once are both established.
+ */
+TEST_F(qpattr, stale_qpn_req_rejected_old_connection_ends)
+{
+	long long rej10 = rej10_sent(self->st[1]);
+	struct softcm_event ev;
+	__u32 l, h, ph, h2, ph2;
+	struct qconn k;
+	int aq, pq, st, st2;
+
+	aq = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, aq);
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	qconnect(_metadata, self, aq, pq, 7550, true, &k);
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7551, &l));
+	ASSERT_EQ(0, connect_to(self->a, 7551, k.aqpn, &h));
+	ASSERT_EQ(0, two_events(self->a, SOFTCM_EVENT_REJECTED, h, &st,
+				SOFTCM_EVENT_DISCONNECTED, k.h, &st2));
+	EXPECT_EQ(10, st);
+	EXPECT_EQ(rej10 + 1, rej10_sent(self->st[1]));
+	/* the DREP the DREQ waits for, then the old connection is over there too */
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_DISCONNECT,
+			   &(struct softcm_disconnect){ .handle = k.h }));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_DISCONNECTED, &ev));
+	EXPECT_EQ(k.ph, ev.handle);
+	EXPECT_EQ(0, destroy_id(self->a, h, NULL));
+	EXPECT_EQ(0, destroy_id(self->a, k.h, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, k.ph, NULL));
+
+	/* the CM alone: one number twice, both connections established */
+	for (int i = 0; i < 2; i++) {
+		__u32 *ah = i ? &h2 : &h, *pph = i ? &ph2 : &ph;
+
+		ASSERT_EQ(0, connect_to(self->a, 7551, A_QPN, ah));
+		ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+		*pph = ev.handle;
+		ASSERT_EQ(0, accept_id(self->p, *pph));
+		ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_CONNECT_RESPONSE, &ev));
+		ASSERT_EQ(0, establish_id(self->a, *ah));
+		ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_ESTABLISHED, &ev));
+	}
+	EXPECT_EQ(rej10 + 1, rej10_sent(self->st[1]));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->a, h));
+	EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->a, h2));
+	EXPECT_EQ(0, destroy_id(self->a, h, NULL));
+	EXPECT_EQ(0, destroy_id(self->a, h2, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, ph, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, ph2, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, l, NULL));
+	close(aq);
+	close(pq);
+}
+
+/*
+ * The same check on the active side (cm_rep_handler()): a connection
+ * between two QPs is established; a new connection's REP announcing the
+ * peer QP of the old one gets REJ 10, which the passive side sees as
+ * REJECTED with status 10, and the old connection gets a DREQ.  The new
+ * id is not told of the REP (no CONNECT_RESPONSE): it waits as the Linux
+ * CM's does, and its REQ comes again (to a passive side in timewait,
+ * which answers REJ 10, or out of it, which takes it as new: which one
+ * depends on the timers, so the case ends the id before).
+ */
+TEST_F(qpattr, stale_qpn_rep_rejected_old_connection_ends)
+{
+	long long rej10 = rej10_sent(self->st[0]);
+	struct softcm_event ev;
+	__u32 l, h, ph;
+	struct qconn k;
+	int aq, pq, st, st2, ret;
+
+	aq = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, aq);
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	qconnect(_metadata, self, aq, pq, 7552, true, &k);
+
+	ASSERT_EQ(0, do_listen(self->p, SOFTCM_PS_TCP, "10.92.0.2", 7553, &l));
+	ASSERT_EQ(0, connect_to(self->a, 7553, A_QPN, &h));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_CONNECT_REQUEST, &ev));
+	ph = ev.handle;
+	/* the passive side answers from the old connection's QP */
+	ASSERT_EQ(0, do_accept(self->p, ph, 0, 0, 0, k.pqpn));
+	ASSERT_EQ(0, two_events(self->p, SOFTCM_EVENT_REJECTED, ph, &st,
+				SOFTCM_EVENT_DISCONNECTED, k.ph, &st2));
+	EXPECT_EQ(10, st);
+	EXPECT_EQ(rej10 + 1, rej10_sent(self->st[0]));
+	/* nothing for the new id, unless its REQ came again already */
+	ret = next_event(self->a, &ev, softcm_quiet_ms(50));
+	if (!ret) {
+		EXPECT_EQ(SOFTCM_EVENT_REJECTED, ev.event);
+		EXPECT_EQ(h, ev.handle);
+		EXPECT_EQ(10, ev.status);
+	} else {
+		EXPECT_EQ(-ETIME, ret);
+	}
+	EXPECT_EQ(0, destroy_id(self->a, h, NULL));
+	ASSERT_EQ(0, ioctl(self->p, SOFTCM_IOCTL_DISCONNECT,
+			   &(struct softcm_disconnect){ .handle = k.ph }));
+	ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_DISCONNECTED, &ev));
+	EXPECT_EQ(k.h, ev.handle);
+	EXPECT_EQ(0, destroy_id(self->a, k.h, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, ph, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, k.ph, NULL));
+	EXPECT_EQ(0, destroy_id(self->p, l, NULL));
+	close(aq);
+	close(pq);
+}
+
+/*
+ * The stale-QPN check believes only the old connection's peer address: a
+ * REQ crafted with the active side's CA GUID and the old connection's QP
+ * number (and a comm ID of its own), sent from another address of the
+ * link, leaves the connection alone and is answered as any request that
+ * names no service (REJ 8); the same REQ from the peer's address ends
+ * the connection as stale (REJ 10, a DREQ).
+ */
+TEST_F(qpattr, stale_qpn_believes_only_the_peer_address)
+{
+	struct softcm_query_device qd = { 0 };
+	long long rej8, rej10;
+	struct softcm_event ev;
+	struct qconn k;
+	struct wire w;
+	int aq, pq, ret;
+
+	aq = open_in(self->ns[0], self->home);
+	ASSERT_LE(0, aq);
+	pq = open_in(self->ns[1], self->home);
+	ASSERT_LE(0, pq);
+	qconnect(_metadata, self, aq, pq, 7554, true, &k);
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_QUERY_DEVICE, &qd));
+
+	for (int i = 0; i < 2; i++) {
+		uint8_t *mad;
+
+		rej8 = rej_sent(self->st[1], 8);
+		rej10 = rej10_sent(self->st[1]);
+		wire_init(&w, i ? "10.92.0.1" : "10.92.0.3", "10.92.0.2", 0x10);
+		mad = wire_mad(&w);
+		put32(mad + 24, 0x5eed0000 + i);		/* its own comm ID */
+		memcpy(mad + 40, &qd.attr.node_guid, 8);	/* big endian */
+		put32(mad + 56, k.aqpn << 8);
+		ASSERT_EQ(0, netns_enter(self->ns[0]));
+		ret = wire_send(&w, false);
+		ASSERT_EQ(0, netns_enter(self->home));
+		ASSERT_EQ(0, ret);
+		if (!i) {
+			for (int t = 0; t < WAIT_MS / 10 && rej_sent(self->st[1], 8) == rej8; t++)
+				usleep(10000);
+			EXPECT_EQ(rej8 + 1, rej_sent(self->st[1], 8));
+			EXPECT_EQ(rej10, rej10_sent(self->st[1]));
+			EXPECT_EQ(-ETIME, next_event(self->a, &ev, softcm_quiet_ms(100)));
+			EXPECT_EQ(SOFTCM_STATE_CONNECT, state_of(self->p, k.ph));
+		} else {
+			ASSERT_EQ(0, expect_event(self->a, SOFTCM_EVENT_DISCONNECTED, &ev));
+			EXPECT_EQ(k.h, ev.handle);
+			EXPECT_EQ(rej10 + 1, rej10_sent(self->st[1]));
+			EXPECT_EQ(rej8, rej_sent(self->st[1], 8));
+		}
+	}
+	ASSERT_EQ(0, ioctl(self->a, SOFTCM_IOCTL_DISCONNECT,
+			   &(struct softcm_disconnect){ .handle = k.h }));
+	ASSERT_EQ(0, expect_event(self->p, SOFTCM_EVENT_DISCONNECTED, &ev));
+	EXPECT_EQ(k.ph, ev.handle);
 	EXPECT_EQ(0, destroy_id(self->a, k.h, NULL));
 	EXPECT_EQ(0, destroy_id(self->p, k.ph, NULL));
 	close(aq);
