@@ -878,39 +878,120 @@ TEST_F(verbs, mr_memlock_per_user_across_fork)
 
 /*
  * A command whose reply cannot be copied out undoes the object it made,
- * and only that one (review 2026-11-28 #7): the reply of an ALLOC_PD
- * stalls in a userfaultfd write-protect fault; meanwhile the new PD
- * cannot be named by its handle (destroyed, and another PD created in its
- * place) by another thread of the file; then the reply faults, and the
- * undo leaves that other thread's PD alone.
+ * and only that one (review 2026-11-28 #7), for each type a file makes:
+ * the reply of an ALLOC_PD, CREATE_CQ, REG_MR or CREATE_QP stalls in a
+ * userfaultfd write-protect fault; meanwhile the new object cannot be
+ * named by its handle (destroyed, and another of its type created in
+ * its place) by another thread of the file; then the reply faults, and
+ * the undo leaves that other thread's object alone and takes everything
+ * of its own: the file holds what it held before, and closing it (the
+ * fixture) leaves nothing.  The CQ's and QP's undo unmaps rings never
+ * mapped, the QP's frees a QP number, the MR's unpins its page: on the
+ * debug kernel KASAN and kmemleak watch those.
  */
-struct stalled_alloc {
+struct stalled_create {
 	int fd;
-	struct softcm_alloc_pd *arg;
+	unsigned long cmd;
+	void *arg;
 	int ret;
 };
 
-static void *stalled_alloc_pd(void *p)
+static void *stalled_create(void *p)
 {
-	struct stalled_alloc *a = p;
+	struct stalled_create *a = p;
 
-	a->ret = ioctl(a->fd, SOFTCM_IOCTL_ALLOC_PD, a->arg) ? -errno : 0;
+	a->ret = ioctl(a->fd, a->cmd, a->arg) ? -errno : 0;
 	return NULL;
+}
+
+enum { UNDO_PD, UNDO_CQ, UNDO_MR, UNDO_QP, UNDO_TYPES };
+
+/* The command and arguments that make one object of @type; its size. */
+static size_t undo_args(int type, __u32 pd, __u32 cq, const void *mem, void *arg,
+			unsigned long *cmd)
+{
+	long page = getpagesize();
+
+	switch (type) {
+	case UNDO_PD:
+		*cmd = SOFTCM_IOCTL_ALLOC_PD;
+		memset(arg, 0, sizeof(struct softcm_alloc_pd));
+		return sizeof(struct softcm_alloc_pd);
+	case UNDO_CQ:
+		*cmd = SOFTCM_IOCTL_CREATE_CQ;
+		*(struct softcm_create_cq *)arg = (struct softcm_create_cq){
+			.cqe = 16, .channel_fd = -1 };
+		return sizeof(struct softcm_create_cq);
+	case UNDO_MR:
+		*cmd = SOFTCM_IOCTL_REG_MR;
+		*(struct softcm_reg_mr *)arg = (struct softcm_reg_mr){
+			.addr = (uintptr_t)mem, .iova = (uintptr_t)mem, .length = page,
+			.pd_handle = pd, .access = ACCESS_LOCAL_WRITE };
+		return sizeof(struct softcm_reg_mr);
+	default:
+		*cmd = SOFTCM_IOCTL_CREATE_QP;
+		*(struct softcm_create_qp *)arg = (struct softcm_create_qp){
+			.pd_handle = pd, .send_cq_handle = cq, .recv_cq_handle = cq,
+			.qp_type = QPT_RC,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+				 .max_recv_sge = 1 } };
+		return sizeof(struct softcm_create_qp);
+	}
+}
+
+/* The handle a reply of @type's command gives. */
+static __u32 undo_handle(int type, const void *arg)
+{
+	switch (type) {
+	case UNDO_PD:
+		return ((const struct softcm_alloc_pd *)arg)->handle;
+	case UNDO_CQ:
+		return ((const struct softcm_create_cq *)arg)->handle;
+	case UNDO_MR:
+		return ((const struct softcm_reg_mr *)arg)->handle;
+	default:
+		return ((const struct softcm_create_qp *)arg)->handle;
+	}
+}
+
+static int undo_destroy(int fd, int type, __u32 h)
+{
+	switch (type) {
+	case UNDO_PD:
+		return dealloc_pd(fd, h);
+	case UNDO_CQ:
+		return destroy_cq(fd, h, NULL, NULL);
+	case UNDO_MR:
+		return dereg_mr(fd, h);
+	default:
+		return destroy_qp(fd, h, NULL);
+	}
+}
+
+/* One object of @type, made the plain way: its handle, or -errno. */
+static long undo_make(int fd, int type, __u32 pd, __u32 cq, const void *mem)
+{
+	union {
+		struct softcm_alloc_pd pd;
+		struct softcm_create_cq cq;
+		struct softcm_reg_mr mr;
+		struct softcm_create_qp qp;
+	} arg;
+	unsigned long cmd;
+
+	undo_args(type, pd, cq, mem, &arg, &cmd);
+	if (ioctl(fd, cmd, &arg))
+		return -errno;
+	return undo_handle(type, &arg);
 }
 
 TEST_F(verbs, undo_removes_only_its_object)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
-	struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 	long page = getpagesize();
-	struct stalled_alloc a = { .fd = self->fd, .ret = 1 };
-	struct uffdio_range wake;
-	struct pollfd pfd;
-	struct uffd_msg msg;
-	__u32 next, mine;
-	pthread_t t;
-	char *buf;
+	__u32 cq, next, mine;
+	long long uobjs;
+	char *buf, *mem;
 	int uffd;
 
 	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
@@ -919,45 +1000,75 @@ TEST_F(verbs, undo_removes_only_its_object)
 	ASSERT_LE(0, uffd);
 	if (ioctl(uffd, UFFDIO_API, &api))
 		SKIP(close(uffd); return, "no write-protect userfaultfd (%s)", strerror(errno));
-	buf = map_pages(1, PROT_READ | PROT_WRITE);
-	ASSERT_NE(NULL, buf);
-	memset(buf, 0, page);
-	a.arg = (struct softcm_alloc_pd *)buf;
-	reg.range.start = (unsigned long)buf;
-	reg.range.len = page;
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
-	wp.range = reg.range;
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WRITEPROTECT, &wp));
-
-	/* the fixture's PD is handle 1: the next object's handle is the lowest free */
-	ASSERT_EQ(0, alloc_pd(self->fd, &next));
-	ASSERT_EQ(0, dealloc_pd(self->fd, next));
-	ASSERT_EQ(0, pthread_create(&t, NULL, stalled_alloc_pd, &a));
-	pfd.fd = uffd;
-	pfd.events = POLLIN;
-	ASSERT_EQ(1, poll(&pfd, 1, 20000 << softcm_slow_shift()));
-	ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
-	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
-	EXPECT_TRUE(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP);
-
-	/* the stalled PD has handle next, which names nothing yet */
-	EXPECT_EQ(-ENOENT, dealloc_pd(self->fd, next));
-	ASSERT_EQ(0, alloc_pd(self->fd, &mine));
-	EXPECT_NE(next, mine);
-
-	/* the reply faults: the page is read-only when the copy retries */
-	ASSERT_EQ(0, mprotect(buf, page, PROT_READ));
-	wake.start = (unsigned long)buf;
-	wake.len = page;
-	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WAKE, &wake));
-	pthread_join(t, NULL);
-	EXPECT_EQ(-EFAULT, a.ret);
-	/* ours is intact, the stalled one is gone */
-	EXPECT_EQ(0, dealloc_pd(self->fd, mine));
-	EXPECT_EQ(-ENOENT, dealloc_pd(self->fd, next));
-	EXPECT_EQ(1, stats_get(self->stats, "uobjs"));
 	close(uffd);
-	munmap(buf, page);
+	mem = map_pages(1, PROT_READ | PROT_WRITE);
+	ASSERT_NE(NULL, mem);
+	memset(mem, 0x5a, page);
+	ASSERT_EQ(0, create_cq(self->fd, 16, -1, 0, &cq));
+	uobjs = stats_get(self->stats, "uobjs");
+
+	for (int type = 0; type < UNDO_TYPES; type++) {
+		struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+		struct uffdio_writeprotect wp = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+		struct stalled_create a = { .fd = self->fd, .ret = 1 };
+		struct uffdio_range wake;
+		struct uffd_msg msg;
+		struct pollfd pfd;
+		long made;
+		pthread_t t;
+
+		uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+		ASSERT_LE(0, uffd);
+		/* asked anew: UFFDIO_API wrote every feature it has into api */
+		api = (struct uffdio_api){ .api = UFFD_API,
+					   .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+		ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+		buf = map_pages(1, PROT_READ | PROT_WRITE);
+		ASSERT_NE(NULL, buf);
+		undo_args(type, self->pd, cq, mem, buf, &a.cmd);
+		a.arg = buf;
+		reg.range.start = (unsigned long)buf;
+		reg.range.len = page;
+		ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+		wp.range = reg.range;
+		ASSERT_EQ(0, ioctl(uffd, UFFDIO_WRITEPROTECT, &wp));
+
+		/* the next object's handle is the lowest free */
+		made = undo_make(self->fd, type, self->pd, cq, mem);
+		ASSERT_LT(0, made) TH_LOG("type %d", type);
+		next = made;
+		ASSERT_EQ(0, undo_destroy(self->fd, type, next));
+		ASSERT_EQ(0, pthread_create(&t, NULL, stalled_create, &a));
+		pfd.fd = uffd;
+		pfd.events = POLLIN;
+		ASSERT_EQ(1, poll(&pfd, 1, 20000 << softcm_slow_shift())) TH_LOG("type %d", type);
+		ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
+		ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+		EXPECT_TRUE(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP);
+
+		/* the stalled object has handle next, which names nothing yet */
+		EXPECT_EQ(-ENOENT, undo_destroy(self->fd, type, next)) TH_LOG("type %d", type);
+		made = undo_make(self->fd, type, self->pd, cq, mem);
+		ASSERT_LT(0, made) TH_LOG("type %d", type);
+		mine = made;
+		EXPECT_NE(next, mine);
+
+		/* the reply faults: the page is read-only when the copy retries */
+		ASSERT_EQ(0, mprotect(buf, page, PROT_READ));
+		wake.start = (unsigned long)buf;
+		wake.len = page;
+		ASSERT_EQ(0, ioctl(uffd, UFFDIO_WAKE, &wake));
+		pthread_join(t, NULL);
+		EXPECT_EQ(-EFAULT, a.ret) TH_LOG("type %d", type);
+		/* ours is intact, the stalled one is gone */
+		EXPECT_EQ(0, undo_destroy(self->fd, type, mine)) TH_LOG("type %d", type);
+		EXPECT_EQ(-ENOENT, undo_destroy(self->fd, type, next)) TH_LOG("type %d", type);
+		EXPECT_EQ(uobjs, stats_get(self->stats, "uobjs")) TH_LOG("type %d", type);
+		close(uffd);
+		munmap(buf, page);
+	}
+	EXPECT_EQ(0, destroy_cq(self->fd, cq, NULL, NULL));
+	munmap(mem, page);
 }
 
 TEST_F(verbs, ah_create_destroy)
