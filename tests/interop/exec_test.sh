@@ -633,6 +633,17 @@ rxe_size=8192 rxe_pp_iters=50 rxe_bw_iters=100
 rxe_write_size=131072 rxe_write_iters=20
 data_pcap=${SOFTCM_ARTIFACTS:-$tmp}/exec_rxe_data.pcap
 data_capture_pid=
+# capture_start PCAP LOG TCPDUMP-ARG...: tcpdump on xr0 into PCAP, its
+# messages in LOG, until it listens; its pid in $capture_pid, non-zero
+# if it did not start.
+capture_start() {
+	local pcap=$1 log=$2
+	shift 2
+	tcpdump -Z root -i xr0 -U -w "$pcap" "$@" 2>"$log" &
+	capture_pid=$!
+	pids+=("$capture_pid")
+	poll $((100 * slow)) grep -q "listening on xr0" "$log"
+}
 data_capture_start() {
 	printf '%s\n' "rxe $ip_rxe" "softcm $ip_sc" >"${data_pcap%.pcap}.hosts"
 	# (A ring of 64 MiB in slots of 2 KiB, a whole frame at the veth's
@@ -640,11 +651,11 @@ data_capture_start() {
 	# the snap length, capped at 64 KiB on a device with offloads (the
 	# veth): with -s 0 the ring held 1 024 frames, and bursts of 1 KiB
 	# packets were dropped while tcpdump, under TCG, wrote the file.)
-	tcpdump -Z root -i xr0 -s 2048 -B 65536 -U --immediate-mode -w "$data_pcap" \
-		udp port 4791 2>"$tmp/data-tcpdump" &
-	data_capture_pid=$!
-	pids+=("$data_capture_pid")
-	poll $((100 * slow)) grep -q "listening on xr0" "$tmp/data-tcpdump"
+	capture_start "$data_pcap" "$tmp/data-tcpdump" -s 2048 -B 65536 --immediate-mode \
+		udp port 4791
+	local ret=$?
+	data_capture_pid=$capture_pid
+	return $ret
 }
 data_capture_stop() {
 	[ -n "$data_capture_pid" ] || return 0
@@ -914,12 +925,9 @@ rxe_more() {
 # "flowlabel" only for another) and softcm's hop limits are rxe's.
 rxe_ipv6() {
 	local v6=$tmp/v6.pcap pid hl_sc hl_rxe n_sc n_rxe fl
-	tcpdump -Z root -i xr0 -s 128 -U -w "$v6" ip6 and udp port 4791 \
-		2>"$tmp/v6-tcpdump" &
-	pid=$!
-	pids+=("$pid")
-	poll $((100 * slow)) grep -q "listening on xr0" "$tmp/v6-tcpdump" ||
+	capture_start "$v6" "$tmp/v6-tcpdump" -s 128 ip6 and udp port 4791 ||
 		say "the IPv6 capture did not start"
+	pid=$capture_pid
 	rxe_rping rxe-ipv6/rping-V-softcm-server-rxe-client 1 7184 $ip6_sc $ip6_rxe
 	rxe_rping rxe-ipv6/rping-V-rxe-server-softcm-client 0 7185 $ip6_sc $ip6_rxe
 	kill -INT "$pid" 2>/dev/null
