@@ -1406,7 +1406,7 @@ TEST_F(rc, unsignaled_stream_asks_for_fewer_acks)
 		EXPECT_GE(QP_WR / 4, acks) TH_LOG("%lld ACKs for %d messages", acks, QP_WR);
 		EXPECT_EQ(0, qp_counter(qa, na, "retransmits"));
 	}
-	EXPECT_EQ(acks, qp_counter_reaches(qa, na, "acks_received", acks, WAIT_MS));
+	EXPECT_LE(acks, qp_counter_reaches(qa, na, "acks_received", acks, WAIT_MS));
 	close(qa);
 	close(qb);
 }
@@ -1454,7 +1454,13 @@ TEST_F(rc, unsignaled_tail_acknowledged_by_a_probe)
 	EXPECT_LT(acks, qp_counter(qb, nb, "acks_sent"));
 	EXPECT_EQ(to, qp_counter(qa, na, "timeouts"));
 	EXPECT_EQ(rt, qp_counter(qa, na, "retransmits"));
-	/* the slots were freed by the probe's ACK: a full queue's worth posts */
+	/*
+	 * the slots were freed by the probe's ACK: a full queue's worth posts
+	 * once a has taken every ACK b sent (the debug kernel's a may still
+	 * be on its way to the last one when b has counted it)
+	 */
+	acks = qp_counter(qb, nb, "acks_sent");
+	EXPECT_LE(acks, qp_counter_reaches(qa, na, "acks_received", acks, WAIT_MS));
 	for (int i = 0; i < QP_WR; i++)
 		ASSERT_EQ(0, post_recv(&self->b, 200 + i, 0, 64));
 	EXPECT_EQ(0, post_send_list(&self->a, QP_WR, 0, true));
