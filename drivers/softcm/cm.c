@@ -71,17 +71,31 @@ static void rcv_rej(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	}
 
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	/*
+	 * Where the Linux CM goes (cm_rej_handler()): before a connection
+	 * is settled, back to IDLE, unless the peer calls it stale, when
+	 * its comm IDs stay reserved in timewait; once we have accepted
+	 * the peer's REP, or it ours and the connection is up, through
+	 * timewait whatever the reason.  rdma_cm reports every one of
+	 * these as REJECTED while the id is connecting or connected, an
+	 * established one included.
+	 */
 	switch (id->cm.state) {
 	case SOFTCM_CM_REQ_SENT:
 	case SOFTCM_CM_MRA_REQ_RCVD:
-	case SOFTCM_CM_REP_RCVD:
-	case SOFTCM_CM_MRA_REP_SENT:
-	case SOFTCM_CM_REQ_RCVD:
-	case SOFTCM_CM_MRA_REQ_SENT:
-		softcm_cm_release_ids(id);
-		break;
 	case SOFTCM_CM_REP_SENT:
 	case SOFTCM_CM_MRA_REP_RCVD:
+	case SOFTCM_CM_REQ_RCVD:
+	case SOFTCM_CM_MRA_REQ_SENT:
+		if (msg->reason == SOFTCM_REJ_STALE_CONN)
+			softcm_cm_timewait(id);
+		else
+			softcm_cm_release_ids(id);
+		break;
+	case SOFTCM_CM_REP_RCVD:
+	case SOFTCM_CM_MRA_REP_SENT:
+	case SOFTCM_CM_ESTABLISHED:
+	case SOFTCM_CM_DREQ_SENT:
 		softcm_cm_timewait(id);
 		break;
 	default:

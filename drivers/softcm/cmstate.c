@@ -2,8 +2,8 @@
 /*
  * The CM protocol's one transition table.  A connection that ends before
  * it was established (rejected, timed out) goes back to IDLE; one that
- * the passive side had answered, or that was established, ends through
- * TIMEWAIT, as the Linux CM does.
+ * the passive side had answered, that was established, or that the peer
+ * rejects as stale, ends through TIMEWAIT, as the Linux CM does.
  */
 
 #include <linux/bits.h>
@@ -18,14 +18,21 @@
 static const u32 allowed[SOFTCM_CM_STATE_COUNT] = {
 	[SOFTCM_CM_IDLE]	= S(REQ_SENT) | S(REQ_RCVD) | S(SIDR_REQ_SENT) |
 				  S(SIDR_REQ_RCVD),
-	/* active: REQ out, then an MRA, a REP, a REJ or the timeout */
-	[SOFTCM_CM_REQ_SENT]	= S(IDLE) | S(MRA_REQ_RCVD) | S(REP_RCVD),
-	[SOFTCM_CM_MRA_REQ_RCVD] = S(IDLE) | S(REP_RCVD),
-	[SOFTCM_CM_REP_RCVD]	= S(IDLE) | S(MRA_REP_SENT) | S(ESTABLISHED),
-	[SOFTCM_CM_MRA_REP_SENT] = S(IDLE) | S(ESTABLISHED),
+	/*
+	 * active: REQ out, then an MRA, a REP, a REJ or the timeout; a REJ
+	 * that calls the connection stale, and any REJ once the REP is
+	 * ours, leaves through timewait (the Linux CM's cm_rej_handler())
+	 */
+	[SOFTCM_CM_REQ_SENT]	= S(IDLE) | S(MRA_REQ_RCVD) | S(REP_RCVD) |
+				  S(TIMEWAIT),
+	[SOFTCM_CM_MRA_REQ_RCVD] = S(IDLE) | S(REP_RCVD) | S(TIMEWAIT),
+	[SOFTCM_CM_REP_RCVD]	= S(IDLE) | S(MRA_REP_SENT) | S(ESTABLISHED) |
+				  S(TIMEWAIT),
+	[SOFTCM_CM_MRA_REP_SENT] = S(IDLE) | S(ESTABLISHED) | S(TIMEWAIT),
 	/* passive: the application accepts, rejects, or the peer gives up */
-	[SOFTCM_CM_REQ_RCVD]	= S(IDLE) | S(MRA_REQ_SENT) | S(REP_SENT),
-	[SOFTCM_CM_MRA_REQ_SENT] = S(IDLE) | S(REP_SENT),
+	[SOFTCM_CM_REQ_RCVD]	= S(IDLE) | S(MRA_REQ_SENT) | S(REP_SENT) |
+				  S(TIMEWAIT),
+	[SOFTCM_CM_MRA_REQ_SENT] = S(IDLE) | S(REP_SENT) | S(TIMEWAIT),
 	/* a DREQ before the RTU means the RTU was lost */
 	[SOFTCM_CM_REP_SENT]	= S(IDLE) | S(MRA_REP_RCVD) | S(ESTABLISHED) |
 				  S(DREQ_RCVD) | S(TIMEWAIT),

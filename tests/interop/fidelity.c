@@ -471,6 +471,32 @@ static void c_no_listener(void)
 	ret("rdma_destroy_id", rdma_destroy_id(cid));
 }
 
+/*
+ * The server lets go of its id after rdma_accept(), before the client's
+ * rdma_establish(): the REJ its CM sends then finds the client in
+ * REP_RCVD, which the Linux CM takes to timewait (cm_rej_handler()), and
+ * rdma_establish() has no connection left to send the RTU of.
+ */
+static void c_reject_after_reply(void)
+{
+	struct rdma_event_channel *sch = channel(), *cch = channel();
+	struct rdma_cm_id *lid = listener(sch), *cid = client(cch), *sid;
+	struct rdma_conn_param p = param(NULL, CLIENT_QPN), a = param(NULL, SERVER_QPN);
+	struct rdma_cm_event *e;
+
+	e = request(sch, cid, &p);
+	sid = e->id;
+	rdma_ack_cm_event(e);
+	ret("rdma_accept", rdma_accept(sid, &a));
+	ev_ack(cch, "client", RDMA_CM_EVENT_CONNECT_RESPONSE);
+	ret("rdma_destroy_id server", rdma_destroy_id(sid));
+	ev_ack(cch, "client", RDMA_CM_EVENT_REJECTED);
+	addr("client peer after reject", rdma_get_peer_addr(cid));
+	ret("rdma_establish after reject", rdma_establish(cid));
+	ret("rdma_disconnect after reject", rdma_disconnect(cid));
+	ret("rdma_destroy_id", rdma_destroy_id(cid) || rdma_destroy_id(lid));
+}
+
 /* The argument checks of rdma_connect/rdma_accept/rdma_get_request. */
 static void c_connect_errors(void)
 {
@@ -1084,6 +1110,7 @@ static const struct fcase {
 	{ "params/depth-maximum", c_params_depth },
 	{ "reject/sync-id-keeps-event", c_reject_sync },
 	{ "reject/no-listener", c_no_listener },
+	{ "reject/server-gone-before-establish", c_reject_after_reply },
 	{ "errors/connect-get-request-establish-disconnect", c_connect_errors },
 	{ "errors/disconnect-unconnected", c_disconnect_unconnected },
 	{ "errors/accept-on-listener", c_accept_listener },

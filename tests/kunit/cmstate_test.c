@@ -33,10 +33,17 @@ static void active_paths(struct kunit *test)
 		CS(TIMEWAIT),
 	};
 	static const enum softcm_cm_state rejected[] = { CS(REQ_SENT), CS(IDLE) };
+	/* REJ 10 to our REQ; any REJ once established (cm_rej_handler()) */
+	static const enum softcm_cm_state stale[] = { CS(REQ_SENT), CS(TIMEWAIT), CS(IDLE) };
+	static const enum softcm_cm_state rej_established[] = {
+		CS(REP_RCVD), CS(ESTABLISHED), CS(TIMEWAIT),
+	};
 
 	expect_path(test, rtu_by_kernel, ARRAY_SIZE(rtu_by_kernel));
 	expect_path(test, slow_establish, ARRAY_SIZE(slow_establish));
 	expect_path(test, rejected, ARRAY_SIZE(rejected));
+	expect_path(test, stale, ARRAY_SIZE(stale));
+	expect_path(test, rej_established, ARRAY_SIZE(rej_established));
 }
 
 static void passive_paths(struct kunit *test)
@@ -97,24 +104,33 @@ static void whole_matrix(struct kunit *test)
 		{ CS(IDLE), CS(REQ_RCVD) },
 		{ CS(IDLE), CS(SIDR_REQ_SENT) },
 		{ CS(IDLE), CS(SIDR_REQ_RCVD) },
-		/* active: REJ or timeout (IDLE), MRA, REP */
+		/* active: REJ or timeout (IDLE), MRA, REP, REJ 10 (TIMEWAIT) */
 		{ CS(REQ_SENT), CS(IDLE) },
 		{ CS(REQ_SENT), CS(MRA_REQ_RCVD) },
 		{ CS(REQ_SENT), CS(REP_RCVD) },
+		{ CS(REQ_SENT), CS(TIMEWAIT) },
 		{ CS(MRA_REQ_RCVD), CS(IDLE) },
 		{ CS(MRA_REQ_RCVD), CS(REP_RCVD) },
-		/* REP: RTU (ESTABLISHED), MRA while rdma_establish() waits, REJ */
+		{ CS(MRA_REQ_RCVD), CS(TIMEWAIT) },
+		/*
+		 * REP: RTU (ESTABLISHED), MRA while rdma_establish() waits, our
+		 * REJ (IDLE), the peer's REJ (TIMEWAIT)
+		 */
 		{ CS(REP_RCVD), CS(IDLE) },
 		{ CS(REP_RCVD), CS(MRA_REP_SENT) },
 		{ CS(REP_RCVD), CS(ESTABLISHED) },
+		{ CS(REP_RCVD), CS(TIMEWAIT) },
 		{ CS(MRA_REP_SENT), CS(IDLE) },
 		{ CS(MRA_REP_SENT), CS(ESTABLISHED) },
-		/* passive: reject or the peer gives up (IDLE), MRA, accept */
+		{ CS(MRA_REP_SENT), CS(TIMEWAIT) },
+		/* passive: reject or the peer gives up (IDLE), MRA, accept, REJ 10 */
 		{ CS(REQ_RCVD), CS(IDLE) },
 		{ CS(REQ_RCVD), CS(MRA_REQ_SENT) },
 		{ CS(REQ_RCVD), CS(REP_SENT) },
+		{ CS(REQ_RCVD), CS(TIMEWAIT) },
 		{ CS(MRA_REQ_SENT), CS(IDLE) },
 		{ CS(MRA_REQ_SENT), CS(REP_SENT) },
+		{ CS(MRA_REQ_SENT), CS(TIMEWAIT) },
 		/* REP out: RTU, MRA, a DREQ (the RTU was lost), REJ or timeout */
 		{ CS(REP_SENT), CS(IDLE) },
 		{ CS(REP_SENT), CS(MRA_REP_RCVD) },

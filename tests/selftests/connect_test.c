@@ -1406,8 +1406,11 @@ TEST_F(cm, destroy_passive_before_accept)
 
 /*
  * The server's id goes after its REP, before the RTU (the RTUs are
- * dropped): the established client finds out at the latest when it
- * disconnects, and gets DISCONNECTED, then TIMEWAIT_EXIT.
+ * dropped): its REJ reaches the established client, which gets REJECTED
+ * with the reason, as from the Linux CM (cm_rej_handler() takes a REJ in
+ * ESTABLISHED to timewait, rdma_cm reports it while connected); its
+ * rdma_disconnect() then has nothing to send, and no DISCONNECTED or
+ * TIMEWAIT_EXIT follows.
  */
 TEST_F(cm, destroy_passive_before_rtu)
 {
@@ -1431,10 +1434,12 @@ TEST_F(cm, destroy_passive_before_rtu)
 	ASSERT_EQ(0, rdma_destroy_id(sid));
 	unqdisc(_metadata, NS2, "p2");
 
-	EXPECT_EQ(0, rdma_disconnect(cid));
-	expect_event(self->ch2, RDMA_CM_EVENT_DISCONNECTED, LONG_MS, &ev);
+	expect_event(self->ch2, RDMA_CM_EVENT_REJECTED, EV_MS, &ev);
 	EXPECT_EQ(cid, ev.id);
-	expect_event(self->ch2, RDMA_CM_EVENT_TIMEWAIT_EXIT, LONG_MS, &ev);
+	EXPECT_EQ(SOFTCM_REJ_CONSUMER_DEFINED, ev.status);
+	EXPECT_EQ(0, rdma_disconnect(cid));
+	ASSERT_EQ(0, stats_wait_eq(self->st2, "connections", 0, LONG_MS));
+	expect_none(self->ch2, 0);
 	expect_none(self->ch1, 0);
 
 	EXPECT_EQ(0, rdma_destroy_id(cid));

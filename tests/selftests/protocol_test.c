@@ -2,7 +2,8 @@
 /*
  * The CM protocol behaviours Documentation/protocol.rst, design.rst and
  * the uAPI promise and no other program checks, each driven on purpose:
- * REJ reasons 10, 28 and 4 (with our CA GUID), DREQ/DREP corner cases,
+ * REJ reasons 10, 28 and 4 (with our CA GUID), where a received REJ
+ * leaves a connection in each state, DREQ/DREP corner cases,
  * MRAs for a REP and their effect on retransmission, SIDR's status 1 and
  * Q_Key check, the receive queue's bound, module unload with timewait
  * connections, a non-default udp_port, MIGRATE_ID of a listener, and
@@ -77,6 +78,7 @@
 #define REJ_ARI_LEN	33	/* top 7 bits */
 #define REJ_REASON	34
 #define REJ_ARI		36
+#define REJ_PDATA	108
 #define MRA_MSG		32
 #define DREQ_QPN	32
 
@@ -176,12 +178,15 @@ static int fast_timers(FIXTURE_DATA(proto) *self)
 
 /*
  * A timewait long enough to send packets into: the active side's packet
- * life time 2^19 * 4.096 us makes both sides' timewait 4 s (32 s on the
- * debug kernel).
+ * life time 2^19 * 4.096 us makes both sides' timewait 4 s, twice that on
+ * a slower kernel.  Not the full factor of the CM's timers: a case sends a
+ * few packets into it, which takes milliseconds on the debug kernel, and
+ * then waits it out (the debug kernel's 32 s were most of those cases'
+ * time).
  */
 static int long_timewait(FIXTURE_DATA(proto) *self)
 {
-	return set_timer(self, self->ns2, "packet_life_time", 19 + shift());
+	return set_timer(self, self->ns2, "packet_life_time", 19 + (shift() ? 1 : 0));
 }
 
 /* The files and stats of both namespaces; after a module (re)load too. */
@@ -625,6 +630,115 @@ TEST_F(proto, rej4_with_ca_guid_when_active_destroyed_in_req_sent)
 	/* It ended the request: its id goes without a REJ of its own. */
 	ASSERT_EQ(0, stats_wait_eq(self->st1, "connections", 0, EV_MS));
 	EXPECT_EQ(0, destroy_id(self->f1, ev.handle, NULL));
+	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
+/* A REJ from the passive side (sc-t1) of reason @reason for comm IDs @local, @remote. */
+static int send_rej(FIXTURE_DATA(proto) *self, uint32_t local, uint32_t remote,
+		    uint8_t msg, uint16_t reason, uint8_t pdata0)
+{
+	struct wire w;
+	uint8_t *m;
+
+	wire_init(&w, IP1, IP2, CM_REJ);
+	m = wire_mad(&w);
+	put32(m + M_TID + 4, 0x7a7a0002);
+	put32(m + M_LOCAL_ID, local);
+	put32(m + M_REMOTE_ID, remote);
+	m[REJ_MSG] = msg << 6;
+	m[REJ_REASON] = reason >> 8;
+	m[REJ_REASON + 1] = reason & 0xff;
+	m[REJ_PDATA] = pdata0;
+	return wire_send_on(self->raw1, &w, false);
+}
+
+/*
+ * A REJ of our REQ: reason 10 (the peer holds our comm ID as a stale
+ * connection's) leaves the comm ID reserved in timewait, any other
+ * frees it at once, as the Linux CM's cm_rej_handler(); both are
+ * REJECTED with their reason.  The request is still the listener's: the
+ * REJs are forged from its address.
+ */
+TEST_F(proto, rej10_of_req_keeps_comm_id_in_timewait)
+{
+	static const uint16_t reason[] = { 28, 10 };
+	uint32_t last = 0;
+	uint8_t req[256];
+	struct softcm_event ev;
+	__u32 l, a, p;
+	unsigned int i;
+
+	ASSERT_EQ(0, long_timewait(self));
+	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_TCP, IP1, PORT, 0x100, &l));
+	for (i = 0; i < ARRAY_SIZE(reason); i++) {
+		ASSERT_EQ(0, resolved(self->f2, SOFTCM_PS_TCP, IP1, PORT, 0x200, &a));
+		ASSERT_EQ(0, connect_id(self->f2, a, 0, 0xa1));
+		/* the first request's retransmissions may still be queued */
+		do {
+			ASSERT_EQ(0, wire_sniff(self->pk1, CM_REQ, req, EV_MS));
+		} while (get32(req + M_LOCAL_ID) == last);
+		last = get32(req + M_LOCAL_ID);
+		EXPECT_EVENT(self->f1, SOFTCM_EVENT_CONNECT_REQUEST, EV_MS, &ev);
+		p = ev.handle;
+
+		ASSERT_EQ(0, send_rej(self, 0x61000000 + i, last, 0, reason[i], 0x5c));
+		EXPECT_EVENT(self->f2, SOFTCM_EVENT_REJECTED, EV_MS, &ev);
+		EXPECT_EQ(a, ev.handle);
+		EXPECT_EQ(reason[i], ev.status);
+		EXPECT_EQ(0x5c, ev.param.private_data[0]);
+		/* the state changes before the event is queued: no race here */
+		EXPECT_EQ(reason[i] == 10, stat_of(self->st2, "connections"))
+			TH_LOG("reason %u", reason[i]);
+		EXPECT_EQ(0, destroy_id(self->f2, a, NULL));
+		ASSERT_EQ(0, stats_wait_eq(self->st2, "connections", 0, LONG_MS));
+		EXPECT_EQ(0, destroy_id(self->f1, p, NULL));
+	}
+	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
+/*
+ * A REJ of an established connection (a Linux peer sends one when its
+ * application destroys the id before the RTU reached it): REJECTED with
+ * the reason and private data, as rdma_cm reports it in any connected
+ * state, and the connection goes through timewait (cm_rej_handler()),
+ * so the peer's DREQ then is a duplicate answered with a DREP, and no
+ * DISCONNECTED follows the REJECTED.
+ */
+TEST_F(proto, rej_of_established_connection_goes_through_timewait)
+{
+	uint8_t req[256], rep[256], drep[256];
+	long long dups, stale;
+	struct softcm_event ev;
+	__u32 l, a, p;
+
+	ASSERT_EQ(0, long_timewait(self));
+	ESTABLISH(self, PORT, &l, &a, &p, req);
+	ASSERT_EQ(0, wire_sniff(self->pk1, CM_REP, rep, EV_MS));
+
+	ASSERT_EQ(0, send_rej(self, get32(rep + M_LOCAL_ID), get32(req + M_LOCAL_ID), 2,
+			      28, 0x5d));
+	EXPECT_EVENT(self->f2, SOFTCM_EVENT_REJECTED, EV_MS, &ev);
+	EXPECT_EQ(a, ev.handle);
+	EXPECT_EQ(28, ev.status);
+	EXPECT_EQ(0x5d, ev.param.private_data[0]);
+	/* a second REJ finds it in timewait: nothing more */
+	stale = stat_of(self->st2, "drop_stale");
+	ASSERT_EQ(0, send_rej(self, get32(rep + M_LOCAL_ID), get32(req + M_LOCAL_ID), 2,
+			      28, 0x5d));
+	WAIT_ABOVE(self->st2, "drop_stale", stale, EV_MS);
+
+	dups = stat_of(self->st2, "duplicates");
+	ASSERT_EQ(0, disconnect_id(self->f1, p));
+	ASSERT_EQ(0, sniff_match(self->pk1, CM_DREP, M_REMOTE_ID, get32(rep + M_LOCAL_ID),
+				 drep, EV_MS));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_DISCONNECTED, EV_MS, &ev);
+	EXPECT_EQ(dups + 1, stat_of(self->st2, "duplicates"));
+	EXPECT_EQ(-ETIME, next_event(self->f2, &ev, 0));
+	/* as rdma_disconnect() after REJECTED: nothing to do, no error */
+	EXPECT_EQ(0, disconnect_id(self->f2, a));
+	EXPECT_EQ(0, destroy_id(self->f2, a, NULL));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_TIMEWAIT_EXIT, LONG_MS, &ev);
+	EXPECT_EQ(0, destroy_id(self->f1, p, NULL));
 	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
 }
 
