@@ -117,21 +117,6 @@ static void dup_rep(struct softcm_net *sn, struct softcm_id *id)
 	}
 }
 
-/* REJ(stale connection) of a REP, from the REP's comm IDs alone. */
-static void reject_rep_stale(struct softcm_net *sn, const struct softcm_pkt *pkt,
-			     const struct softcm_cm_msg *rep)
-{
-	struct softcm_cm_msg *msg = softcm_cm_alloc_reply(rep, SOFTCM_CM_REJ);
-
-	if (!msg)
-		return;
-	msg->local_comm_id = rep->remote_comm_id;
-	msg->remote_comm_id = rep->local_comm_id;
-	msg->msg_type = SOFTCM_MSG_REP;
-	msg->reason = SOFTCM_REJ_STALE_CONN;
-	softcm_cm_reply(sn, pkt, msg);
-}
-
 void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		       const struct softcm_cm_msg *msg)
 {
@@ -157,7 +142,7 @@ void softcm_cm_rcv_rep(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	 */
 	old = softcm_conn_find_remote_qp(sn, msg->ca_guid, msg->qpn);
 	if (old && softcm_cm_end_stale(old, pkt)) {
-		reject_rep_stale(sn, pkt, msg);
+		softcm_cm_reject_rcvd(sn, pkt, msg, SOFTCM_MSG_REP, SOFTCM_REJ_STALE_CONN);
 		goto out;
 	}
 	p = kmalloc(sizeof(*p), GFP_KERNEL);

@@ -175,11 +175,8 @@ static void drep_unknown(struct softcm_net *sn, const struct softcm_pkt *pkt,
 {
 	struct softcm_cm_msg *msg = softcm_cm_alloc_reply(dreq, SOFTCM_CM_DREP);
 
-	if (!msg)
-		return;
-	msg->local_comm_id = dreq->remote_comm_id;
-	msg->remote_comm_id = dreq->local_comm_id;
-	softcm_cm_reply(sn, pkt, msg);
+	if (msg)
+		softcm_cm_reply(sn, pkt, msg);
 }
 
 static void rcv_dreq(struct softcm_net *sn, const struct softcm_pkt *pkt,

@@ -209,8 +209,9 @@ void softcm_cm_cancel_retransmit(struct softcm_id *id)
 
 /*
  * An answer from no connection (anonymous REJ, DREP, SIDR_REP) to a
- * received @rcvd: a message of type @attr in @rcvd's transaction, for
- * the caller to fill and softcm_cm_reply() to send.
+ * received @rcvd: a message of type @attr in @rcvd's transaction, its
+ * comm IDs @rcvd's the other way round (as the Linux CM's cm_issue_rej()),
+ * for the caller to fill and softcm_cm_reply() to send.
  */
 struct softcm_cm_msg *softcm_cm_alloc_reply(const struct softcm_cm_msg *rcvd, u8 attr)
 {
@@ -220,7 +221,22 @@ struct softcm_cm_msg *softcm_cm_alloc_reply(const struct softcm_cm_msg *rcvd, u8
 		return NULL;
 	msg->attr = attr;
 	msg->hdr.tid = rcvd->hdr.tid;
+	msg->local_comm_id = rcvd->remote_comm_id;
+	msg->remote_comm_id = rcvd->local_comm_id;
 	return msg;
+}
+
+/* A REJ with @reason of @rcvd, a message of type @msg_type, from no connection. */
+void softcm_cm_reject_rcvd(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			   const struct softcm_cm_msg *rcvd, u8 msg_type, u16 reason)
+{
+	struct softcm_cm_msg *msg = softcm_cm_alloc_reply(rcvd, SOFTCM_CM_REJ);
+
+	if (!msg)
+		return;
+	msg->msg_type = msg_type;
+	msg->reason = reason;
+	softcm_cm_reply(sn, pkt, msg);
 }
 
 /* Send @msg to @pkt's sender, and free it. */

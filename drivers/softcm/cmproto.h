@@ -58,6 +58,8 @@ int softcm_cm_send_retry(struct softcm_id *id, struct softcm_cm_msg *msg,
 struct softcm_cm_msg *softcm_cm_alloc_reply(const struct softcm_cm_msg *rcvd, u8 attr);
 void softcm_cm_reply(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		     struct softcm_cm_msg *msg);
+void softcm_cm_reject_rcvd(struct softcm_net *sn, const struct softcm_pkt *pkt,
+			   const struct softcm_cm_msg *rcvd, u8 msg_type, u16 reason);
 void softcm_cm_resend(struct softcm_id *id);
 void softcm_cm_cancel_retransmit(struct softcm_id *id);
 void softcm_cm_arm(struct softcm_id *id, unsigned int ms);

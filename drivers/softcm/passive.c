@@ -89,19 +89,6 @@ out:
 	mutex_unlock(&id->mutex);
 }
 
-static void reject_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
-		       const struct softcm_cm_msg *req, u16 reason)
-{
-	struct softcm_cm_msg *msg = softcm_cm_alloc_reply(req, SOFTCM_CM_REJ);
-
-	if (!msg)
-		return;
-	msg->remote_comm_id = req->local_comm_id;
-	msg->msg_type = SOFTCM_MSG_REQ;
-	msg->reason = reason;
-	softcm_cm_reply(sn, pkt, msg);
-}
-
 static void setup_conn(struct softcm_id *id, const struct softcm_cm_msg *req)
 {
 	lockdep_assert_held(&id->mutex);
@@ -153,7 +140,7 @@ void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 	 */
 	id = softcm_conn_find_remote_qp(sn, msg->ca_guid, msg->qpn);
 	if (id && softcm_cm_end_stale(id, pkt)) {
-		reject_req(sn, pkt, msg, SOFTCM_REJ_STALE_CONN);
+		softcm_cm_reject_rcvd(sn, pkt, msg, SOFTCM_MSG_REQ, SOFTCM_REJ_STALE_CONN);
 		return;
 	}
 	reason = softcm_cm_parse_request(sn, pkt, msg->service_id, SOFTCM_PS_TCP,
@@ -164,13 +151,13 @@ void softcm_cm_rcv_req(struct softcm_net *sn, const struct softcm_pkt *pkt,
 		reason = SOFTCM_REJ_CONSUMER;
 	}
 	if (reason) {
-		reject_req(sn, pkt, msg, reason);
+		softcm_cm_reject_rcvd(sn, pkt, msg, SOFTCM_MSG_REQ, reason);
 		return;
 	}
 
 	mutex_lock(&listener->mutex);
 	if (listener->state != SOFTCM_STATE_LISTEN) {
-		reject_req(sn, pkt, msg, SOFTCM_REJ_CONSUMER);
+		softcm_cm_reject_rcvd(sn, pkt, msg, SOFTCM_MSG_REQ, SOFTCM_REJ_CONSUMER);
 		goto out;
 	}
 	if (!softcm_backlog_admit(listener))
