@@ -742,6 +742,43 @@ TEST_F(proto, rej_of_established_connection_goes_through_timewait)
 	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
 }
 
+/*
+ * A REJ while our DREQ waits for the peer's DREP (the peer's application
+ * has not called rdma_disconnect() yet): REJECTED, as rdma_cm reports it
+ * before DISCONNECTED, the DREQ's retransmissions end, and timewait
+ * (cm_rej_handler() in DREQ_SENT); the DREP that comes later is stale.
+ */
+TEST_F(proto, rej_of_disconnecting_connection_goes_through_timewait)
+{
+	uint8_t req[256], rep[256];
+	long long stale, tx_dreq;
+	struct softcm_event ev;
+	__u32 l, a, p;
+
+	/* DREQs 1 s apart (2 s on a slower kernel): the REJ comes first */
+	ASSERT_EQ(0, set_timer(self, self->ns2, "packet_life_time", 18 + (shift() ? 1 : 0)));
+	ESTABLISH(self, PORT, &l, &a, &p, req);
+	ASSERT_EQ(0, wire_sniff(self->pk1, CM_REP, rep, EV_MS));
+	ASSERT_EQ(0, disconnect_id(self->f2, a));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_DISCONNECTED, EV_MS, &ev);
+
+	ASSERT_EQ(0, send_rej(self, get32(rep + M_LOCAL_ID), get32(req + M_LOCAL_ID), 2,
+			      28, 0x5e));
+	EXPECT_EVENT(self->f2, SOFTCM_EVENT_REJECTED, EV_MS, &ev);
+	EXPECT_EQ(a, ev.handle);
+	EXPECT_EQ(28, ev.status);
+	tx_dreq = stat_of(self->st2, "tx_dreq");
+	stale = stat_of(self->st2, "drop_stale");
+	EXPECT_EQ(0, disconnect_id(self->f1, p));
+	WAIT_ABOVE(self->st2, "drop_stale", stale, EV_MS);
+	EXPECT_EQ(tx_dreq, stat_of(self->st2, "tx_dreq"));
+	EXPECT_EQ(-ETIME, next_event(self->f2, &ev, 0));
+	EXPECT_EQ(0, destroy_id(self->f2, a, NULL));
+	EXPECT_EVENT(self->f1, SOFTCM_EVENT_TIMEWAIT_EXIT, LONG_MS, &ev);
+	EXPECT_EQ(0, destroy_id(self->f1, p, NULL));
+	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+}
+
 /* ---- DREQ and DREP ---- */
 
 /* A DREQ naming no connection gets a DREP that swaps its comm IDs. */
