@@ -360,7 +360,7 @@ TEST_F_TIMEOUT(fault, netem_chaos_connections, 900)
 	 * whose retries the factor only stretched (157 s of wall time for
 	 * 14 s of CPU on the debug kernel at 8 times).
 	 */
-	const int sh = softcm_slow_shift() ? 1 : 0;
+	const int sh = softcm_wait_shift();
 	struct chaos *c = calloc(n, sizeof(*c));
 	int a, p, i, left, est_a = 0, est_p = 0, fail_a = 0, fail_p = 0;
 	int k, bound, unheard = 0;

@@ -186,7 +186,7 @@ static int fast_timers(FIXTURE_DATA(proto) *self)
  */
 static int long_timewait(FIXTURE_DATA(proto) *self)
 {
-	return set_timer(self, self->ns2, "packet_life_time", 19 + (shift() ? 1 : 0));
+	return set_timer(self, self->ns2, "packet_life_time", 19 + softcm_wait_shift());
 }
 
 /* The files and stats of both namespaces; after a module (re)load too. */
@@ -756,7 +756,7 @@ TEST_F(proto, rej_of_disconnecting_connection_goes_through_timewait)
 	__u32 l, a, p;
 
 	/* DREQs 1 s apart (2 s on a slower kernel): the REJ comes first */
-	ASSERT_EQ(0, set_timer(self, self->ns2, "packet_life_time", 18 + (shift() ? 1 : 0)));
+	ASSERT_EQ(0, set_timer(self, self->ns2, "packet_life_time", 18 + softcm_wait_shift()));
 	ESTABLISH(self, PORT, &l, &a, &p, req);
 	ASSERT_EQ(0, wire_sniff(self->pk1, CM_REP, rep, EV_MS));
 	ASSERT_EQ(0, disconnect_id(self->f2, a));
@@ -1310,7 +1310,7 @@ TEST_F(proto, destroy_active_in_dreq_sent)
 	 * DREQs 1 s apart (2 s on a slower kernel, as long_timewait()): the
 	 * destroy comes before the first retransmission.
 	 */
-	ASSERT_EQ(0, set_timer(self, self->ns2, "packet_life_time", 18 + (shift() ? 1 : 0)));
+	ASSERT_EQ(0, set_timer(self, self->ns2, "packet_life_time", 18 + softcm_wait_shift()));
 	ESTABLISH(self, PORT, &l, &a, &p, NULL);
 	ASSERT_EQ(0, disconnect_id(self->f2, a));
 	EXPECT_EVENT(self->f1, SOFTCM_EVENT_DISCONNECTED, EV_MS, &ev);

@@ -70,6 +70,17 @@ static inline int softcm_slow_shift(void)
 }
 
 /*
+ * softcm_slow_shift() for a CM timer that waits out loss or a timewait
+ * rather than a slow guest's answer: 1 (2x) on a slower kernel, 0 on the
+ * stock one.  Such a wait costs no CPU, so the full factor only
+ * stretched it (Documentation/testing.rst, "Wall times").
+ */
+static inline int softcm_wait_shift(void)
+{
+	return softcm_slow_shift() ? 1 : 0;
+}
+
+/*
  * A window in which a test expects nothing to happen ("no event within
  * @ms"), scaled like the CM timers: it then covers as many retransmission
  * periods on the debug kernel as on the stock one.
