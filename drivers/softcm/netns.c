@@ -180,6 +180,21 @@ static const struct ctl_table sysctl_template[] = {
 
 static_assert(ARRAY_SIZE(sysctl_template) == SYSCTL_COUNT + 1);
 
+/*
+ * The limits on what the namespace's users and peers may make the kernel
+ * keep.  A namespace that an unprivileged user created (with a user
+ * namespace of its own) would otherwise let that user raise them, since
+ * its creator has CAP_NET_ADMIN over it: there they are read-only, as
+ * Linux keeps several of its own net sysctls from such namespaces.  The
+ * CM's timers stay writable everywhere.
+ */
+static const unsigned char sysctl_limits[] = {
+	SYSCTL_MAX_BACKLOG, SYSCTL_MAX_IDS, SYSCTL_MAX_PEER_TIMEOUT,
+	SYSCTL_MAX_TIMEWAIT, SYSCTL_MAX_HELD_REQUESTS, SYSCTL_MAX_RING_BYTES,
+	SYSCTL_MAX_AHS, SYSCTL_MAX_QPS, SYSCTL_MAX_MRS, SYSCTL_MAX_CQS,
+	SYSCTL_MAX_PDS, SYSCTL_TX_ZCOPY,
+};
+
 static int sysctl_register(struct softcm_net *sn)
 {
 	struct ctl_table *table;
@@ -204,6 +219,12 @@ static int sysctl_register(struct softcm_net *sn)
 	table[SYSCTL_MAX_PDS].data = &sn->max_objs[SOFTCM_UOBJ_PD];
 	table[SYSCTL_TX_ZCOPY].data = &sn->tx_zcopy;
 	table[SYSCTL_TX_GSO].data = &sn->tx_gso;
+	if (sn->net->user_ns != &init_user_ns) {
+		unsigned int i;
+
+		for (i = 0; i < ARRAY_SIZE(sysctl_limits); i++)
+			table[sysctl_limits[i]].mode = 0444;
+	}
 
 	sn->sysctl = register_net_sysctl_sz(sn->net, "net/softcm", table,
 					    SYSCTL_COUNT);

@@ -331,6 +331,41 @@ TEST_F(acct, rings_charged_to_the_memcg)
  * one more once one is destroyed; with hca_handle=1, a second file's
  * first object is refused.  rdma.current shows the charges.
  */
+/*
+ * Any user may make a network namespace inside a user namespace of its
+ * own and administer it (CAP_NET_ADMIN there): in it the limits on what
+ * the kernel keeps are read-only, so that nobody raises them, and the
+ * CM's timers writable.  Exit codes: the step that failed.
+ */
+static int userns_child(void *arg)
+{
+	static const char *const limits[] = {
+		"max_backlog", "max_ids_per_file", "max_held_requests", "max_ring_bytes",
+		"max_peer_timeout", "max_timewait", "max_ahs", "max_qps", "max_mrs",
+		"max_cqs", "max_pds", "tx_zcopy",
+	};
+	unsigned int i;
+
+	if (become_nobody() || unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return 1;
+	for (i = 0; i < ARRAY_SIZE(limits); i++)
+		if (set_sysctl(limits[i], 1) != -EACCES)
+			return 10 + i;
+	if (get_sysctl("max_qps") != 131072)
+		return 2;
+	if (set_sysctl("cm_retries", 3) || get_sysctl("cm_retries") != 3)
+		return 3;
+	return 0;
+}
+
+TEST_F(acct, limits_read_only_where_a_user_namespace_owns_the_net)
+{
+	EXPECT_EQ(0, in_child(userns_child, NULL));
+	/* where the initial user namespace owns it, its root sets them */
+	EXPECT_EQ(0, set_sysctl("max_qps", 1000));
+	EXPECT_EQ(1000, get_sysctl("max_qps"));
+}
+
 static char rdma_dev[64];
 
 static int rdmacg_current(const char *res)
