@@ -161,8 +161,8 @@ static void kick_shards(struct softcm_transport *t)
 			queue_work(softcm_workqueue(), &t->rx[i].work);
 }
 
-/* A packet for QP1, @len bytes of BTH through ICRC: queued for the CM. */
-static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len)
+/* A packet for QP1, linear, a MAD's size from BTH through ICRC: queued for the CM. */
+static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb)
 {
 	struct udphdr *udph = udp_hdr(skb);
 	u8 *bth = (u8 *)(udph + 1), *iph;
@@ -171,9 +171,6 @@ static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb, unsigned int len
 	bool ipv6;
 	int ret;
 
-	why = SOFTCM_STAT_DROP_LENGTH;
-	if (len != SOFTCM_ROCE_PAYLOAD)
-		goto drop;
 	ret = softcm_roce_check_headers(bth, SOFTCM_ROCE_PAYLOAD);
 	if (ret) {
 		why = drop_reason(ret);
@@ -273,12 +270,20 @@ VISIBLE_IF_KUNIT void softcm_transport_rcv(struct softcm_net *sn, struct sk_buff
 		rcv_other_qp(sn, qpn, skb, len);
 		return;
 	}
-	/* a MAD is checked and decoded as one buffer */
+	/*
+	 * A MAD is checked and decoded as one buffer, and is of one size:
+	 * checked first, so that no sender has a datagram of up to 64 KiB
+	 * copied into one buffer only to be dropped.
+	 */
+	if (len != SOFTCM_ROCE_PAYLOAD) {
+		count_drop(sn, skb, SOFTCM_STAT_DROP_LENGTH);
+		return;
+	}
 	if (skb_linearize(skb)) {
 		count_drop(sn, skb, SOFTCM_STAT_DROP_NOMEM);
 		return;
 	}
-	rcv_gsi(sn, skb, len);
+	rcv_gsi(sn, skb);
 }
 EXPORT_SYMBOL_IF_KUNIT(softcm_transport_rcv);
 
