@@ -49,8 +49,7 @@ FIXTURE_SETUP(cq)
 
 FIXTURE_TEARDOWN(cq)
 {
-	rc_ep_free(&self->a);
-	rc_ep_free(&self->b);
+	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, self->home, WAIT_MS));
 	close(self->home);
 }
 

@@ -41,6 +41,7 @@ struct rc_ep {
 	size_t len;
 	int gid_index;
 	int stats;		/* its namespace's softcm_stats, or -1 */
+	const char *ns;		/* its namespace's name, once made */
 };
 
 /* The device of namespace @name, through the library: its file is opened there. */
@@ -115,6 +116,7 @@ static inline int rc_ep_make(struct rc_ep *e, const char *ns, const char *ip, in
 
 	memset(e, 0, sizeof(*e));
 	e->stats = -1;
+	e->ns = ns;
 	e->len = o->len ?: 65536;
 	e->ctx = rc_open_dev_in(ns, home);
 	if (!e->ctx)
@@ -176,6 +178,49 @@ static inline void rc_ep_free(struct rc_ep *e)
 		munmap(e->buf, e->len);
 	memset(e, 0, sizeof(*e));
 	e->stats = -1;
+}
+
+/*
+ * No object of the file left in namespace @name (its "uobjs" gauge at 0
+ * within @timeout_ms): 0, or -1 having said which namespace held what.
+ */
+static inline int rc_ns_empty(const char *name, int home, int timeout_ms)
+{
+	int nsfd = netns_open(name), fd, ret = -1;
+
+	if (nsfd < 0)
+		return -1;
+	fd = stats_open(nsfd, home);
+	close(nsfd);
+	if (fd < 0)
+		return -1;
+	if (!stats_wait_eq(fd, "uobjs", 0, timeout_ms))
+		ret = 0;
+	else
+		fprintf(stderr, "# namespace %s still holds %lld objects (%lld QPs, %lld CQs, %lld MRs)\n",
+			name, stats_get(fd, "uobjs"), stats_get(fd, "qps"), stats_get(fd, "cqs"),
+			stats_get(fd, "mrs"));
+	close(fd);
+	return ret;
+}
+
+/*
+ * A fixture's two ends freed, then nothing of theirs left in their
+ * namespaces within @timeout_ms: a data-path test finds what it leaks
+ * (a QP, CQ or MR the module kept after its file closed).  0, or -1.
+ */
+static inline int rc_ep_free_pair(struct rc_ep *a, struct rc_ep *b, int home, int timeout_ms)
+{
+	const char *na = a->ns, *nb = b->ns;
+	int ret = 0;
+
+	rc_ep_free(a);
+	rc_ep_free(b);
+	if (na && rc_ns_empty(na, home, timeout_ms))
+		ret = -1;
+	if (nb && (!na || strcmp(na, nb)) && rc_ns_empty(nb, home, timeout_ms))
+		ret = -1;
+	return ret;
 }
 
 struct rc_path {

@@ -285,8 +285,7 @@ FIXTURE_SETUP(netem)
 
 FIXTURE_TEARDOWN(netem)
 {
-	rc_ep_free(&self->a);
-	rc_ep_free(&self->b);
+	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, self->home, wait_ms()));
 	close(self->home);
 }
 
