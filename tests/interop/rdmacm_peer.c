@@ -31,6 +31,9 @@ struct opts {
 	int server;
 	int reject;		/* server: rdma_reject(); client: expect REJECTED */
 	int disconnect_first;	/* rdma_disconnect() right after ESTABLISHED */
+	int gone;		/* server: destroy the id after rdma_accept(), on a
+				 * line on stdin; client: expect REJECTED once
+				 * established */
 	int count;		/* server: connections to take */
 	const char *data;
 	unsigned int qpn;
@@ -48,13 +51,16 @@ static struct timespec deadline;
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rdmacm_peer server [-r] [-D] [-d DATA] [-n COUNT] [-q QPN] [-t SEC] ADDR PORT\n"
-		"       rdmacm_peer client [-r] [-D] [-d DATA] [-q QPN] [-t SEC] ADDR PORT\n"
+		"Usage: rdmacm_peer server [-r | -g] [-D] [-d DATA] [-n COUNT] [-q QPN] [-t SEC] ADDR PORT\n"
+		"       rdmacm_peer client [-r | -g] [-D] [-d DATA] [-q QPN] [-t SEC] ADDR PORT\n"
 		"  server: listen on ADDR PORT, take COUNT (1) connections: print each\n"
 		"          request's peer and private data, accept with DATA (-r: reject\n"
 		"          with DATA)\n"
 		"  client: connect to ADDR PORT with DATA; print the reply's private data\n"
 		"          (-r: a rejection is expected)\n"
+		"  -g      server: once accepted, destroy the id at a line on stdin,\n"
+		"          before the RTU (the CM then sends a REJ); client: expect\n"
+		"          that REJ: REJECTED once established\n"
 		"  -D      disconnect right after ESTABLISHED (else wait for the peer's\n"
 		"          DREQ, then answer it)\n"
 		"  -t SEC  give up after SEC seconds in all (30)\n");
@@ -118,6 +124,23 @@ static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)
 	}
 	printf("event %s status %d\n", rdma_event_str(ev->event), ev->status);
 	return ev;
+}
+
+/* A line on stdin (the test's go-ahead), by the deadline. */
+static int wait_line(void)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	char buf[64];
+	int n;
+
+	do
+		n = poll(&pfd, 1, left_ms());
+	while (n < 0 && errno == EINTR);
+	if (n <= 0 || !fgets(buf, sizeof(buf), stdin)) {
+		printf("no line on stdin\n");
+		return -1;
+	}
+	return 0;
 }
 
 /* Wait for @want; anything else is a failure. */
@@ -242,6 +265,21 @@ static int run_client(struct rdma_event_channel *ch, const struct opts *o)
 			printf("unexpected: accepted\n");
 			goto out;
 		}
+		if (o->gone) {
+			ev = next_event(ch);
+			if (!ev)
+				goto out;
+			if (ev->event != RDMA_CM_EVENT_REJECTED) {
+				printf("unexpected: wanted REJECTED\n");
+				rdma_ack_cm_event(ev);
+				goto out;
+			}
+			printf("REJECTED reason %d\n", ev->status);
+			rdma_ack_cm_event(ev);
+			printf("done\n");
+			ret = 0;
+			goto out;
+		}
 		if (o->disconnect_first && rdma_disconnect(id)) {
 			printf("rdma_disconnect: %s\n", strerror(errno));
 			goto out;
@@ -324,6 +362,16 @@ static int run_server(struct rdma_event_channel *ch, const struct opts *o)
 				printf("rdma_accept: %s\n", strerror(errno));
 				goto out;
 			}
+			if (o->gone) {
+				/* With no RTU yet, the CM ends it with a REJ. */
+				printf("[%d] accepted\n", c->n);
+				if (wait_line())
+					goto out;
+				rdma_destroy_id(id);
+				printf("[%d] destroyed\n", c->n);
+				free(c);
+				done++;
+			}
 			continue;
 		case RDMA_CM_EVENT_ESTABLISHED:
 			rdma_ack_cm_event(ev);
@@ -377,10 +425,13 @@ int main(int argc, char **argv)
 	o.server = !strcmp(argv[1], "server");
 	argc--;
 	argv++;
-	while ((c = getopt(argc, argv, "rDd:n:q:t:")) != -1) {
+	while ((c = getopt(argc, argv, "rgDd:n:q:t:")) != -1) {
 		switch (c) {
 		case 'r':
 			o.reject = 1;
+			break;
+		case 'g':
+			o.gone = 1;
 			break;
 		case 'D':
 			o.disconnect_first = 1;
@@ -407,7 +458,7 @@ int main(int argc, char **argv)
 			goto usage_error;
 		}
 	}
-	if (optind != argc - 2)
+	if (optind != argc - 2 || (o.reject && o.gone))
 		goto usage_error;
 	o.addr = argv[optind];
 	o.port = argv[optind + 1];

@@ -53,6 +53,8 @@ cases=(setup
 	ipv6/reject-rdmacm-server-rejects-softcm ipv6/reject-softcm-server-rejects-rdmacm
 	reject/rxe-stale-qpn-rej-10 ipv4/ucmatose-2-connections-softcm-server
 	lost/softcm-rep-rxe-retransmits-req lost/rxe-req-retransmitted
+	lost/rtu-rxe-server-gone-rej-to-established-softcm
+	lost/rtu-softcm-server-gone-rej-to-established-rxe
 	lost/netem-random-loss
 	examples/ipv4/rdmacm-sync-client-softcm-sync-server
 	examples/ipv4/softcm-sync-client-rdmacm-sync-server
@@ -556,6 +558,71 @@ lost_req() {
 	fi
 }
 
+# A server that destroys its id after accepting, before the RTU has
+# reached it (every RTU from the client dropped): its CM, still in
+# REP_SENT, sends REJ 28 (the Linux CM's cm_destroy_id(), and softcm's)
+# to a client that is established, which reports REJECTED, not
+# DISCONNECTED, and goes through timewait (cm_rej_handler()).  The server
+# (rdmacm_peer -g; over libsoftcm with softcm exec when SC_SERVER is 1)
+# destroys once the client says it is established.
+# gone_before_rtu NAME SC_SERVER PORT
+gone_before_rtu() {
+	local name=$1 scs=$2 port=$3 srv cli crc cpid ok=1 rej0 lost where dev addr est
+	srv=$tmp/${name//\//-}.server cli=$tmp/${name//\//-}.client
+	rm -f "$tmp/go"
+	mkfifo "$tmp/go"
+	# The client's RTUs are lost where they leave: r0 for rxe's, r1 for
+	# softcm's.
+	if [ "$scs" = 1 ]; then
+		where="" dev=r0 addr=$ip4_sc est='^established$'
+		ip netns exec $ns timeout $T softcm exec -- "$peer" server -g -t $T $addr $port \
+			<"$tmp/go" >"$srv" 2>&1 &
+	else
+		where=$ns dev=r1 addr=$ip4_rxe est='^established with '
+		timeout $T "$peer" server -g -t $T $addr $port <"$tmp/go" >"$srv" 2>&1 &
+	fi
+	bgpid=$!
+	pids+=("$bgpid")
+	exec 8>"$tmp/go"
+	if ! poll $((100 * slow)) peer_listening "$srv" || ! drop_attr "$where" $dev 0x0014 >"$cli" 2>&1; then
+		exec 8>&-
+		not_ok "$name" "$srv" "$cli"
+		return
+	fi
+	rej0=$(sc_stat rx_rej)
+	if [ "$scs" = 1 ]; then
+		"$peer" client -g -t $T $addr $port >"$cli" 2>&1 &
+	else
+		ip netns exec $ns timeout $T softcm ping -w -t $((T * 1000)) -p $port -d gone \
+			$addr >"$cli" 2>&1 &
+	fi
+	cpid=$!
+	poll $((100 * slow)) grep -qE "$est" "$cli" || { ok=0; say "the client did not establish"; }
+	echo go >&8
+	exec 8>&-
+	crc=0
+	wait "$cpid" || crc=$?
+	lost=$(dropped "$where" $dev)
+	unlose "$where" $dev
+	finish "$bgpid" "$srv.diag"
+	say "RTUs lost $lost, REJs received by softcm $(($(sc_stat rx_rej) - rej0))"
+	[ "${lost:-0}" -ge 1 ] || { ok=0; say "the filter lost no RTU"; }
+	has "$srv" "^\[1\] destroyed\$" || ok=0
+	if [ "$scs" = 1 ]; then
+		[ "$crc" = 0 ] && [ "$rc" = 0 ] || { ok=0; say "rdmacm_peer exits $crc (client), $rc"; }
+		has "$cli" "^REJECTED reason 28\$" || ok=0
+	else
+		[ "$crc" = 1 ] && [ "$rc" = 0 ] || { ok=0; say "softcm ping exit $crc, rdmacm_peer exit $rc"; }
+		has "$cli" "connection rejected \(REJ reason 28\)" || ok=0
+		[ "$(sc_stat rx_rej)" -gt "$rej0" ] || ok=0
+	fi
+	if [ $ok = 1 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "$cli" "$srv" "$srv.diag"
+	fi
+}
+
 # Random loss of CM messages both ways; several connections, all of which
 # must complete (the rdma_cm server disconnects each once established).
 # One after the other: softcm numbers its QP1 packets per namespace, and
@@ -603,7 +670,7 @@ lost_random() {
 # The Linux CM's stale-connection check: a second REQ from our namespace
 # (same CA GUID) announcing the QPN of a connection it still has is
 # rejected with reason 10, and the Linux CM sends a DREQ on the old
-# connection.  (softcm does not make this check; protocol.rst says why.)
+# connection.
 stale_qpn() {
 	local name=reject/rxe-stale-qpn-rej-10 port=7483 srv cli1 cli2 crc1 crc2 cpid ok=1 dreq0
 	srv=$tmp/stale.peer cli1=$tmp/stale.softcm1 cli2=$tmp/stale.softcm2
@@ -742,6 +809,8 @@ else
 
 	lost_rep
 	lost_req
+	gone_before_rtu lost/rtu-rxe-server-gone-rej-to-established-softcm 0 7485
+	gone_before_rtu lost/rtu-softcm-server-gone-rej-to-established-rxe 1 7486
 	lost_random
 
 	examples examples/ipv4/rdmacm-sync-client-softcm-sync-server $ip4_sc 7480 server
