@@ -83,7 +83,7 @@ cases=(setup
 	qp/rxe-client-softcm-server
 	qp/rnr-timer-0-and-rd-atomic-3-1-softcm-client-rxe-server
 	qp/rnr-timer-0-and-rd-atomic-3-1-rxe-client-softcm-server
-	datapath/ibv_rc_pingpong datapath/ib_send_bw-R datapath/udaddy
+	datapath/ibv_rc_pingpong datapath/ibv_rc_pingpong-N-c datapath/ib_send_bw-R datapath/udaddy
 	datapath/rping-V datapath/ib_read_bw-R datapath/ib_atomic_bw-R
 	datapath/ucmatose-messages
 	datapath/rdma_server-rdma_client datapath/rdma_xserver-rdma_xclient
@@ -283,28 +283,34 @@ loader_error() {
 }
 
 # ibv_rc_pingpong -g IDX: QP numbers and GIDs exchanged over TCP (the
-# client prints the server's address), then one ping-pong of 4 KiB SENDs
-# each way over the RC QPs: both sides report their iteration and exit
+# client prints the server's address), then ping-pongs of 4 KiB SENDs
+# each way over the RC QPs: both sides report their iterations and exit
 # 0.  The server is waited for on its TCP port (18515 is 0x4853, IPv4 or
-# IPv6).
+# IPv6).  run_rc_pingpong NAME PORT ITERS [OPTION...]: -N posts with the
+# extended QP's ibv_wr_*() calls; with -c the server checks the first
+# byte of each page it received (the client writes 0 there, over the
+# buffer's 0x7b) and prints "invalid data" for any other.
 tcp_listening() {
 	ip netns exec "$1" awk -v p=":$2" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
 		END { exit !f }' /proc/net/tcp /proc/net/tcp6
 }
 run_rc_pingpong() {
-	local name=datapath/ibv_rc_pingpong srv=$tmp/rc.server cli=$tmp/rc.client gs gc crc
+	local name=$1 port=$2 iters=$3 srv=$tmp/rc.server cli=$tmp/rc.client gs gc crc
+	shift 3
 	gs=$(gid_index $nsa $ip_a) gc=$(gid_index $nsb $ip_b)
 	[ -n "$gs" ] && [ -n "$gc" ] || { not_ok $name; say "no GID index for $ip_a or $ip_b"; return; }
-	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ibv_rc_pingpong -g "$gs" -n 1 -p 18515
-	poll $((100 * slow)) tcp_listening $nsa 4853 ||
+	bg "$srv" ip netns exec $nsa timeout $T softcm exec -- ibv_rc_pingpong -g "$gs" \
+		-n "$iters" -p "$port" "$@"
+	poll $((100 * slow)) tcp_listening $nsa "$(printf %04X "$port")" ||
 		{ not_ok $name "$srv"; say "the server did not listen"; return; }
 	crc=0
-	ip netns exec $nsb timeout $T softcm exec -- ibv_rc_pingpong -g "$gc" -n 1 -p 18515 $ip_a \
-		>"$cli" 2>&1 || crc=$?
+	ip netns exec $nsb timeout $T softcm exec -- ibv_rc_pingpong -g "$gc" -n "$iters" \
+		-p "$port" "$@" $ip_a >"$cli" 2>&1 || crc=$?
 	wait "$bgpid" 2>/dev/null
 	if [ "$crc" = 0 ] && ! loader_error "$cli" "$srv" &&
 	   grep -q "remote address: .* GID ::ffff:$ip_a" "$cli" &&
-	   grep -q "^1 iters in" "$cli" && grep -q "^1 iters in" "$srv"; then
+	   grep -q "^$iters iters in" "$cli" && grep -q "^$iters iters in" "$srv" &&
+	   ! grep -q "invalid data" "$cli" "$srv"; then
 		ok $name
 		say "GID indexes $gs and $gc; the client: $(grep ' bytes in ' "$cli" | head -n 1)"
 	else
@@ -1248,7 +1254,8 @@ else
 	run_rnr qp/rnr-timer-0-and-rd-atomic-3-1-rxe-client-softcm-server $nsb $ip_sc "" 7483 1 0
 	run_tail qp/stream-tail-probe-softcm-client-rxe-server "" $ip_rxe $nsb 7485
 
-	run_rc_pingpong
+	run_rc_pingpong datapath/ibv_rc_pingpong 18515 1
+	run_rc_pingpong datapath/ibv_rc_pingpong-N-c 18519 10 -N -c
 	run_send_bw
 	run_udaddy
 	run_rping
