@@ -525,8 +525,11 @@ err_unlock:
 	mutex_unlock(&sf->uobjs.lock);
 	qp_unpublish(qp);
 err_uninit_rc:
-	if (qp->type == IB_QPT_RC)
+	if (qp->type == IB_QPT_RC) {
+		/* never published: nothing of it runs, shutting down is cheap */
+		softcm_rc_shutdown(qp);
 		softcm_rc_uninit(qp);
+	}
 err_put_rings:
 	softcm_ring_put(qp->uring);
 	softcm_ring_put(qp->kring);

@@ -74,6 +74,7 @@
 #include "psn.h"
 #include "qp.h"
 #include "rc.h"
+#include "ring.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -936,11 +937,27 @@ void softcm_rc_state_changed(struct softcm_qp *qp, u32 prev, u32 next)
 	}
 }
 
+/*
+ * What an RC QP keeps beside its rings, for as long as it lives: the
+ * send queue's copy and state, and the READ resources.  Counted against
+ * max_ring_bytes with the rings (ring.c), from the create to the end of
+ * the destroy, as the namespace counts its objects.
+ */
+static size_t rc_bytes(const struct softcm_qp *qp)
+{
+	return size_add(size_add(array_size(qp->sq_entries, qp->sq_stride),
+				 array_size(qp->sq_entries, sizeof(struct softcm_swqe))),
+			SOFTCM_MAX_QP_RD_ATOM * sizeof(struct softcm_rd_res));
+}
+
 int softcm_rc_init(struct softcm_qp *qp)
 {
 	struct softcm_rc *rc = &qp->rc;
 	int ret;
 
+	ret = softcm_ring_charge(qp->sn, rc_bytes(qp));
+	if (ret)
+		return ret;
 	rc->shadow = kvzalloc(array_size(qp->sq_entries, qp->sq_stride), GFP_KERNEL_ACCOUNT);
 	rc->swqe = kvcalloc(qp->sq_entries, sizeof(*rc->swqe), GFP_KERNEL_ACCOUNT);
 	rc->rd_res = kcalloc(SOFTCM_MAX_QP_RD_ATOM, sizeof(*rc->rd_res), GFP_KERNEL_ACCOUNT);
@@ -965,6 +982,7 @@ err_free:
 	kfree(rc->rd_res);
 	kvfree(rc->swqe);
 	kvfree(rc->shadow);
+	softcm_ring_uncharge(qp->sn, rc_bytes(qp));
 	return ret;
 }
 
@@ -975,6 +993,8 @@ void softcm_rc_shutdown(struct softcm_qp *qp)
 	cancel_work_sync(&qp->rc.work);
 	softcm_rc_held_shutdown(qp);
 	cancel_work_sync(&qp->rc.resp_work);
+	/* the end of softcm_rc_init()'s charge: destroyed, or never made */
+	softcm_ring_uncharge(qp->sn, rc_bytes(qp));
 }
 
 /* The responder's skbs still in the stack keep what counts them. */

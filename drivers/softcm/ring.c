@@ -14,7 +14,8 @@
  *
  * Bounds: every page is charged to the memory cgroup of the creator
  * (__GFP_ACCOUNT), and the namespace counts the bytes of every live ring
- * against net.softcm.max_ring_bytes, from allocation to the last put.
+ * against net.softcm.max_ring_bytes, from allocation to the last put,
+ * with what an RC QP keeps of its queues in the kernel (req.c).
  * The mapping holds the file (vm_file), the file holds the namespace, and
  * the ring holds it too, for a put that comes last.
  */
@@ -41,9 +42,23 @@ static void ring_free_pages(struct page **pages, unsigned int n)
 	kvfree(pages);
 }
 
-static void ring_uncharge(struct net *net, size_t bytes)
+/*
+ * @bytes more of the namespace's memory that its users' queues hold: 0,
+ * or ENOMEM (counted) beyond its max_ring_bytes.
+ */
+int softcm_ring_charge(struct softcm_net *sn, size_t bytes)
 {
-	atomic_long_sub(bytes, &softcm_net(net)->ring_bytes);
+	if (atomic_long_add_return(bytes, &sn->ring_bytes) > READ_ONCE(sn->max_ring_bytes)) {
+		atomic_long_sub(bytes, &sn->ring_bytes);
+		atomic_long_inc(&sn->refused_ring_bytes);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void softcm_ring_uncharge(struct softcm_net *sn, size_t bytes)
+{
+	atomic_long_sub(bytes, &sn->ring_bytes);
 }
 
 /*
@@ -60,11 +75,8 @@ struct softcm_ring *softcm_ring_alloc(struct softcm_file *sf, size_t bytes, bool
 
 	if (!npages)
 		return ERR_PTR(-EINVAL);
-	if (atomic_long_add_return(charged, &sn->ring_bytes) >
-	    READ_ONCE(sn->max_ring_bytes)) {
-		atomic_long_inc(&sn->refused_ring_bytes);
-		goto err_uncharge;
-	}
+	if (softcm_ring_charge(sn, charged))
+		return ERR_PTR(-ENOMEM);
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		goto err_uncharge;
@@ -90,7 +102,7 @@ err_free_pages:
 err_free_ring:
 	kfree(ring);
 err_uncharge:
-	atomic_long_sub(charged, &sn->ring_bytes);
+	softcm_ring_uncharge(sn, charged);
 	return ERR_PTR(ret);
 }
 
@@ -101,7 +113,7 @@ static void ring_release(struct kref *ref)
 
 	vunmap(ring->vaddr);
 	ring_free_pages(ring->pages, ring->npages);
-	ring_uncharge(net, (size_t)ring->npages << PAGE_SHIFT);
+	softcm_ring_uncharge(softcm_net(net), (size_t)ring->npages << PAGE_SHIFT);
 	kfree(ring);
 	put_net(net);
 }

@@ -8,6 +8,7 @@
 struct net;
 struct page;
 struct softcm_file;
+struct softcm_net;
 struct softcm_ring_map;
 struct vm_area_struct;
 
@@ -28,6 +29,8 @@ struct softcm_ring {
 	unsigned long key;		/* the file's mmap() offset, in pages; 0: none */
 };
 
+int softcm_ring_charge(struct softcm_net *sn, size_t bytes);
+void softcm_ring_uncharge(struct softcm_net *sn, size_t bytes);
 struct softcm_ring *softcm_ring_alloc(struct softcm_file *sf, size_t bytes, bool readonly);
 void softcm_ring_put(struct softcm_ring *ring);
 int softcm_ring_publish(struct softcm_file *sf, struct softcm_ring *ring,

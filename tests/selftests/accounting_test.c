@@ -325,6 +325,42 @@ TEST_F(acct, rings_charged_to_the_memcg)
 }
 
 /*
+ * An RC QP's kernel copy of its send queue, the WRs' state and its READ
+ * resources count against max_ring_bytes with its rings, from its create
+ * to its destroy: ring_bytes grows by the rings and at least the send
+ * queue's entries times their stride, and comes back.
+ */
+TEST_F(acct, rc_qp_kernel_copies_count_as_ring_bytes)
+{
+	struct softcm_create_qp c = {
+		.qp_type = QPT_RC,
+		.cap = { .max_send_wr = 256, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	long long before, grew, rings;
+	__u32 pd, cq;
+	int fd;
+
+	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, alloc_pd(fd, &pd));
+	ASSERT_EQ(0, create_cq(fd, 16, -1, 0, &cq));
+	before = stats_get(self->stats, "ring_bytes");
+	c.pd_handle = pd;
+	c.send_cq_handle = cq;
+	c.recv_cq_handle = cq;
+	ASSERT_EQ(0, vioctl(fd, SOFTCM_IOCTL_CREATE_QP, &c));
+	grew = stats_get(self->stats, "ring_bytes") - before;
+	rings = (long long)c.kmap.size + c.umap.size;
+	TH_LOG("rings %lld bytes, ring_bytes grew by %lld (send queue %u x %u)", rings, grew,
+	       c.sq.entries, c.sq.stride);
+	EXPECT_LE(rings + (long long)c.sq.entries * c.sq.stride, grew);
+	ASSERT_EQ(0, destroy_qp(fd, c.handle, NULL));
+	EXPECT_EQ(0, stats_wait_eq(self->stats, "ring_bytes", before, 10000));
+	close(fd);
+}
+
+/*
  * The rdma cgroup caps a cgroup's objects on softcm's one device,
  * "softcm", in every namespace: with hca_object=3, nobody in that
  * cgroup makes 3 objects and gets EAGAIN for the 4th (as uverbs answers),
