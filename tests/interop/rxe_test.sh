@@ -51,7 +51,8 @@ cases=(setup
 	ipv6/disconnect-softcm-client-first ipv6/disconnect-rdmacm-client-first
 	reject/rdmacm-server-rejects-softcm reject/softcm-server-rejects-rdmacm
 	ipv6/reject-rdmacm-server-rejects-softcm ipv6/reject-softcm-server-rejects-rdmacm
-	reject/rxe-stale-qpn-rej-10 ipv4/ucmatose-2-connections-softcm-server
+	reject/rxe-stale-qpn-rej-10 ipv6/reject-rxe-stale-qpn-rej-10
+	ipv4/ucmatose-2-connections-softcm-server
 	lost/softcm-rep-rxe-retransmits-req lost/rxe-req-retransmitted
 	lost/rtu-rxe-server-gone-rej-to-established-softcm
 	lost/rtu-softcm-server-gone-rej-to-established-rxe
@@ -670,11 +671,11 @@ lost_random() {
 # The Linux CM's stale-connection check: a second REQ from our namespace
 # (same CA GUID) announcing the QPN of a connection it still has is
 # rejected with reason 10, and the Linux CM sends a DREQ on the old
-# connection.
+# connection.  stale_qpn NAME ADDR PORT
 stale_qpn() {
-	local name=reject/rxe-stale-qpn-rej-10 port=7483 srv cli1 cli2 crc1 crc2 cpid ok=1 dreq0
-	srv=$tmp/stale.peer cli1=$tmp/stale.softcm1 cli2=$tmp/stale.softcm2
-	bg "$srv" "$peer" server -t $T $ip4_rxe $port
+	local name=$1 addr=$2 port=$3 srv cli1 cli2 crc1 crc2 cpid ok=1 dreq0
+	srv=$tmp/${name//\//-}.peer cli1=$tmp/${name//\//-}.softcm1 cli2=$tmp/${name//\//-}.softcm2
+	bg "$srv" "$peer" server -t $T $addr $port
 	if ! poll $((100 * slow)) peer_listening "$srv"; then
 		not_ok "$name" "$srv"
 		return
@@ -683,13 +684,13 @@ stale_qpn() {
 	rm -f "$tmp/go"
 	mkfifo "$tmp/go"
 	ip netns exec $ns timeout $T softcm ping -i -q 0x42 -t $((T * 1000)) -p $port \
-		-d first $ip4_rxe <"$tmp/go" >"$cli1" 2>&1 &
+		-d first $addr <"$tmp/go" >"$cli1" 2>&1 &
 	cpid=$!
 	exec 8>"$tmp/go"
 	poll $((100 * slow)) grep -q '^\[1\] established' "$srv" ||
 		{ ok=0; say "the rdma_cm server did not report ESTABLISHED"; }
 	crc2=0
-	ip netns exec $ns timeout $T softcm ping -q 0x42 -p $port -d second $ip4_rxe \
+	ip netns exec $ns timeout $T softcm ping -q 0x42 -p $port -d second $addr \
 		>"$cli2" 2>&1 || crc2=$?
 	dreq_seen() { [ "$(sc_stat rx_dreq)" -gt "$dreq0" ]; }
 	poll $((100 * slow)) dreq_seen || { ok=0; say "no DREQ for the first connection"; }
@@ -804,7 +805,8 @@ else
 	sc_rejects reject/softcm-server-rejects-rdmacm $ip4_sc 7474 "$d148"
 	peer_rejects ipv6/reject-rdmacm-server-rejects-softcm $ip6_rxe 7474 "no-thanks"
 	sc_rejects ipv6/reject-softcm-server-rejects-rdmacm $ip6_sc 7474 "no-thanks"
-	stale_qpn
+	stale_qpn reject/rxe-stale-qpn-rej-10 $ip4_rxe 7483
+	stale_qpn ipv6/reject-rxe-stale-qpn-rej-10 $ip6_rxe 7487
 	rxe_two
 
 	lost_rep
