@@ -2793,7 +2793,7 @@ TEST_F_TIMEOUT(rc, concurrent_posters_deliver_each_message_once_in_order, 180)
 	 * window fills now and then); the posters had a share
 	 */
 	/*
-	 * Read once the requester is done: an ACK probe or a retransmission
+	 * Read until both sides agree: an ACK probe or a retransmission
 	 * after the last receive may be sent between two of the reads, and a
 	 * batch is counted in tx_packets before its sender's counter.
 	 */
