@@ -49,7 +49,7 @@ FIXTURE_SETUP(cq)
 
 FIXTURE_TEARDOWN(cq)
 {
-	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, self->home, WAIT_MS));
+	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, WAIT_MS));
 	close(self->home);
 }
 

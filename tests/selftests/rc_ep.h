@@ -184,14 +184,10 @@ static inline void rc_ep_free(struct rc_ep *e)
  * No object of the file left in namespace @name (its "uobjs" gauge at 0
  * within @timeout_ms): 0, or -1 having said which namespace held what.
  */
-static inline int rc_ns_empty(const char *name, int home, int timeout_ms)
+static inline int rc_ns_empty(const char *name, int timeout_ms)
 {
-	int nsfd = netns_open(name), fd, ret = -1;
+	int fd = netns_stats_open(name), ret = -1;
 
-	if (nsfd < 0)
-		return -1;
-	fd = stats_open(nsfd, home);
-	close(nsfd);
 	if (fd < 0)
 		return -1;
 	if (!stats_wait_eq(fd, "uobjs", 0, timeout_ms))
@@ -209,16 +205,16 @@ static inline int rc_ns_empty(const char *name, int home, int timeout_ms)
  * namespaces within @timeout_ms: a data-path test finds what it leaks
  * (a QP, CQ or MR the module kept after its file closed).  0, or -1.
  */
-static inline int rc_ep_free_pair(struct rc_ep *a, struct rc_ep *b, int home, int timeout_ms)
+static inline int rc_ep_free_pair(struct rc_ep *a, struct rc_ep *b, int timeout_ms)
 {
 	const char *na = a->ns, *nb = b->ns;
 	int ret = 0;
 
 	rc_ep_free(a);
 	rc_ep_free(b);
-	if (na && rc_ns_empty(na, home, timeout_ms))
+	if (na && rc_ns_empty(na, timeout_ms))
 		ret = -1;
-	if (nb && (!na || strcmp(na, nb)) && rc_ns_empty(nb, home, timeout_ms))
+	if (nb && (!na || strcmp(na, nb)) && rc_ns_empty(nb, timeout_ms))
 		ret = -1;
 	return ret;
 }

@@ -285,7 +285,7 @@ FIXTURE_SETUP(netem)
 
 FIXTURE_TEARDOWN(netem)
 {
-	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, self->home, wait_ms()));
+	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, wait_ms()));
 	close(self->home);
 }
 

@@ -287,7 +287,7 @@ FIXTURE_TEARDOWN(peer)
 		close(self->raw);
 	/* nothing of the QP's left in its namespace (rc_ep.h) */
 	if (self->ctx)
-		EXPECT_EQ(0, rc_ns_empty("rp-a", self->home, 30000 << softcm_slow_shift()));
+		EXPECT_EQ(0, rc_ns_empty("rp-a", 30000 << softcm_slow_shift()));
 	close(self->home);
 }
 

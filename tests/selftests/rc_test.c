@@ -321,7 +321,7 @@ FIXTURE_SETUP(rc)
 
 FIXTURE_TEARDOWN(rc)
 {
-	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, self->home, WAIT_MS));
+	EXPECT_EQ(0, rc_ep_free_pair(&self->a, &self->b, WAIT_MS));
 	close(self->home);
 }
 

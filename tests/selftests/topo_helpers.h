@@ -319,31 +319,35 @@ static inline int stats_wait_eq_here(const char *name, long long want, int timeo
 }
 
 /*
- * stats_wait_idle() for the namespace `ip netns add` named @name, from a
- * thread in any namespace (it comes back to its own); 0, -errno, -ETIME.
+ * stats_open() for the namespace `ip netns add` named @name, from a thread
+ * in any namespace (it comes back to its own); -errno.
  */
-static inline int netns_wait_idle(const char *name, int timeout_ms)
+static inline int netns_stats_open(const char *name)
 {
-	int nsfd = netns_open(name), home = netns_self(), fd, ret;
+	int nsfd = netns_open(name), home = netns_self(), fd;
 
-	if (nsfd < 0 || home < 0) {
-		ret = nsfd < 0 ? nsfd : home;
-		goto out;
-	}
-	fd = stats_open(nsfd, home);
-	if (fd < 0) {
-		ret = fd;
-		goto out;
-	}
-	ret = stats_wait_idle(fd, timeout_ms);
-	if (ret)
-		fprintf(stderr, "# (that was namespace %s)\n", name);
-	close(fd);
-out:
+	if (nsfd < 0 || home < 0)
+		fd = nsfd < 0 ? nsfd : home;
+	else
+		fd = stats_open(nsfd, home);
 	if (nsfd >= 0)
 		close(nsfd);
 	if (home >= 0)
 		close(home);
+	return fd;
+}
+
+/* stats_wait_idle() for the namespace named @name; 0, -errno, -ETIME. */
+static inline int netns_wait_idle(const char *name, int timeout_ms)
+{
+	int fd = netns_stats_open(name), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = stats_wait_idle(fd, timeout_ms);
+	if (ret)
+		fprintf(stderr, "# (that was namespace %s)\n", name);
+	close(fd);
 	return ret;
 }
 
