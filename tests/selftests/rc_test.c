@@ -6,9 +6,9 @@
  * namespace, moving patterns of every size that matters to segmentation
  * at the path MTU (1024 on a veth of MTU 1500): 0, 1, MTU-1, MTU, MTU+1,
  * 64 KiB and 4 MiB, as SEND, SEND with immediate, RDMA WRITE and WRITE
- * with immediate.  Every byte is
- * checked, and the byte after the message left alone; every completion
- * field both sides read is checked.  Also: the PSN wrap, unsignalled
+ * with immediate (4 MiB once per operation and topology, the others
+ * every way).  Every byte is checked, and the byte after the message
+ * left alone; every completion field both sides read is checked.  Also: the PSN wrap, unsignalled
  * sends, and a receiver that posts late (RNR NAK, then the retry that
  * succeeds; and with rnr_retry 0, the RNR_RETRY_EXC_ERR that ends it);
  * and each remote access violation of a WRITE (rkey, bounds, access,
@@ -305,6 +305,16 @@ static void read_one(struct __test_metadata *_metadata, struct rc_ep *s, struct 
 
 static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 65536, BIG };
 
+/*
+ * BIG goes once per operation and topology: its 4096 packets go through
+ * the same code as 64 KiB's 64, and on the debug kernel each of them
+ * costs seconds.  The other sizes go every way.
+ */
+static bool every_way(size_t i)
+{
+	return sizes[i] != BIG;
+}
+
 FIXTURE(rc) {
 	int home;
 	struct rc_ep a, b;
@@ -369,8 +379,10 @@ static void all_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
 	unsigned int seed = 0;
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		send_one(_metadata, &self->a, &self->b, sizes[i], false, seed++);
 		send_one(_metadata, &self->a, &self->b, sizes[i], true, seed++);
+		if (!every_way(i))
+			continue;
+		send_one(_metadata, &self->a, &self->b, sizes[i], false, seed++);
 		/* and back */
 		send_one(_metadata, &self->b, &self->a, sizes[i], i & 1, seed++);
 	}
@@ -412,7 +424,8 @@ TEST_F(rc, ipv6_sizes_across_namespaces)
 	ASSERT_LE(0, qb);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		send_one(_metadata, &self->a, &self->b, sizes[i], i & 1, seed++);
-		send_one(_metadata, &self->b, &self->a, sizes[i], false, seed++);
+		if (every_way(i))
+			send_one(_metadata, &self->b, &self->a, sizes[i], false, seed++);
 		write_one(_metadata, &self->a, &self->b, sizes[i], i & 1, seed++);
 		if (sizes[i])
 			read_one(_metadata, &self->a, &self->b, sizes[i], seed++);
@@ -440,8 +453,10 @@ TEST_F(rc, write_sizes_across_namespaces)
 
 	pair(_metadata, self, false, &pa, &pb);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		write_one(_metadata, &self->a, &self->b, sizes[i], false, seed++);
 		write_one(_metadata, &self->a, &self->b, sizes[i], true, seed++);
+		if (!every_way(i))
+			continue;
+		write_one(_metadata, &self->a, &self->b, sizes[i], false, seed++);
 		write_one(_metadata, &self->b, &self->a, sizes[i], i & 1, seed++);
 	}
 }
@@ -651,10 +666,9 @@ static void read_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		read_one(_metadata, &self->a, &self->b, sizes[i], seed++);
-		read_one(_metadata, &self->b, &self->a, sizes[i], seed++);
+		if (every_way(i))
+			read_one(_metadata, &self->b, &self->a, sizes[i], seed++);
 	}
-	/* several MiB, in one READ */
-	read_one(_metadata, &self->a, &self->b, BIG, seed++);
 }
 
 TEST_F(rc, read_sizes_across_namespaces)
