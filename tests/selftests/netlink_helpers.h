@@ -3,7 +3,8 @@
  * Topologies made by this process over rtnetlink instead of by `ip`:
  * named namespaces (as `ip netns add` and `ip netns del` make and remove
  * them, so that `ip -n`, `ip netns exec` and init.sh's leftover check see
- * them), veth pairs between them, addresses and links up.
+ * them), veth pairs between them, addresses, links up, routes, and
+ * root qdiscs removed.
  *
  * Why: each program a test starts costs about half a second of CPU on
  * the debug kernel under TCG (KASAN and kmemleak on every page it maps),
@@ -19,6 +20,7 @@
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 #include <sys/mount.h>
@@ -306,6 +308,60 @@ static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nod
 		if (!nl_put(&m, IFA_BROADCAST, &a, 4))
 			return -E2BIG;
 	}
+	return nl_talk(nsfd, &m);
+}
+
+/*
+ * An IPv4 route to @cidr ("10.1.2.0/24", "0.0.0.0/0") via gateway @gw in
+ * namespace @nsfd's main table, as `ip route add CIDR via GW` makes it;
+ * 0 or -errno.
+ */
+static inline int route_add(int nsfd, const char *cidr, const char *gw)
+{
+	const char *slash = strchr(cidr, '/');
+	struct in_addr dst, via;
+	struct rtmsg *rtm;
+	char ip[INET_ADDRSTRLEN];
+	struct nl_msg m;
+
+	if (!slash || (size_t)(slash - cidr) >= sizeof(ip))
+		return -EINVAL;
+	memcpy(ip, cidr, slash - cidr);
+	ip[slash - cidr] = '\0';
+	if (inet_pton(AF_INET, ip, &dst) != 1 || inet_pton(AF_INET, gw, &via) != 1)
+		return -EINVAL;
+	nl_init(&m, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
+	rtm = nl_reserve(&m, sizeof(*rtm));
+	rtm->rtm_family = AF_INET;
+	rtm->rtm_dst_len = atoi(slash + 1);
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_protocol = RTPROT_BOOT;
+	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_type = RTN_UNICAST;
+	if ((rtm->rtm_dst_len && !nl_put(&m, RTA_DST, &dst, 4)) ||
+	    !nl_put(&m, RTA_GATEWAY, &via, 4))
+		return -E2BIG;
+	return nl_talk(nsfd, &m);
+}
+
+/*
+ * Remove the root qdisc of @dev in namespace @nsfd, as `tc qdisc del dev
+ * DEV root` does (the device goes back to its default); 0, or -errno
+ * (-ENOENT when there was none to remove).
+ */
+static inline int qdisc_root_del(int nsfd, const char *dev)
+{
+	int index = link_index(nsfd, dev);
+	struct tcmsg *tcm;
+	struct nl_msg m;
+
+	if (!index)
+		return -ENODEV;
+	nl_init(&m, RTM_DELQDISC, 0);
+	tcm = nl_reserve(&m, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = index;
+	tcm->tcm_parent = TC_H_ROOT;
 	return nl_talk(nsfd, &m);
 }
 

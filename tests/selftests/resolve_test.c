@@ -33,26 +33,53 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 
 TOPO_NAMESPACES("sc-a sc-r sc-c")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in sc-a sc-r sc-c; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add a0 netns sc-a type veth peer name r0 netns sc-r\n"
-	"ip link add r1 netns sc-r type veth peer name c0 netns sc-c\n"
-	"ip -n sc-a addr add 10.77.1.1/24 dev a0\n"
-	"ip -n sc-a addr add fd77:1::1/64 dev a0 nodad\n"
-	"ip -n sc-a addr add fe80::a/64 dev a0 nodad\n"
-	"ip -n sc-r addr add 10.77.1.254/24 dev r0\n"
-	"ip -n sc-r addr add fd77:1::fe/64 dev r0 nodad\n"
-	"ip -n sc-r addr add fe80::fe/64 dev r0 nodad\n"
-	"ip -n sc-r addr add 10.77.2.254/24 dev r1\n"
-	"ip -n sc-c addr add 10.77.2.2/24 dev c0\n"
-	"for l in sc-a:a0 sc-r:r0 sc-r:r1 sc-c:c0; do ip -n ${l%:*} link set ${l#*:} up; done\n"
-	"ip netns exec sc-r sysctl -qw net.ipv4.ip_forward=1\n"
-	"ip -n sc-a route add 10.77.2.0/24 via 10.77.1.254\n"
-	"ip -n sc-c route add default via 10.77.2.254\n";
+/* Made over rtnetlink (netlink_helpers.h says why). */
+static const struct topo_end a0 = { "sc-a", "a0",
+				    { "10.77.1.1/24", "fd77:1::1/64 nodad", "fe80::a/64 nodad" } };
+static const struct topo_end r0 = { "sc-r", "r0",
+				    { "10.77.1.254/24", "fd77:1::fe/64 nodad", "fe80::fe/64 nodad" } };
+static const struct topo_end r1 = { "sc-r", "r1", { "10.77.2.254/24" } };
+static const struct topo_end c0 = { "sc-c", "c0", { "10.77.2.2/24" } };
+
+/* sc-a, the router sc-r and sc-c beyond it, as the picture above; 0 or -errno. */
+static int topology_make(void)
+{
+	int nr = -1, nc = -1, na = -1, home = netns_self(), ret;
+
+	ret = home < 0 ? home : topo_pair(&a0, &r0);
+	ret = ret ?: netns_fresh("sc-c");
+	if (!ret) {
+		na = netns_open("sc-a");
+		nr = netns_open("sc-r");
+		nc = netns_open("sc-c");
+		ret = na < 0 ? na : nr < 0 ? nr : nc < 0 ? nc : 0;
+	}
+	ret = ret ?: veth_add(nr, "r1", nc, "c0");
+	ret = ret ?: topo_end_up(nr, &r1);
+	ret = ret ?: topo_end_up(nc, &c0);
+	/* sysctl's files are those of the namespace they are opened in */
+	ret = ret ?: netns_enter(nr);
+	if (!ret) {
+		ret = write_text("/proc/sys/net/ipv4/ip_forward", "1");
+		if (netns_enter(home) && !ret)
+			ret = -EIO;
+	}
+	ret = ret ?: route_add(na, "10.77.2.0/24", "10.77.1.254");
+	ret = ret ?: route_add(nc, "0.0.0.0/0", "10.77.2.254");
+	if (na >= 0)
+		close(na);
+	if (nr >= 0)
+		close(nr);
+	if (nc >= 0)
+		close(nc);
+	if (home >= 0)
+		close(home);
+	return ret;
+}
 
 static int query_ss(int fd, __u32 h, int which, struct sockaddr_storage *ss)
 {
@@ -181,9 +208,7 @@ FIXTURE_SETUP(net)
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-a", F_OK) || !access(TOPOLOGY_DIRTY, F_OK)) {
-		system("ip netns del sc-a 2>/dev/null; ip netns del sc-r 2>/dev/null;"
-		       " ip netns del sc-c 2>/dev/null");
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, topology_make());
 		unlink(TOPOLOGY_DIRTY);
 	}
 	self->home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
