@@ -8,9 +8,10 @@
  * 64 KiB and 4 MiB, as SEND, SEND with immediate, RDMA WRITE and WRITE
  * with immediate (4 MiB once per operation and topology, the others
  * every way).  Every byte is checked, and the byte after the message
- * left alone; every completion field both sides read is checked.  Also: the PSN wrap, unsignalled
- * sends, and a receiver that posts late (RNR NAK, then the retry that
- * succeeds; and with rnr_retry 0, the RNR_RETRY_EXC_ERR that ends it);
+ * left alone; every completion field both sides read is checked.
+ * Also: the PSN wrap, unsignalled sends, and a receiver that posts late
+ * (RNR NAK, then the retry that succeeds; and with rnr_retry 0, the
+ * RNR_RETRY_EXC_ERR that ends it);
  * and each remote access violation of a WRITE (rkey, bounds, access,
  * PD): REM_ACCESS_ERR for the requester, the responder's QP in ERR, the
  * region untouched, the refusal counted.  And a packet from an address

@@ -61,13 +61,7 @@ static int topology_make(void)
 	ret = ret ?: veth_add(nr, "r1", nc, "c0");
 	ret = ret ?: topo_end_up(nr, &r1);
 	ret = ret ?: topo_end_up(nc, &c0);
-	/* sysctl's files are those of the namespace they are opened in */
-	ret = ret ?: netns_enter(nr);
-	if (!ret) {
-		ret = write_text("/proc/sys/net/ipv4/ip_forward", "1");
-		if (netns_enter(home) && !ret)
-			ret = -EIO;
-	}
+	ret = ret ?: netns_net_sysctl(nr, home, "ipv4/ip_forward", 1);
 	ret = ret ?: route_add(na, "10.77.2.0/24", "10.77.1.254");
 	ret = ret ?: route_add(nc, "0.0.0.0/0", "10.77.2.254");
 	if (na >= 0)

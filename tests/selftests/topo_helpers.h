@@ -111,8 +111,11 @@ static inline int netns_enter(int nsfd)
 	return setns(nsfd, CLONE_NEWNET) ? -errno : 0;
 }
 
-/* Write net.softcm.@name of namespace @nsfd; 0 or -errno. */
-static inline int netns_softcm_sysctl(int nsfd, int home, const char *name, long value)
+/*
+ * Write net.@key ("ipv4/ip_forward") of namespace @nsfd (a sysctl file is
+ * that of the namespace it is opened in); 0 or -errno.
+ */
+static inline int netns_net_sysctl(int nsfd, int home, const char *key, long value)
 {
 	char path[128], text[32];
 	int ret;
@@ -120,12 +123,21 @@ static inline int netns_softcm_sysctl(int nsfd, int home, const char *name, long
 	ret = netns_enter(nsfd);
 	if (ret)
 		return ret;
-	snprintf(path, sizeof(path), "/proc/sys/net/softcm/%s", name);
+	snprintf(path, sizeof(path), "/proc/sys/net/%s", key);
 	snprintf(text, sizeof(text), "%ld\n", value);
 	ret = write_text(path, text);
 	if (netns_enter(home) && !ret)
 		ret = -EIO;
 	return ret;
+}
+
+/* Write net.softcm.@name of namespace @nsfd; 0 or -errno. */
+static inline int netns_softcm_sysctl(int nsfd, int home, const char *name, long value)
+{
+	char key[96];
+
+	snprintf(key, sizeof(key), "softcm/%s", name);
+	return netns_net_sysctl(nsfd, home, key, value);
 }
 
 /*
