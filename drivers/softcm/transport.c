@@ -52,22 +52,22 @@
 /* rxe's source port for QP1 (0xc000 | hash_32(1, 14)); nobody checks it. */
 #define ROCE_QP1_SPORT	0xd872
 /*
- * Beyond this many packets waiting in a namespace, in all its shards
- * together, a flood is dropped.  The bound is the namespace's, not a
- * shard's: what a remote flood can make a namespace hold (about 4096
- * skbs of 2 to 4 KiB truesize, charged to no socket or cgroup) must not
- * grow with the number of CPUs, which the shards follow, nor with how
- * the flood spreads its comm IDs over them.  4096 is the figure the one
- * queue before the shards had, which covers a burst of every connection
- * a busy server's backlog holds; a shard may use all of it.
+ * Beyond softcm_rx_queue_max packets waiting in a namespace, in all its
+ * shards together, a flood is dropped.  The bound is the namespace's, not
+ * a shard's: what a remote flood can make a namespace hold (by default
+ * about 4096 skbs of 2 to 4 KiB truesize, charged to no socket or cgroup)
+ * must not grow with the number of CPUs, which the shards follow, nor
+ * with how the flood spreads its comm IDs over them.  4096 is the figure
+ * the one queue before the shards had, which covers a burst of every
+ * connection a busy server's backlog holds; a shard may use all of it.
  */
-#define RXQ_MAX		4096
 
 /*
  * Testing only (protocol_test's full receive queue): while set, the
  * receive works leave their packets queued, so that a test fills the
- * queues to exactly RXQ_MAX whatever the CPUs.  The one module parameter that
- * may change at run time: it changes when packets are handled, never how.
+ * queues to exactly rx_queue_max whatever the CPUs.  The one module
+ * parameter that may change at run time: it changes when packets are
+ * handled, never how.
  * Once it is cleared, the next packet of a held queue (queued) runs its
  * work again, and the next packet dropped for full queues runs them all.
  */
@@ -201,7 +201,7 @@ static void rcv_gsi(struct softcm_net *sn, struct sk_buff *skb)
 
 	why = SOFTCM_STAT_DROP_QUEUE;
 	shard = rx_shard(sn, skb, ipv6, bth + SOFTCM_BTH_SIZE + SOFTCM_DETH_SIZE);
-	if (atomic_inc_return(&sn->transport.rx_queued) > RXQ_MAX) {
+	if (atomic_inc_return(&sn->transport.rx_queued) > softcm_rx_queue_max) {
 		atomic_dec(&sn->transport.rx_queued);
 		kick_shards(&sn->transport);
 		goto drop;

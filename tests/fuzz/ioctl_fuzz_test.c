@@ -70,18 +70,15 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in sc-f1 sc-f2; do ip netns del $n 2>/dev/null || true; done\n"
-	"for n in sc-f1 sc-f2; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add f1 netns sc-f1 type veth peer name f2 netns sc-f2\n"
-	"ip -n sc-f1 addr add 10.83.0.1/24 dev f1\n"
-	"ip -n sc-f1 addr add fd83::1/64 dev f1 nodad\n"
-	"ip -n sc-f2 addr add 10.83.0.2/24 dev f2\n"
-	"ip -n sc-f2 addr add fd83::2/64 dev f2 nodad\n"
-	"ip -n sc-f1 link set f1 up\n"
-	"ip -n sc-f2 link set f2 up\n";
+/* Two namespaces joined by a veth pair, made over rtnetlink (netlink_helpers.h). */
+static const struct topo_end end1 = {
+	"sc-f1", "f1", { "10.83.0.1/24", "fd83::1/64 nodad" },
+};
+static const struct topo_end end2 = {
+	"sc-f2", "f2", { "10.83.0.2/24", "fd83::2/64 nodad" },
+};
 
 #define NSLOTS		8	/* files: 0..3 in sc-f1, 4..7 in sc-f2 */
 #define NHANDLES	16	/* handles remembered per file */
@@ -1653,7 +1650,7 @@ FIXTURE_SETUP(fuzz)
 	printf("# SOFTCM_FUZZ_SEED=%u\n", seed);
 	fflush(stdout);
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	ASSERT_EQ(0, system(setup_cmds));
+	ASSERT_EQ(0, topo_pair(&end1, &end2));
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 	ns_fd[0] = netns_open("sc-f1");
@@ -1686,7 +1683,8 @@ FIXTURE_SETUP(fuzz)
 
 FIXTURE_TEARDOWN(fuzz)
 {
-	system("ip netns del sc-f1; ip netns del sc-f2");
+	netns_del("sc-f1");
+	netns_del("sc-f2");
 	close(ns_fd[0]);
 	close(ns_fd[1]);
 	close(self->home);
@@ -1694,7 +1692,7 @@ FIXTURE_TEARDOWN(fuzz)
 
 TEST_F_TIMEOUT(fuzz, random_commands, 600)
 {
-	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 60 : 10);
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 30 : 10);
 	struct worker w[NTHREADS];
 	pthread_t guide_thread;
 	long long rx_req;
@@ -2101,7 +2099,7 @@ static void *list_loop(void *arg)
 
 TEST_F_TIMEOUT(fuzz, listing_vs_publish_failure, 600)
 {
-	long end = topo_now_ms() + (softcm_on_debug() ? 20000 : 5000), refused = 0;
+	long end = topo_now_ms() + (softcm_on_debug() ? 10000 : 5000), refused = 0;
 	static char text[65536];
 	struct lister l = { .ns = ns_fd[0] };
 	pthread_t t;

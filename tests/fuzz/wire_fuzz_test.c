@@ -64,21 +64,29 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "wire_helpers.h"
 #include "rc_wire.h"
 #include "wire_oracle.h"
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in sc-w1 sc-w2; do ip netns del $n 2>/dev/null || true; done\n"
-	"for n in sc-w1 sc-w2; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add w1 netns sc-w1 type veth peer name w2 netns sc-w2\n"
-	"ip -n sc-w1 addr add 10.84.0.1/24 dev w1\n"
-	"ip -n sc-w2 addr add 10.84.0.2/24 dev w2\n"
-	"ip -n sc-w1 link set w1 up\n"
-	"ip -n sc-w2 link set w2 up\n"
-	/* a local address of sc-w2 that is not on the veth */
-	"ip -n sc-w2 addr add 10.84.9.2/32 dev lo\n";
+/* Two namespaces joined by a veth pair, made over rtnetlink (netlink_helpers.h). */
+static const struct topo_end end1 = { "sc-w1", "w1", { "10.84.0.1/24" } };
+static const struct topo_end end2 = { "sc-w2", "w2", { "10.84.0.2/24" } };
+
+/* The pair, and a local address of sc-w2 that is not on the veth. */
+static int make_topology(void)
+{
+	int ret = topo_pair(&end1, &end2), ns;
+
+	if (ret)
+		return ret;
+	ns = netns_open("sc-w2");
+	if (ns < 0)
+		return ns;
+	ret = addr_add(ns, "lo", "10.84.9.2/32", false, false);
+	close(ns);
+	return ret;
+}
 
 #define WAIT_MS		30000
 #define BURST		32
@@ -208,7 +216,7 @@ FIXTURE_SETUP(wire)
 	int shift = softcm_slow_shift(), pfd;
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	ASSERT_EQ(0, system(setup_cmds));
+	ASSERT_EQ(0, make_topology());
 	self->home = netns_self();
 	ASSERT_LE(0, self->home);
 	self->ns1 = netns_open("sc-w1");
@@ -297,7 +305,8 @@ FIXTURE_TEARDOWN(wire)
 	EXPECT_EQ(0, stats_wait_idle(self->st2, WAIT_MS));
 	close(self->st1);
 	close(self->st2);
-	system("ip netns del sc-w1; ip netns del sc-w2");
+	netns_del("sc-w1");
+	netns_del("sc-w2");
 	close(self->ns1);
 	close(self->ns2);
 	close(self->home);
@@ -384,7 +393,7 @@ static void craft(struct rng *r, struct wire *w, uint32_t aid, uint32_t pid, boo
 
 TEST_F_TIMEOUT(wire, hostile_packets, 600)
 {
-	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 15 : 5);
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 10 : 5);
 	unsigned int seed = env_long("SOFTCM_FUZZ_SEED", 0);
 	long long base_taken, base_peer, now_taken, now_peer;
 	static struct snap base1, base2, now1, now2;
@@ -910,7 +919,7 @@ static void expect_rej(struct side *from, struct side *to, int reason, bool reac
  */
 TEST_F_TIMEOUT(wire, mutated_requests, 600)
 {
-	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 15 : 5);
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 10 : 5);
 	static struct side w2, w1;
 	long count[K_COUNT] = { 0 }, end, n = 0;
 	struct softcm_event ev;
@@ -1204,7 +1213,7 @@ static void replay(struct rng *r, FIXTURE_DATA(wire) *self, enum replay_kind kin
  */
 TEST_F_TIMEOUT(wire, replayed_connection_messages, 600)
 {
-	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 15 : 5);
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 10 : 5);
 	static struct side w2, w1;
 	struct side *to, *other;
 	long count[R_COUNT] = { 0 }, end, n = 0;
@@ -1609,7 +1618,7 @@ FIXTURE_SETUP(data)
 	};
 
 	ASSERT_EQ(0, softcm_ensure_loaded());
-	ASSERT_EQ(0, system(setup_cmds));
+	ASSERT_EQ(0, make_topology());
 	self->home = netns_self();
 	self->ns1 = netns_open("sc-w1");
 	self->ns2 = netns_open("sc-w2");
@@ -1722,7 +1731,8 @@ FIXTURE_TEARDOWN(data)
 	EXPECT_EQ(0, stats_wait_idle(self->st2, WAIT_MS));
 	close(self->st1);
 	close(self->st2);
-	system("ip netns del sc-w1; ip netns del sc-w2");
+	netns_del("sc-w1");
+	netns_del("sc-w2");
 	close(self->ns1);
 	close(self->ns2);
 	close(self->home);
@@ -2222,7 +2232,7 @@ TEST_F_TIMEOUT(data, hostile_data_packets, 600)
 		"drop_state",
 	};
 	static const uint32_t bases[] = { 0xffffff, 0xfffffe, 0xfffff0, 0, 0x7fffff, 0x800000 };
-	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 15 : 5);
+	long seconds = env_long("SOFTCM_FUZZ_SECONDS", softcm_on_debug() ? 10 : 5);
 	static struct snap s0, s1, a0, a1;
 	long end, rounds = 0, sent = 0, err_rounds = 0, recvs[4] = { 0 };
 	long kind[DK_COUNT] = { 0 };

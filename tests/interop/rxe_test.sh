@@ -162,6 +162,11 @@ setup() {
 	modprobe -a rdma_rxe rdma_ucm ib_uverbs || return 1
 	[ -e /sys/module/softcm ] || insmod "$SOFTCM_KO" || return 1
 	ip netns add $ns || return 1
+	ip netns exec $ns sleep 100000 &
+	nsproc=$!
+	pids+=("$nsproc")
+	in_ns() { [ "$(readlink /proc/$nsproc/ns/net)" != "$(readlink /proc/self/ns/net)" ]; }
+	poll $((50 * slow)) in_ns || { say "no process in $ns"; return 1; }
 	ip link add r0 type veth peer name r1 netns $ns || return 1
 	ip addr add $ip4_rxe/24 dev r0 || return 1
 	ip addr add $ip6_rxe/64 dev r0 nodad || return 1
@@ -291,7 +296,15 @@ has() {
 	say "${1##*/}: no line matches: $2"
 	return 1
 }
-sc_stat() { ip netns exec $ns awk -v k="$1" '$1 == k { print $2 }' /proc/net/softcm_stats; }
+# A counter of softcm's in $ns, read through a process that lives there
+# ($nsproc, from setup) by the shell itself: the lost cases poll it, and
+# each program started costs the debug kernel half a second of CPU.
+sc_stat() {
+	local k v
+	while read -r k v; do
+		[ "$k" = "$1" ] && { echo "$v"; return; }
+	done </proc/$nsproc/net/softcm_stats
+}
 
 # softcm client in sc-i -> rdmacm_peer server on rxe, with DATA in the
 # REQ and REPLY in the REP.  FIRST says who disconnects: "peer" (the

@@ -28,13 +28,20 @@ skip_rest() {
 	done
 }
 
-# poll TRIES CMD...: run CMD every 0.1 s until it succeeds, at most TRIES times.
+# poll TRIES CMD...: run CMD every 0.1 s until it succeeds, at most TRIES
+# times (TRIES / 10 seconds).
 poll() {
-	local i tries=$1
+	local i tries=$1 step=0.1
 	shift
+	# On the debug kernel every program a check starts costs about half
+	# a second of CPU (KASAN and kmemleak on each page it maps): look a
+	# third as often, for as long.
+	if [ "${SOFTCM_KERNEL:-stock}" = debug ]; then
+		step=0.3 tries=$(((tries + 2) / 3))
+	fi
 	for ((i = 0; i < tries; i++)); do
 		"$@" && return 0
-		sleep 0.1
+		sleep $step
 	done
 	return 1
 }

@@ -138,7 +138,7 @@ FIXTURE_SETUP(acct)
 	self->stats = -1;
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, system("ip link set lo up"));
+	ASSERT_EQ(0, lo_up());
 	self->stats = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, self->stats);
 }

@@ -48,7 +48,7 @@ static int own_netns(void)
 {
 	if (softcm_ensure_loaded() || unshare(CLONE_NEWNET))
 		return -1;
-	return system("ip link set lo up") ? -1 : 0;
+	return lo_up() ? -1 : 0;
 }
 
 static struct sockaddr_in sin4(const char *ip, int port)

@@ -97,9 +97,16 @@ static const struct {
 
 static void clear_qdiscs(void)
 {
-	if (system("tc -n " NS1 " qdisc del dev p1 root 2>/dev/null;"
-		   " tc -n " NS2 " qdisc del dev p2 root 2>/dev/null; true"))
-		return;
+	int n1 = netns_open(NS1), n2 = netns_open(NS2);
+
+	if (n1 >= 0) {
+		qdisc_root_del(n1, "p1");
+		close(n1);
+	}
+	if (n2 >= 0) {
+		qdisc_root_del(n2, "p2");
+		close(n2);
+	}
 	unlink(QDISC_MARK);
 }
 

@@ -158,7 +158,7 @@ FIXTURE_SETUP(lifetime)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, system("ip link set lo up"));
+	ASSERT_EQ(0, lo_up());
 }
 
 FIXTURE_TEARDOWN(lifetime)

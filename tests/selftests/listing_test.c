@@ -501,8 +501,7 @@ static int nsx_enter(int *home, int *stats)
 {
 	int ns;
 
-	if (system("ip netns del " NSX " 2>/dev/null; ip netns add " NSX
-		   " && ip -n " NSX " link set lo up"))
+	if (netns_fresh(NSX))
 		return -1;
 	*home = netns_self();
 	ns = netns_open(NSX);
@@ -517,7 +516,7 @@ static int nsx_enter(int *home, int *stats)
 static void nsx_leave(int home)
 {
 	netns_enter(home);
-	if (system("ip netns del " NSX))
+	if (netns_del(NSX))
 		fprintf(stderr, "# namespace already gone\n");
 }
 

@@ -144,6 +144,33 @@ TEST(udp_port_param)
 	EXPECT_EQ(0, listens_on(4791, 5000));
 }
 
+/* The receive queues' bound: 4096 unless loaded otherwise, 64..65536, fixed once loaded. */
+TEST(rx_queue_max_param)
+{
+	static const char *const bad[] = {
+		"rx_queue_max=0", "rx_queue_max=63", "rx_queue_max=65537", "rx_queue_max=-1",
+		"rx_queue_max=",
+	};
+	const char *path = "/sys/module/softcm/parameters/rx_queue_max";
+	char buf[32];
+	size_t i;
+
+	ASSERT_EQ(0, softcm_ensure_unloaded());
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, softcm_load(bad[i])) TH_LOG("%s", bad[i]);
+		EXPECT_FALSE(softcm_loaded()) TH_LOG("%s", bad[i]);
+	}
+	ASSERT_EQ(0, softcm_load("rx_queue_max=64"));
+	ASSERT_LT(0, read_text(path, buf, sizeof(buf)));
+	EXPECT_STREQ("64\n", buf);
+	EXPECT_NE(0, write_text(path, "128"));
+	ASSERT_EQ(0, softcm_unload());
+
+	ASSERT_EQ(0, softcm_load(NULL));
+	ASSERT_LT(0, read_text(path, buf, sizeof(buf)));
+	EXPECT_STREQ("4096\n", buf);
+}
+
 /*
  * Count "<what> ... created" and "<what> ... destroyed" lines logged by
  * softcm after the marker; returns created - destroyed and stores the

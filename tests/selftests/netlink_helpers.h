@@ -3,8 +3,8 @@
  * Topologies made by this process over rtnetlink instead of by `ip`:
  * named namespaces (as `ip netns add` and `ip netns del` make and remove
  * them, so that `ip -n`, `ip netns exec` and init.sh's leftover check see
- * them), veth pairs between them, addresses, links up, routes, and
- * root qdiscs removed.
+ * them), veth pairs between them, addresses added and removed, links up
+ * and down, their MTU, links removed, routes, and root qdiscs removed.
  *
  * Why: each program a test starts costs about half a second of CPU on
  * the debug kernel under TCG (KASAN and kmemleak on every page it maps),
@@ -247,8 +247,11 @@ static inline int link_index(int nsfd, const char *dev)
 	return index;
 }
 
-/* Set @dev of namespace @nsfd up; 0 or -errno. */
-static inline int link_up(int nsfd, const char *dev)
+/*
+ * Change @dev of namespace @nsfd: up or down (@up 1 or 0; -1 leaves it),
+ * its MTU (@mtu 0 leaves it), or remove it (@del); 0 or -errno.
+ */
+static inline int link_change(int nsfd, const char *dev, int up, unsigned int mtu, bool del)
 {
 	int index = link_index(nsfd, dev);
 	struct ifinfomsg *ifi;
@@ -256,22 +259,38 @@ static inline int link_up(int nsfd, const char *dev)
 
 	if (!index)
 		return -ENODEV;
-	nl_init(&m, RTM_NEWLINK, 0);
+	nl_init(&m, del ? RTM_DELLINK : RTM_NEWLINK, 0);
 	ifi = nl_reserve(&m, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	ifi->ifi_index = index;
-	ifi->ifi_flags = IFF_UP;
-	ifi->ifi_change = IFF_UP;
+	if (up >= 0) {
+		ifi->ifi_flags = up ? IFF_UP : 0;
+		ifi->ifi_change = IFF_UP;
+	}
+	if (mtu && !nl_put(&m, IFLA_MTU, &mtu, sizeof(mtu)))
+		return -E2BIG;
 	return nl_talk(nsfd, &m);
 }
 
+/* Set @dev of namespace @nsfd up; 0 or -errno. */
+static inline int link_up(int nsfd, const char *dev)
+{
+	return link_change(nsfd, dev, 1, 0, false);
+}
+
+static inline int link_down(int nsfd, const char *dev)
+{
+	return link_change(nsfd, dev, 0, 0, false);
+}
+
 /*
- * Add address @cidr ("10.1.0.1/24", "fd00::1/64") to @dev of namespace
- * @nsfd, without duplicate address detection if @nodad, with the
- * subnet's broadcast address if @brd (IPv4: `ip addr add ... brd +`);
- * 0 or -errno.
+ * Add (@add) or remove address @cidr ("10.1.0.1/24", "fd00::1/64") of
+ * @dev of namespace @nsfd; when adding, without duplicate address
+ * detection if @nodad, with the subnet's broadcast address if @brd
+ * (IPv4: `ip addr add ... brd +`); 0 or -errno.
  */
-static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nodad, bool brd)
+static inline int addr_change(int nsfd, const char *dev, const char *cidr, bool add, bool nodad,
+			      bool brd)
 {
 	int index = link_index(nsfd, dev);
 	unsigned char addr[16];
@@ -292,7 +311,10 @@ static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nod
 	len = family == AF_INET6 ? 16 : 4;
 	if (inet_pton(family, ip, addr) != 1)
 		return -EINVAL;
-	nl_init(&m, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+	if (add)
+		nl_init(&m, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+	else
+		nl_init(&m, RTM_DELADDR, 0);
 	ifa = nl_reserve(&m, sizeof(*ifa));
 	ifa->ifa_family = family;
 	ifa->ifa_prefixlen = atoi(slash + 1);
@@ -300,7 +322,7 @@ static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nod
 	ifa->ifa_index = index;
 	if (!nl_put(&m, IFA_LOCAL, addr, len) || !nl_put(&m, IFA_ADDRESS, addr, len))
 		return -E2BIG;
-	if (brd && family == AF_INET) {
+	if (add && brd && family == AF_INET) {
 		uint32_t a, host = ifa->ifa_prefixlen >= 32 ? 0 : ~0u >> ifa->ifa_prefixlen;
 
 		memcpy(&a, addr, 4);
@@ -309,6 +331,16 @@ static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nod
 			return -E2BIG;
 	}
 	return nl_talk(nsfd, &m);
+}
+
+static inline int addr_add(int nsfd, const char *dev, const char *cidr, bool nodad, bool brd)
+{
+	return addr_change(nsfd, dev, cidr, true, nodad, brd);
+}
+
+static inline int addr_del(int nsfd, const char *dev, const char *cidr)
+{
+	return addr_change(nsfd, dev, cidr, false, false, false);
 }
 
 /*

@@ -51,8 +51,10 @@
 
 #define PORT	7300
 
-#define RXQ_MAX		4096	/* transport.c: packets waiting in a namespace */
-#define RX_HOLD		"/sys/module/softcm/parameters/rx_hold"	/* testing knob */
+#define RXQ_DEFAULT	4096	/* rx_queue_max: packets waiting in a namespace */
+#define RXQ_TEST	"256"	/* the floods' bound: a debug kernel fills it quickly */
+#define PARAMS		"/sys/module/softcm/parameters/"
+#define RX_HOLD		PARAMS "rx_hold"	/* testing knob */
 #define BATCH		256	/* a quarter of the per-CPU backlog (1000) */
 
 /* CM attribute ids */
@@ -216,12 +218,32 @@ static void close_softcm(FIXTURE_DATA(proto) *self)
 	close_fd(&self->st2);
 }
 
-static bool default_port(void)
+/* Close everything of softcm's and (re)load it with @params. */
+static int reload(FIXTURE_DATA(proto) *self, const char *params)
 {
-	char buf[32];
+	int ret;
 
-	return read_text("/sys/module/softcm/parameters/udp_port", buf, sizeof(buf)) > 0 &&
-	       !strcmp(buf, "4791\n");
+	close_softcm(self);
+	ret = softcm_ensure_unloaded();
+	ret = ret ?: softcm_load(params);
+	return ret ?: open_softcm(self);
+}
+
+/* A module parameter's value, or -1. */
+static long param_of(const char *name)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+/* Loaded as the fixture wants it: a test that reloaded may have failed before restoring. */
+static bool default_params(void)
+{
+	return param_of("udp_port") == 4791 && param_of("rx_queue_max") == RXQ_DEFAULT;
 }
 
 /* Both namespaces back to nothing of softcm's; 0 or -ETIME. */
@@ -254,7 +276,7 @@ FIXTURE_SETUP(proto)
 	self->raw1 = -1;
 	self->raw2 = -1;
 	/* A test that failed with udp_port=5000 loaded may not have restored it. */
-	if (softcm_loaded() && !default_port())
+	if (softcm_loaded() && !default_params())
 		ASSERT_EQ(0, softcm_unload());
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, topo_pair(&end1, &end2));
@@ -295,7 +317,7 @@ FIXTURE_TEARDOWN(proto)
 		EXPECT_EQ(0, softcm_load(NULL));
 	EXPECT_EQ(0, wait_idle_both(self, LONG_MS))
 		TH_LOG("softcm still holds connections, ids or files in " NS1 " or " NS2);
-	if (!default_port()) {
+	if (!default_params()) {
 		EXPECT_EQ(0, softcm_unload());
 		EXPECT_EQ(0, softcm_load(NULL));
 	}
@@ -1092,17 +1114,20 @@ static long send_wires(int raw, const struct wire *w, int n)
 }
 
 /*
- * A namespace's receive queues hold at most 4096 packets together: beyond
- * that they are dropped and counted (drop_queue), and every packet that
- * reached softcm is accounted for: handled (rx_dreq, each answered with a
- * DREP) or dropped.  DREQs of one sender with one comm ID go to one
- * queue; with distinct comm IDs, to all of them.
+ * A namespace's receive queues hold at most rx_queue_max packets together
+ * (4096 unless loaded otherwise): beyond that they are dropped and
+ * counted (drop_queue), and every packet that reached softcm is accounted
+ * for: handled (rx_dreq, each answered with a DREP) or dropped.  DREQs of
+ * one sender with one comm ID go to one queue; with distinct comm IDs, to
+ * all of them.  The floods load the module with a bound of RXQ_TEST: the
+ * code is the same, and a flood of 4096 costs a debug kernel over half a
+ * minute of CPU each time (module_test checks the default).
  *
  * The fill does not depend on the CPUs: the rx_hold module parameter
  * keeps the queue's work from running, batches of DREQs go in until some
- * are dropped, and exactly 4096 must then be waiting; released, the work
- * handles exactly those.  Losses below softcm are told apart, not
- * assumed away: what reached softcm's UDP socket is sc-t1's Udp
+ * are dropped, and exactly rx_queue_max must then be waiting; released,
+ * the work handles exactly those.  Losses below softcm are told apart,
+ * not assumed away: what reached softcm's UDP socket is sc-t1's Udp
  * InDatagrams (an encapsulation socket counts each packet it takes); what
  * did not must be a drop the stack counted (softnet_stat: the per-CPU
  * backlog; UDP's errors).  Each batch is waited for before the next, so
@@ -1114,11 +1139,14 @@ static void flood_held_queues(struct __test_metadata *_metadata,
 	long long rx0, q0, tx0, in0, err0, sd0, arrived, handled, dropped, held_drops, below;
 	long sent = 0, r;
 	struct wire w, *ws = calloc(BATCH, sizeof(*ws));
-	long deadline;
+	long deadline, qmax;
 	int snmp;
 	__u32 l;
 
 	ASSERT_NE(NULL, ws);
+	ASSERT_EQ(0, reload(self, "rx_queue_max=" RXQ_TEST));
+	qmax = param_of("rx_queue_max");
+	ASSERT_EQ(atol(RXQ_TEST), qmax);
 	ASSERT_EQ(0, access(RX_HOLD, W_OK)) TH_LOG("no rx_hold parameter: an older softcm.ko?");
 	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_TCP, IP1, PORT, 0x100, &l));
 	wire_init(&w, IP2, IP1, CM_DREQ);
@@ -1154,7 +1182,7 @@ static void flood_held_queues(struct __test_metadata *_metadata,
 	ASSERT_LE(0, sd0);
 
 	/* batches until the held queue drops: at most twice its size */
-	while (stat_of(self->st1, "drop_queue") == q0 && sent < 2 * RXQ_MAX) {
+	while (stat_of(self->st1, "drop_queue") == q0 && sent < 2 * qmax) {
 		r = send_wires(self->raw2, ws, BATCH);
 		ASSERT_EQ(BATCH, r) TH_LOG("sendmmsg: %s", strerror(-r));
 		sent += r;
@@ -1170,7 +1198,7 @@ static void flood_held_queues(struct __test_metadata *_metadata,
 	       dropped);
 	ASSERT_LT(0, dropped) TH_LOG("the held queue never filled");
 	EXPECT_EQ(rx0, stat_of(self->st1, "rx_dreq")) TH_LOG("the held work ran");
-	EXPECT_EQ(RXQ_MAX, arrived - dropped) TH_LOG("packets waiting in the held queue");
+	EXPECT_EQ(qmax, arrived - dropped) TH_LOG("packets waiting in the held queue");
 
 	/*
 	 * Released: the next packet kicks the work, dropped too if the
@@ -1199,15 +1227,19 @@ static void flood_held_queues(struct __test_metadata *_metadata,
 	/* softcm's own accounting, exact */
 	EXPECT_EQ(arrived, handled + dropped)
 		TH_LOG("drop_nomem %lld", stat_of(self->st1, "drop_nomem"));
-	/* the 4096 that waited, and the last packet unless it was dropped */
+	/* the qmax that waited, and the last packet unless it was dropped */
 	EXPECT_GE(1, dropped - held_drops);
-	EXPECT_EQ(RXQ_MAX + 1 - (dropped - held_drops), handled);
+	EXPECT_EQ(qmax + 1 - (dropped - held_drops), handled);
 	EXPECT_EQ(handled, stat_of(self->st1, "tx_drep") - tx0);
 	/* whatever did not reach softcm, the stack below counted */
 	EXPECT_LE(sent - arrived, below);
 	close(snmp);
 	free(ws);
 	EXPECT_EQ(0, destroy_id(self->f1, l, NULL));
+	close_softcm(self);
+	ASSERT_EQ(0, wait_idle_both(self, LONG_MS));
+	ASSERT_EQ(0, reload(self, NULL));
+	EXPECT_TRUE(default_params());
 }
 
 TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
@@ -1218,7 +1250,7 @@ TEST_F_TIMEOUT(proto, full_receive_queue_drops_and_counts, 900)
 /*
  * The bound is the namespace's, whatever the shards (review 2026-11-28
  * #6): DREQs with distinct comm IDs, which go to every shard, fill the
- * queues to exactly 4096 together, not 4096 each.
+ * queues to exactly rx_queue_max together, not rx_queue_max each.
  */
 TEST_F_TIMEOUT(proto, receive_queues_bounded_together, 900)
 {
@@ -1424,17 +1456,6 @@ static int kmsg_balance(const char *marker, const char *what, int *created)
 	return seen ? bal : INT32_MIN;
 }
 
-/* Close everything of softcm's and (re)load it with @params. */
-static int reload(FIXTURE_DATA(proto) *self, const char *params)
-{
-	int ret;
-
-	close_softcm(self);
-	ret = softcm_ensure_unloaded();
-	ret = ret ?: softcm_load(params);
-	return ret ?: open_softcm(self);
-}
-
 /*
  * rmmod while connections whose ids (and files) are gone still wait in
  * timewait: the unload succeeds at once and ends them, and every id and
@@ -1548,7 +1569,7 @@ TEST_F(proto, connection_over_udp_port_5000)
 	close_softcm(self);
 	ASSERT_EQ(0, wait_idle_both(self, LONG_MS));
 	ASSERT_EQ(0, reload(self, NULL));
-	EXPECT_TRUE(default_port());
+	EXPECT_TRUE(default_params());
 }
 
 /* ---- MIGRATE_ID ---- */

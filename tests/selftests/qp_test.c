@@ -199,7 +199,7 @@ FIXTURE_SETUP(qp)
 	/* a namespace of our own: its QP numbers and gauges are ours */
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	/* GIDs for the address vectors: the loopback's addresses */
-	ASSERT_EQ(0, sh("ip link set lo up"));
+	ASSERT_EQ(0, lo_up());
 	self->fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, alloc_pd(self->fd, &self->pd));

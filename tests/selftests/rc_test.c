@@ -316,6 +316,16 @@ static bool every_way(size_t i)
 	return sizes[i] != BIG;
 }
 
+/*
+ * Over IPv6 and within one QP, the same code again: BIG on the stock
+ * kernel only, where it costs a second.  64 KiB + 7 still takes more than
+ * the requester's budget of packets, and so its work.
+ */
+static bool big_here(uint32_t len)
+{
+	return len != BIG || !softcm_on_debug();
+}
+
 FIXTURE(rc) {
 	int home;
 	struct rc_ep a, b;
@@ -424,6 +434,8 @@ TEST_F(rc, ipv6_sizes_across_namespaces)
 	ASSERT_LE(0, qa);
 	ASSERT_LE(0, qb);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if (!big_here(sizes[i]))
+			continue;
 		send_one(_metadata, &self->a, &self->b, sizes[i], i & 1, seed++);
 		if (every_way(i))
 			send_one(_metadata, &self->b, &self->a, sizes[i], false, seed++);
@@ -522,6 +534,8 @@ TEST_F(rc, qp_connected_to_itself)
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		uint32_t n = lens[i];
 
+		if (!big_here(n))
+			continue;
 		/* SEND into a receive in the second half */
 		pattern(src, n, i);
 		memset(dst, 0xee, n + 1);

@@ -180,7 +180,7 @@ FIXTURE_SETUP(ring)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, system("ip link set lo up"));
+	ASSERT_EQ(0, lo_up());
 	zero_counts();
 }
 

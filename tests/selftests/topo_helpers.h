@@ -16,11 +16,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +95,27 @@ static inline int netns_self(void)
 	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The calling thread's namespace's loopback up, as `ip link set lo up`
+ * does, without starting a program (about half a second of CPU each on
+ * the debug kernel); 0 or -errno.
+ */
+static inline int lo_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr))
+		ret = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (!ret && ioctl(fd, SIOCSIFFLAGS, &ifr))
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 /* A namespace made by `ip netns add NAME`; -errno. */

@@ -607,7 +607,7 @@ static int child_binds(int port)
 
 	if (unshare(CLONE_NEWNET))
 		return 1;
-	system("ip link set lo up");
+	lo_up();
 	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
 	if (fd < 0 || create_id(fd, SOFTCM_PS_TCP, 0, &h))
 		return 2;

@@ -30,6 +30,7 @@
 #include "ioctl_helpers.h"
 #include "vm_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 #include "verbs_helpers.h"
 
 /* libibverbs' values, which the ABI uses. */
@@ -46,14 +47,30 @@
  * addresses come when the carrier does, from linkwatch, asynchronously;
  * va gets one of ours instead.
  */
-static const char setup_cmds[] =
-	"ip link set lo up && "
-	"ip link add va type veth peer name vb && "
-	"ip link set va addrgenmode none && ip link set vb addrgenmode none && "
-	"ip addr add 10.9.0.1/24 dev va && "
-	"ip -6 addr add fd09::1/64 dev va nodad && "
-	"ip -6 addr add fe80::9/64 dev va nodad && "
-	"ip link set va up && ip link set vb up";
+/*
+ * The namespace's links, over rtnetlink (netlink_helpers.h says why):
+ * lo up and a veth pair va/vb, va with an IPv4, a global and a link-local
+ * IPv6 address, both up.  No address of the kernel's own making
+ * (addrgenmode none, as the namespace's default before the pair exists):
+ * the GID table must hold what the test added and nothing else.
+ */
+static int setup_links(void)
+{
+	int ns = netns_self(), ret;
+
+	if (ns < 0)
+		return ns;
+	ret = write_text("/proc/sys/net/ipv6/conf/default/addr_gen_mode", "1");
+	ret = ret ?: link_up(ns, "lo");
+	ret = ret ?: veth_add(ns, "va", ns, "vb");
+	ret = ret ?: addr_add(ns, "va", "10.9.0.1/24", false, false);
+	ret = ret ?: addr_add(ns, "va", "fd09::1/64", true, false);
+	ret = ret ?: addr_add(ns, "va", "fe80::9/64", true, false);
+	ret = ret ?: link_up(ns, "va");
+	ret = ret ?: link_up(ns, "vb");
+	close(ns);
+	return ret;
+}
 
 static int query_device(int fd, struct softcm_device_attr *a)
 {
@@ -218,16 +235,19 @@ static void *map_pages(size_t n, int prot)
 FIXTURE(verbs) {
 	int fd;
 	int stats;
+	int ns;		/* the test's namespace */
 	int va;		/* ifindex */
 	__u32 pd;
 };
 
 FIXTURE_SETUP(verbs)
 {
-	self->fd = self->stats = -1;
+	self->fd = self->stats = self->ns = -1;
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, sh(setup_cmds));
+	ASSERT_EQ(0, setup_links());
+	self->ns = netns_self();
+	ASSERT_LE(0, self->ns);
 	self->va = if_nametoindex("va");
 	ASSERT_LT(0, self->va);
 	self->stats = open("/proc/thread-self/net/softcm_stats", O_RDONLY | O_CLOEXEC);
@@ -241,6 +261,8 @@ FIXTURE_TEARDOWN(verbs)
 {
 	if (self->fd >= 0)
 		close(self->fd);
+	if (self->ns >= 0)
+		close(self->ns);
 	if (self->stats >= 0) {
 		/* closing the file destroyed every object it had */
 		EXPECT_EQ(0, stats_wait_eq(self->stats, "uobjs", 0, STATS_IDLE_MS));
@@ -305,10 +327,12 @@ TEST_F(verbs, query_port)
 	EXPECT_EQ(1, a.active_speed);
 
 	/* The MTU follows the largest running device. */
-	ASSERT_EQ(0, sh("ip link set va mtu 9000 && ip link set vb mtu 9000"));
+	ASSERT_EQ(0, link_change(self->ns, "va", -1, 9000, false));
+	ASSERT_EQ(0, link_change(self->ns, "vb", -1, 9000, false));
 	ASSERT_EQ(0, query_port(self->fd, 1, &a));
 	EXPECT_EQ(MTU_4096, a.active_mtu);
-	ASSERT_EQ(0, sh("ip link set va mtu 2200 && ip link set vb mtu 2200"));
+	ASSERT_EQ(0, link_change(self->ns, "va", -1, 2200, false));
+	ASSERT_EQ(0, link_change(self->ns, "vb", -1, 2200, false));
 	ASSERT_EQ(0, query_port(self->fd, 1, &a));
 	EXPECT_EQ(4, a.active_mtu);		/* 2048 */
 
@@ -343,15 +367,17 @@ TEST_F(verbs, port_state_follows_addresses)
 {
 	static struct softcm_port_attr a;	/* static: -Wclobbered and setjmp */
 
-	ASSERT_EQ(0, sh("ip link set va down && ip link set lo down"));
+	ASSERT_EQ(0, link_down(self->ns, "va"));
+	ASSERT_EQ(0, link_down(self->ns, "lo"));
 	EXPECT_EQ(0, port_wait(self->fd, PORT_DOWN, &a));
 	EXPECT_EQ(3, a.phys_state);		/* DISABLED */
 	EXPECT_EQ(MTU_1024, a.active_mtu);	/* no running device */
 
 	/* vb has no address: its being up is not enough */
-	ASSERT_EQ(0, sh("ip link set va up && ip link set vb down"));
+	ASSERT_EQ(0, link_up(self->ns, "va"));
+	ASSERT_EQ(0, link_down(self->ns, "vb"));
 	EXPECT_EQ(0, port_wait(self->fd, PORT_DOWN, &a));
-	ASSERT_EQ(0, sh("ip link set vb up"));
+	ASSERT_EQ(0, link_up(self->ns, "vb"));
 	EXPECT_EQ(0, port_wait(self->fd, PORT_ACTIVE, &a));
 	EXPECT_EQ(5, a.phys_state);		/* LINK_UP */
 }
@@ -403,27 +429,28 @@ TEST_F(verbs, gid_table_follows_addresses)
 	mapped4("10.9.0.9", &a9);
 	addr6("fd09::6", &b6);
 
-	ASSERT_EQ(0, sh("ip addr add 10.9.0.7/24 dev va"));
+	ASSERT_EQ(0, addr_add(self->ns, "va", "10.9.0.7/24", false, false));
 	i7 = gid_wait(self->fd, &a7, self->va, true);
 	ASSERT_LE(0, i7);
-	ASSERT_EQ(0, sh("ip addr add 10.9.0.8/24 dev va && ip -6 addr add fd09::6/64 dev va nodad"));
+	ASSERT_EQ(0, addr_add(self->ns, "va", "10.9.0.8/24", false, false));
+	ASSERT_EQ(0, addr_add(self->ns, "va", "fd09::6/64", true, false));
 	i8 = gid_wait(self->fd, &a8, self->va, true);
 	i6 = gid_wait(self->fd, &b6, self->va, true);
 	ASSERT_LE(0, i8);
 	ASSERT_LE(0, i6);
 
-	ASSERT_EQ(0, sh("ip addr del 10.9.0.7/24 dev va"));
+	ASSERT_EQ(0, addr_del(self->ns, "va", "10.9.0.7/24"));
 	EXPECT_EQ(0, gid_wait(self->fd, &a7, self->va, false));
 	EXPECT_EQ(i8, gid_index(self->fd, &a8, self->va));
 	EXPECT_EQ(i6, gid_index(self->fd, &b6, self->va));
 	/* the freed slot is the first free one: the next address gets it */
-	ASSERT_EQ(0, sh("ip addr add 10.9.0.9/24 dev va"));
+	ASSERT_EQ(0, addr_add(self->ns, "va", "10.9.0.9/24", false, false));
 	EXPECT_EQ(i7, gid_wait(self->fd, &a9, self->va, true));
 
-	ASSERT_EQ(0, sh("ip -6 addr del fd09::6/64 dev va"));
+	ASSERT_EQ(0, addr_del(self->ns, "va", "fd09::6/64"));
 	EXPECT_EQ(0, gid_wait(self->fd, &b6, self->va, false));
 	/* A device's removal takes its addresses. */
-	ASSERT_EQ(0, sh("ip link del va"));
+	ASSERT_EQ(0, link_change(self->ns, "va", -1, 0, true));
 	EXPECT_EQ(0, gid_wait(self->fd, &a8, self->va, false));
 	EXPECT_EQ(0, missing_addresses(self->fd, &n));
 	EXPECT_EQ(n, gid_used(self->fd));
@@ -455,14 +482,16 @@ TEST_F(verbs, gid_table_full)
 	mapped4(cmd, &a);
 	EXPECT_EQ(-1, gid_index(self->fd, &a, if_nametoindex("vb")));
 
-	ASSERT_EQ(0, sh("ip addr del 10.10.0.1/32 dev vb && ip addr add 10.11.0.1/32 dev vb"));
+	ASSERT_EQ(0, addr_del(self->ns, "vb", "10.10.0.1/32"));
+	ASSERT_EQ(0, addr_add(self->ns, "vb", "10.11.0.1/32", false, false));
 	mapped4("10.11.0.1", &a);
 	EXPECT_LE(0, gid_wait(self->fd, &a, if_nametoindex("vb"), true));
 
 	/* A left-out address gets a freed slot when its device comes up. */
-	ASSERT_EQ(0, sh("ip addr del 10.10.0.2/32 dev vb"));
+	ASSERT_EQ(0, addr_del(self->ns, "vb", "10.10.0.2/32"));
 	EXPECT_EQ(SOFTCM_GID_TABLE_LEN - 1, gid_used(self->fd));
-	ASSERT_EQ(0, sh("ip link set vb down && ip link set vb up"));
+	ASSERT_EQ(0, link_down(self->ns, "vb"));
+	ASSERT_EQ(0, link_up(self->ns, "vb"));
 	EXPECT_EQ(SOFTCM_GID_TABLE_LEN, gid_used(self->fd));
 }
 
@@ -475,7 +504,7 @@ TEST(gid_table_filled_at_load)
 	int fd, n;
 
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
-	ASSERT_EQ(0, sh(setup_cmds));
+	ASSERT_EQ(0, setup_links());
 	ASSERT_EQ(0, softcm_ensure_unloaded());
 	ASSERT_EQ(0, softcm_load(NULL));
 	fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);
