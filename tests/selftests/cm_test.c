@@ -37,21 +37,47 @@
 #include "vm_helpers.h"
 #include "wire_helpers.h"
 #include "topo_helpers.h"
+#include "netlink_helpers.h"
 
 TOPO_NAMESPACES("sc-k1 sc-k2 sc-k3")
 
-static const char *const setup_cmds =
-	"set -e\n"
-	"for n in sc-k1 sc-k2 sc-k3; do ip netns add $n; ip -n $n link set lo up; done\n"
-	"ip link add k1 netns sc-k1 type veth peer name k2 netns sc-k2\n"
-	"ip link add q1 netns sc-k1 type veth peer name q3 netns sc-k3\n"
-	"ip -n sc-k1 addr add 10.81.0.1/24 dev k1\n"
-	"ip -n sc-k1 addr add fd81::1/64 dev k1 nodad\n"
-	"ip -n sc-k2 addr add 10.81.0.2/24 dev k2\n"
-	"ip -n sc-k2 addr add fd81::2/64 dev k2 nodad\n"
-	"ip -n sc-k1 addr add 10.81.1.1/24 dev q1\n"
-	"ip -n sc-k3 addr add 10.81.1.3/24 dev q3\n"
-	"for l in sc-k1:k1 sc-k1:q1 sc-k2:k2 sc-k3:q3; do ip -n ${l%:*} link set ${l#*:} up; done\n";
+/*
+ * sc-k1 joined to sc-k2 (k1-k2, IPv4 and IPv6) and to sc-k3 (q1-q3, IPv4),
+ * over rtnetlink (netlink_helpers.h says why); 0 or -errno.
+ */
+static int make_topology(void)
+{
+	int k1 = -1, k2 = -1, k3 = -1, ret;
+
+	ret = netns_fresh("sc-k1");
+	ret = ret ?: netns_fresh("sc-k2");
+	ret = ret ?: netns_fresh("sc-k3");
+	if (!ret) {
+		k1 = netns_open("sc-k1");
+		k2 = netns_open("sc-k2");
+		k3 = netns_open("sc-k3");
+		ret = k1 < 0 ? k1 : k2 < 0 ? k2 : k3 < 0 ? k3 : 0;
+	}
+	ret = ret ?: veth_add(k1, "k1", k2, "k2");
+	ret = ret ?: veth_add(k1, "q1", k3, "q3");
+	ret = ret ?: addr_add(k1, "k1", "10.81.0.1/24", false, false);
+	ret = ret ?: addr_add(k1, "k1", "fd81::1/64", true, false);
+	ret = ret ?: addr_add(k2, "k2", "10.81.0.2/24", false, false);
+	ret = ret ?: addr_add(k2, "k2", "fd81::2/64", true, false);
+	ret = ret ?: addr_add(k1, "q1", "10.81.1.1/24", false, false);
+	ret = ret ?: addr_add(k3, "q3", "10.81.1.3/24", false, false);
+	ret = ret ?: link_up(k1, "k1");
+	ret = ret ?: link_up(k1, "q1");
+	ret = ret ?: link_up(k2, "k2");
+	ret = ret ?: link_up(k3, "q3");
+	if (k1 >= 0)
+		close(k1);
+	if (k2 >= 0)
+		close(k2);
+	if (k3 >= 0)
+		close(k3);
+	return ret;
+}
 
 /*
  * The fast timers of sc-k1 and sc-k2: responses and MRAs of 64 ms, a
@@ -290,7 +316,7 @@ FIXTURE_SETUP(cm)
 {
 	ASSERT_EQ(0, softcm_ensure_loaded());
 	if (access("/run/netns/sc-k1", F_OK)) {
-		ASSERT_EQ(0, system(setup_cmds));
+		ASSERT_EQ(0, make_topology());
 		ASSERT_EQ(0, netns_set_timers_named("sc-k1 sc-k2", &fast));
 	}
 	self->home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -915,8 +941,7 @@ TEST_F(cm, port_taken_reports_eaddrinuse)
 	int ufd, fd;
 	__u32 h;
 
-	ASSERT_EQ(0, system("ip netns del sc-k4 2>/dev/null; ip netns add sc-k4 &&"
-			    " ip -n sc-k4 link set lo up"));
+	ASSERT_EQ(0, netns_fresh("sc-k4"));
 	fd = open_in("sc-k4");
 	ASSERT_LE(0, fd);
 	ufd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -942,7 +967,7 @@ TEST_F(cm, port_taken_reports_eaddrinuse)
 	/* open_in() pointed sc-k1's stats at sc-k4: this is sc-k4's */
 	EXPECT_EQ(0, stats_wait_idle(stats_fd[0], STATS_IDLE_MS));
 	ASSERT_EQ(0, enter_ns("sc-k1"));
-	system("ip netns del sc-k4");
+	netns_del("sc-k4");
 }
 
 TEST_HARNESS_MAIN

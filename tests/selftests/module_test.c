@@ -114,33 +114,55 @@ TEST(unload_refused_while_open)
 	ASSERT_EQ(0, softcm_load(NULL));
 }
 
+/* Each load with a value of @bad is refused with EINVAL and leaves nothing loaded. */
+static void loads_refused(struct __test_metadata *_metadata, const char *const *bad, size_t n)
+{
+	ASSERT_EQ(0, softcm_ensure_unloaded());
+	for (size_t i = 0; i < n; i++) {
+		EXPECT_EQ(-EINVAL, softcm_load(bad[i])) TH_LOG("%s", bad[i]);
+		EXPECT_FALSE(softcm_loaded()) TH_LOG("%s", bad[i]);
+	}
+}
+
+/* Parameter @name's value as /sys shows it, or "" */
+static const char *param(const char *name)
+{
+	static char buf[32];
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/softcm/parameters/%s", name);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* Read-only once loaded: 0 if a write of @value to @name is refused. */
+static int param_write_refused(const char *name, const char *value)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/softcm/parameters/%s", name);
+	return write_text(path, value) ? 0 : -1;
+}
+
 TEST(udp_port_param)
 {
 	static const char *const bad[] = {
 		"udp_port=0", "udp_port=65536", "udp_port=-1", "udp_port=abc",
 		"udp_port=",
 	};
-	char buf[32];
-	size_t i;
 
-	ASSERT_EQ(0, softcm_ensure_unloaded());
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, softcm_load(bad[i])) TH_LOG("%s", bad[i]);
-		EXPECT_FALSE(softcm_loaded()) TH_LOG("%s", bad[i]);
-	}
-
+	loads_refused(_metadata, bad, sizeof(bad) / sizeof(bad[0]));
 	ASSERT_EQ(0, softcm_load("udp_port=5000"));
-	ASSERT_LT(0, read_text("/sys/module/softcm/parameters/udp_port", buf, sizeof(buf)));
-	EXPECT_STREQ("5000\n", buf);
+	EXPECT_STREQ("5000\n", param("udp_port"));
 	/* Read-only after load: the transport binds it once per namespace. */
-	EXPECT_NE(0, write_text("/sys/module/softcm/parameters/udp_port", "6000"));
+	EXPECT_EQ(0, param_write_refused("udp_port", "6000"));
 	/* the namespace's gauge and the socket the transport opens agree */
 	EXPECT_EQ(0, listens_on(5000, 4791));
 	ASSERT_EQ(0, softcm_unload());
 
 	ASSERT_EQ(0, softcm_load(NULL));
-	ASSERT_LT(0, read_text("/sys/module/softcm/parameters/udp_port", buf, sizeof(buf)));
-	EXPECT_STREQ("4791\n", buf);
+	EXPECT_STREQ("4791\n", param("udp_port"));
 	EXPECT_EQ(0, listens_on(4791, 5000));
 }
 
@@ -151,24 +173,15 @@ TEST(rx_queue_max_param)
 		"rx_queue_max=0", "rx_queue_max=63", "rx_queue_max=65537", "rx_queue_max=-1",
 		"rx_queue_max=",
 	};
-	const char *path = "/sys/module/softcm/parameters/rx_queue_max";
-	char buf[32];
-	size_t i;
 
-	ASSERT_EQ(0, softcm_ensure_unloaded());
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, softcm_load(bad[i])) TH_LOG("%s", bad[i]);
-		EXPECT_FALSE(softcm_loaded()) TH_LOG("%s", bad[i]);
-	}
+	loads_refused(_metadata, bad, sizeof(bad) / sizeof(bad[0]));
 	ASSERT_EQ(0, softcm_load("rx_queue_max=64"));
-	ASSERT_LT(0, read_text(path, buf, sizeof(buf)));
-	EXPECT_STREQ("64\n", buf);
-	EXPECT_NE(0, write_text(path, "128"));
+	EXPECT_STREQ("64\n", param("rx_queue_max"));
+	EXPECT_EQ(0, param_write_refused("rx_queue_max", "128"));
 	ASSERT_EQ(0, softcm_unload());
 
 	ASSERT_EQ(0, softcm_load(NULL));
-	ASSERT_LT(0, read_text(path, buf, sizeof(buf)));
-	EXPECT_STREQ("4096\n", buf);
+	EXPECT_STREQ("4096\n", param("rx_queue_max"));
 }
 
 /*

@@ -135,14 +135,17 @@ TEST_F_TIMEOUT(ul, unload_with_resolutions_in_flight, 1200)
 	ASSERT_EQ(0, softcm_load(NULL));
 }
 
-/* The same with the ids resolved, each watching the peer as its neighbour. */
+/*
+ * The same with the ids resolved, each watching the peer as its
+ * neighbour (a quarter of the rounds on the debug kernel too).
+ */
 TEST_F_TIMEOUT(ul, unload_with_resolved_ids, 1200)
 {
+	int round, i, fd, rounds = softcm_rounds(ROUNDS / 3);
 	struct softcm_event ev;
-	int round, i, fd;
 	__u32 h;
 
-	for (round = 0; round < ROUNDS / 3; round++) {
+	for (round = 0; round < rounds; round++) {
 		ASSERT_EQ(0, softcm_ensure_loaded()) TH_LOG("round %d", round);
 		ASSERT_EQ(0, netns_enter(self->ut));
 		fd = open("/dev/softcm", O_RDWR | O_CLOEXEC);

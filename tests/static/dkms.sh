@@ -15,8 +15,20 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/static/tap.sh"
 . "$top/tests/vm/lib.sh"
 
-tmp=$(mktemp -d)
+# DKMS compiles the whole module again: through ccache, in a scratch
+# directory of a fixed path (the source's path is part of ccache's key),
+# a warm machine's run finds the objects of the last one.  A lock keeps
+# two make checks on one machine out of each other's way.
+tmp=$SOFTCM_CACHE/dkms-check
+mkdir -p "$SOFTCM_CACHE"
+exec 9>"$tmp.lock"
+flock 9
+rm -rf "$tmp"
+mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
+if [ -d /usr/lib/ccache ]; then
+	export PATH=/usr/lib/ccache:$PATH CCACHE_DIR=$SOFTCM_CACHE/ccache
+fi
 version=$(sed -n 's/.*SOFTCM_VERSION "\(.*\)"/\1/p' "$top/drivers/softcm/version.h")
 kver=$(stock_kver)
 

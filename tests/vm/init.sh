@@ -129,18 +129,26 @@ run_kunit() {
 # module (each open /dev/softcm file holds one) and namespaces it made.
 # Polled for up to SOFTCM_LEFTOVER_WAIT seconds; parse.py fails the
 # program on anything but zeros.
+# The poll reads with the shell's own builtins: while timewaits end it
+# may go round for seconds, and each program started costs the debug
+# kernel about half a second of CPU.
 leftovers() {
-	local i s ids conns files refs netns
+	local i k v ids conns files refs netns names
 	for ((i = 0; i <= SOFTCM_LEFTOVER_WAIT * 10; i++)); do
 		ids=0 conns=0 files=0 refs=0
 		if [ -r /proc/net/softcm_stats ]; then
-			s=$(cat /proc/net/softcm_stats)
-			ids=$(echo "$s" | awk '$1 == "ids" {print $2}')
-			conns=$(echo "$s" | awk '$1 == "connections" {print $2}')
-			files=$(echo "$s" | awk '$1 == "files" {print $2}')
+			while read -r k v; do
+				case $k in
+				ids) ids=$v ;;
+				connections) conns=$v ;;
+				files) files=$v ;;
+				esac
+			done </proc/net/softcm_stats
 		fi
-		[ -r /sys/module/softcm/refcnt ] && refs=$(cat /sys/module/softcm/refcnt)
-		netns=$(ip netns list 2>/dev/null | wc -l)
+		[ -r /sys/module/softcm/refcnt ] && read -r refs </sys/module/softcm/refcnt
+		# what `ip netns list` lists
+		names=($(shopt -s nullglob; cd /run/netns 2>/dev/null && echo *))
+		netns=${#names[@]}
 		[ "$ids$conns$files$refs$netns" = 00000 ] && break
 		sleep 0.1
 	done
