@@ -289,6 +289,7 @@ int softcm_rc_held_init(struct softcm_qp *qp);
 void softcm_rc_held_shutdown(struct softcm_qp *qp);
 void softcm_rc_held_put(struct softcm_rc_held *h);
 bool softcm_rc_resp_may_send(struct softcm_qp *qp);
+bool softcm_rc_resp_elsewhere(struct softcm_qp *qp, bool wait);
 int softcm_rc_path_init(struct softcm_qp *qp);
 bool softcm_rc_batchable(struct softcm_qp *qp, const struct softcm_ib_hdr *h);
 bool softcm_rc_batch_empty(const struct softcm_rc_batch *b);

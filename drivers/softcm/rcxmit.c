@@ -60,11 +60,21 @@
  * which queues the responder's work under @lock as long as @qp is set;
  * the QP clears @qp before it cancels that work, so no kick queues it
  * after.
+ *
+ * @cpu is where the latest of them was sent: they may still wait there,
+ * in that CPU's backlog (a veth's netif_rx(), in a softirq that has gone
+ * to ksoftirqd) or in the transmit queue XPS picked for it, and a packet
+ * sent from another CPU would overtake them; rxe answers a READ response
+ * ahead of its PSN by asking for the READ again.  So, as TCP's
+ * ooo_okay, the responder moves to another CPU only when the stack
+ * holds none of its skbs: the count is taken down when the peer's IP
+ * input orphans an skb (a veth's), or a device has sent it.
  */
 struct softcm_rc_held {
 	refcount_t ref;		/* the QP's, each skb's, a queued kick's */
 	atomic_t skbs;
-	unsigned long waiting;	/* bit 0: the responder stopped at HIGH */
+	unsigned long waiting;	/* HELD_WAIT_* */
+	int cpu;		/* set by the sender (resp_busy), with BH off */
 	struct mutex lock;
 	struct softcm_qp *qp;	/* under @lock; NULL once the QP shuts down */
 	struct work_struct kick;
@@ -84,6 +94,12 @@ void softcm_rc_held_put(struct softcm_rc_held *h)
 		module_put(THIS_MODULE);
 	}
 }
+
+/* What the responder waits for: the count down to LOW, or to none */
+enum {
+	HELD_WAIT_LOW,
+	HELD_WAIT_NONE,
+};
 
 static void held_kick(struct work_struct *work)
 {
@@ -133,10 +149,14 @@ void softcm_rc_held_shutdown(struct softcm_qp *qp)
 static void held_skb_done(struct sk_buff *skb)
 {
 	struct softcm_rc_held *h = skb_shinfo(skb)->destructor_arg;
+	int left;
+	bool low, none;
 
 	rcu_read_lock();
-	if (atomic_dec_return(&h->skbs) <= SOFTCM_RC_RESP_LOW &&
-	    test_and_clear_bit(0, &h->waiting)) {
+	left = atomic_dec_return(&h->skbs);
+	low = left <= SOFTCM_RC_RESP_LOW && test_and_clear_bit(HELD_WAIT_LOW, &h->waiting);
+	none = !left && test_and_clear_bit(HELD_WAIT_NONE, &h->waiting);
+	if (low || none) {
 		refcount_inc(&h->ref);
 		if (!queue_work(softcm_workqueue(), &h->kick))
 			refcount_dec(&h->ref);	/* the queued kick holds one */
@@ -153,33 +173,73 @@ static void held_track(struct softcm_qp *qp, struct sk_buff *skb)
 {
 	struct softcm_rc_held *h = qp->rc.held;
 
+	lockdep_assert_in_softirq();
 	refcount_inc(&h->ref);
+	WRITE_ONCE(h->cpu, smp_processor_id());
 	atomic_inc(&h->skbs);
 	skb_shinfo(skb)->destructor_arg = h;
 	skb->destructor = held_skb_done;
 }
 
 /*
- * Whether the responder may send more now; if not, it stops, and the
- * destructor that takes its count down to LOW queues its work.  The bit
- * is set before the count is read again: a destructor that went below
- * HIGH meanwhile is seen here, and one that comes later sees the bit.
+ * Whether the responder must wait for its skbs the stack holds: @max or
+ * more of them, or, on CPU @cpu (not -1), any sent from another CPU.
  */
-bool softcm_rc_resp_may_send(struct softcm_qp *qp)
+static bool held_over(struct softcm_rc_held *h, int max, int cpu)
 {
-	struct softcm_rc_held *h = qp->rc.held;
+	int n = atomic_read(&h->skbs);
 
-	if (atomic_read(&h->skbs) < SOFTCM_RC_RESP_HIGH)
-		return true;
-	set_bit(0, &h->waiting);
+	return n >= max || (n && cpu >= 0 && READ_ONCE(h->cpu) != cpu);
+}
+
+/*
+ * Whether the responder waits (@bit) with held_over(); if so, it stops,
+ * and the destructor that takes the count down far enough queues its
+ * work.  The bit is set before the count is read again: a destructor
+ * that went below meanwhile is seen here, and one that comes later sees
+ * the bit.
+ */
+static bool held_wait(struct softcm_rc_held *h, int bit, int max, int cpu)
+{
+	if (!held_over(h, max, cpu))
+		return false;
+	set_bit(bit, &h->waiting);
 	/* the bit before the count is read again: atomic_dec_return() orders the other side */
 	smp_mb__after_atomic();
-	if (atomic_read(&h->skbs) < SOFTCM_RC_RESP_HIGH) {
-		clear_bit(0, &h->waiting);
-		return true;
+	if (!held_over(h, max, cpu)) {
+		clear_bit(bit, &h->waiting);
+		return false;
 	}
+	return true;
+}
+
+/* Whether the responder may send more now (HIGH): else it stops. */
+bool softcm_rc_resp_may_send(struct softcm_qp *qp)
+{
+	if (!held_wait(qp->rc.held, HELD_WAIT_LOW, SOFTCM_RC_RESP_HIGH, -1))
+		return true;
 	softcm_rc_count(qp, SOFTCM_RC_RESP_STOPS, 1);
 	return false;
+}
+
+/*
+ * Whether a packet of the responder's sent from this CPU now could
+ * overtake one the stack holds from another: it then leaves from the
+ * work that the last of those, freed, queues (@wait), or from the
+ * sender on that CPU.  The caller stays on this CPU until it has sent
+ * (softirq, or the per-CPU workqueue's work).
+ */
+bool softcm_rc_resp_elsewhere(struct softcm_qp *qp, bool wait)
+{
+	struct softcm_rc_held *h = qp->rc.held;
+	int cpu = smp_processor_id();
+
+	if (!wait)
+		return held_over(h, INT_MAX, cpu);
+	if (!held_wait(h, HELD_WAIT_NONE, INT_MAX, cpu))
+		return false;
+	softcm_rc_count(qp, SOFTCM_RC_RESP_CPU_WAITS, 1);
+	return true;
 }
 
 /*

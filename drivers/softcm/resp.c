@@ -238,13 +238,17 @@ static void rd_skip_done(struct softcm_rc *rc)
 		rc->rd_cur++;
 }
 
-/* Whether something the work sends must leave before an ACK decided now. */
+/*
+ * Whether something the work sends must leave before an ACK decided now,
+ * or responses sent from another CPU may still be on their way there.
+ */
 static bool resp_queued(struct softcm_qp *qp)
 {
 	struct softcm_rc *rc = &qp->rc;
 
 	rd_skip_done(rc);
-	return rc->resp_busy || rc->rd_cur != rc->rd_head || rc->pend_valid;
+	return rc->resp_busy || rc->rd_cur != rc->rd_head || rc->pend_valid ||
+	       softcm_rc_resp_elsewhere(qp, false);
 }
 
 /*
@@ -651,8 +655,13 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p, bool held)
 	    !(qp->state == IB_QPS_ERR && rc->pend_valid &&
 	      softcm_aeth_type(rc->pend.syndrome) == SOFTCM_AETH_NAK))
 		return false;
-	memset(p, 0, sizeof(*p));
 	rd_skip_done(rc);
+	if (rc->rd_cur == rc->rd_head && !rc->pend_valid)
+		return false;
+	/* not ahead of what another CPU sent (rcxmit.c, "held") */
+	if (!held && softcm_rc_resp_elsewhere(qp, true))
+		return false;
+	memset(p, 0, sizeof(*p));
 	if (rc->rd_cur != rc->rd_head && rd_res(rc, rc->rd_cur)->atomic) {
 		r = rd_res(rc, rc->rd_cur);
 		p->h.opcode = SOFTCM_IB_ATOMIC_ACKNOWLEDGE;
@@ -675,14 +684,12 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p, bool held)
 		p->va = r->va + off;
 		p->rkey = r->rkey;
 		r->cur_psn = softcm_psn_add(r->cur_psn, 1);
-	} else if (rc->pend_valid) {
+	} else {
 		p->h.opcode = rc->pend.opcode;
 		p->h.psn = rc->pend.psn;
 		p->h.aeth.syndrome = rc->pend.syndrome;
 		p->h.aeth.msn = rc->pend.msn;
 		rc->pend_valid = false;
-	} else {
-		return false;
 	}
 	rc->resp_busy = true;
 	return true;

@@ -88,6 +88,11 @@ enum softcm_rc_counter {
 	 */
 	SOFTCM_RC_RESP_STOPS,
 	/*
+	 * Times the responder, on one CPU, waited for its skbs sent from
+	 * another to leave the stack, so as not to overtake them (rcxmit.c)
+	 */
+	SOFTCM_RC_RESP_CPU_WAITS,
+	/*
 	 * Last packets sent again to ask for the ACK of messages sent
 	 * without AckReq (req.c, "AckReq"); not in retransmits
 	 */
