@@ -124,24 +124,12 @@ static void loads_refused(struct __test_metadata *_metadata, const char *const *
 	}
 }
 
-/* Parameter @name's value as /sys shows it, or "" */
-static const char *param(const char *name)
-{
-	static char buf[32];
-	char path[128];
-
-	snprintf(path, sizeof(path), "/sys/module/softcm/parameters/%s", name);
-	if (read_text(path, buf, sizeof(buf)) <= 0)
-		buf[0] = '\0';
-	return buf;
-}
-
 /* Read-only once loaded: 0 if a write of @value to @name is refused. */
 static int param_write_refused(const char *name, const char *value)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "/sys/module/softcm/parameters/%s", name);
+	snprintf(path, sizeof(path), SOFTCM_PARAMS "%s", name);
 	return write_text(path, value) ? 0 : -1;
 }
 
@@ -154,7 +142,7 @@ TEST(udp_port_param)
 
 	loads_refused(_metadata, bad, sizeof(bad) / sizeof(bad[0]));
 	ASSERT_EQ(0, softcm_load("udp_port=5000"));
-	EXPECT_STREQ("5000\n", param("udp_port"));
+	EXPECT_EQ(5000, softcm_param("udp_port"));
 	/* Read-only after load: the transport binds it once per namespace. */
 	EXPECT_EQ(0, param_write_refused("udp_port", "6000"));
 	/* the namespace's gauge and the socket the transport opens agree */
@@ -162,7 +150,7 @@ TEST(udp_port_param)
 	ASSERT_EQ(0, softcm_unload());
 
 	ASSERT_EQ(0, softcm_load(NULL));
-	EXPECT_STREQ("4791\n", param("udp_port"));
+	EXPECT_EQ(4791, softcm_param("udp_port"));
 	EXPECT_EQ(0, listens_on(4791, 5000));
 }
 
@@ -176,12 +164,12 @@ TEST(rx_queue_max_param)
 
 	loads_refused(_metadata, bad, sizeof(bad) / sizeof(bad[0]));
 	ASSERT_EQ(0, softcm_load("rx_queue_max=64"));
-	EXPECT_STREQ("64\n", param("rx_queue_max"));
+	EXPECT_EQ(64, softcm_param("rx_queue_max"));
 	EXPECT_EQ(0, param_write_refused("rx_queue_max", "128"));
 	ASSERT_EQ(0, softcm_unload());
 
 	ASSERT_EQ(0, softcm_load(NULL));
-	EXPECT_STREQ("4096\n", param("rx_queue_max"));
+	EXPECT_EQ(4096, softcm_param("rx_queue_max"));
 }
 
 /*

@@ -53,8 +53,7 @@
 
 #define RXQ_DEFAULT	4096	/* rx_queue_max: packets waiting in a namespace */
 #define RXQ_TEST	"256"	/* the floods' bound: a debug kernel fills it quickly */
-#define PARAMS		"/sys/module/softcm/parameters/"
-#define RX_HOLD		PARAMS "rx_hold"	/* testing knob */
+#define RX_HOLD		SOFTCM_PARAMS "rx_hold"	/* testing knob */
 #define BATCH		256	/* a quarter of the per-CPU backlog (1000) */
 
 /* CM attribute ids */
@@ -229,21 +228,10 @@ static int reload(FIXTURE_DATA(proto) *self, const char *params)
 	return ret ?: open_softcm(self);
 }
 
-/* A module parameter's value, or -1. */
-static long param_of(const char *name)
-{
-	char path[128], buf[32];
-
-	snprintf(path, sizeof(path), PARAMS "%s", name);
-	if (read_text(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 /* Loaded as the fixture wants it: a test that reloaded may have failed before restoring. */
 static bool default_params(void)
 {
-	return param_of("udp_port") == 4791 && param_of("rx_queue_max") == RXQ_DEFAULT;
+	return softcm_param("udp_port") == 4791 && softcm_param("rx_queue_max") == RXQ_DEFAULT;
 }
 
 /* Both namespaces back to nothing of softcm's; 0 or -ETIME. */
@@ -1145,7 +1133,7 @@ static void flood_held_queues(struct __test_metadata *_metadata,
 
 	ASSERT_NE(NULL, ws);
 	ASSERT_EQ(0, reload(self, "rx_queue_max=" RXQ_TEST));
-	qmax = param_of("rx_queue_max");
+	qmax = softcm_param("rx_queue_max");
 	ASSERT_EQ(atol(RXQ_TEST), qmax);
 	ASSERT_EQ(0, access(RX_HOLD, W_OK)) TH_LOG("no rx_hold parameter: an older softcm.ko?");
 	ASSERT_EQ(0, do_listen(self->f1, SOFTCM_PS_TCP, IP1, PORT, 0x100, &l));

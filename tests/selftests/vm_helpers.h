@@ -191,4 +191,19 @@ static inline int write_text(const char *path, const char *text)
 	return len < 0 ? len : 0;
 }
 
+#define SOFTCM_PARAMS	"/sys/module/softcm/parameters/"
+
+/* Module parameter @name's value as /sys shows it, or -1 (not loaded, no such one). */
+static inline long softcm_param(const char *name)
+{
+	char path[128], buf[32], *end;
+	long v;
+
+	snprintf(path, sizeof(path), SOFTCM_PARAMS "%s", name);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	v = strtol(buf, &end, 10);
+	return end == buf || *end != '\n' ? -1 : v;
+}
+
 #endif /* _SOFTCM_VM_HELPERS_H */
