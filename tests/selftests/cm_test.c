@@ -41,42 +41,24 @@
 
 TOPO_NAMESPACES("sc-k1 sc-k2 sc-k3")
 
+static const struct topo_end k1 = { "sc-k1", "k1", { "10.81.0.1/24", "fd81::1/64" } };
+static const struct topo_end k2 = { "sc-k2", "k2", { "10.81.0.2/24", "fd81::2/64" } };
+static const struct topo_end q1 = { "sc-k1", "q1", { "10.81.1.1/24" } };
+static const struct topo_end q3 = { "sc-k3", "q3", { "10.81.1.3/24" } };
+
 /*
  * sc-k1 joined to sc-k2 (k1-k2, IPv4 and IPv6) and to sc-k3 (q1-q3, IPv4),
  * over rtnetlink (netlink_helpers.h says why); 0 or -errno.
  */
 static int make_topology(void)
 {
-	int k1 = -1, k2 = -1, k3 = -1, ret;
+	int ret;
 
 	ret = netns_fresh("sc-k1");
 	ret = ret ?: netns_fresh("sc-k2");
 	ret = ret ?: netns_fresh("sc-k3");
-	if (!ret) {
-		k1 = netns_open("sc-k1");
-		k2 = netns_open("sc-k2");
-		k3 = netns_open("sc-k3");
-		ret = k1 < 0 ? k1 : k2 < 0 ? k2 : k3 < 0 ? k3 : 0;
-	}
-	ret = ret ?: veth_add(k1, "k1", k2, "k2");
-	ret = ret ?: veth_add(k1, "q1", k3, "q3");
-	ret = ret ?: addr_add(k1, "k1", "10.81.0.1/24", false, false);
-	ret = ret ?: addr_add(k1, "k1", "fd81::1/64", true, false);
-	ret = ret ?: addr_add(k2, "k2", "10.81.0.2/24", false, false);
-	ret = ret ?: addr_add(k2, "k2", "fd81::2/64", true, false);
-	ret = ret ?: addr_add(k1, "q1", "10.81.1.1/24", false, false);
-	ret = ret ?: addr_add(k3, "q3", "10.81.1.3/24", false, false);
-	ret = ret ?: link_up(k1, "k1");
-	ret = ret ?: link_up(k1, "q1");
-	ret = ret ?: link_up(k2, "k2");
-	ret = ret ?: link_up(k3, "q3");
-	if (k1 >= 0)
-		close(k1);
-	if (k2 >= 0)
-		close(k2);
-	if (k3 >= 0)
-		close(k3);
-	return ret;
+	ret = ret ?: topo_link(&k1, &k2);
+	return ret ?: topo_link(&q1, &q3);
 }
 
 /*

@@ -441,25 +441,16 @@ static inline int netns_fresh(const char *name)
 }
 
 /*
- * Namespaces @a->ns and @b->ns, made afresh (a stale one from an earlier
- * run is removed), joined by a veth pair with @a's and @b's devices and
- * addresses, every link up; what `ip netns add`, `ip link add ... type
- * veth peer ...`, `ip addr add` and `ip link set up` would make.  0 or
- * -errno.
+ * Namespaces @a->ns and @b->ns, which exist, joined by a veth pair with
+ * @a's and @b's devices and addresses, every link up (lo too); what
+ * `ip link add ... type veth peer ...`, `ip addr add` and `ip link set
+ * up` would make.  0 or -errno.
  */
-static inline int topo_pair(const struct topo_end *a, const struct topo_end *b)
+static inline int topo_link(const struct topo_end *a, const struct topo_end *b)
 {
-	int na = -1, nb = -1, ret;
+	int na = netns_open(a->ns), nb = netns_open(b->ns), ret;
 
-	netns_del(a->ns);
-	netns_del(b->ns);
-	ret = netns_add(a->ns);
-	ret = ret ?: netns_add(b->ns);
-	if (!ret) {
-		na = netns_open(a->ns);
-		nb = netns_open(b->ns);
-		ret = na < 0 ? na : nb < 0 ? nb : 0;
-	}
+	ret = na < 0 ? na : nb < 0 ? nb : 0;
 	ret = ret ?: veth_add(na, a->dev, nb, b->dev);
 	ret = ret ?: topo_end_up(na, a);
 	ret = ret ?: topo_end_up(nb, b);
@@ -468,6 +459,21 @@ static inline int topo_pair(const struct topo_end *a, const struct topo_end *b)
 	if (nb >= 0)
 		close(nb);
 	return ret;
+}
+
+/*
+ * Namespaces @a->ns and @b->ns, made afresh (a stale one from an earlier
+ * run is removed), joined by topo_link().  0 or -errno.
+ */
+static inline int topo_pair(const struct topo_end *a, const struct topo_end *b)
+{
+	int ret;
+
+	netns_del(a->ns);
+	netns_del(b->ns);
+	ret = netns_add(a->ns);
+	ret = ret ?: netns_add(b->ns);
+	return ret ?: topo_link(a, b);
 }
 
 #endif /* _SOFTCM_NETLINK_HELPERS_H */

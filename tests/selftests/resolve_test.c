@@ -52,15 +52,13 @@ static int topology_make(void)
 
 	ret = home < 0 ? home : topo_pair(&a0, &r0);
 	ret = ret ?: netns_fresh("sc-c");
+	ret = ret ?: topo_link(&r1, &c0);
 	if (!ret) {
 		na = netns_open("sc-a");
 		nr = netns_open("sc-r");
 		nc = netns_open("sc-c");
 		ret = na < 0 ? na : nr < 0 ? nr : nc < 0 ? nc : 0;
 	}
-	ret = ret ?: veth_add(nr, "r1", nc, "c0");
-	ret = ret ?: topo_end_up(nr, &r1);
-	ret = ret ?: topo_end_up(nc, &c0);
 	ret = ret ?: netns_net_sysctl(nr, home, "ipv4/ip_forward", 1);
 	ret = ret ?: route_add(na, "10.77.2.0/24", "10.77.1.254");
 	ret = ret ?: route_add(nc, "0.0.0.0/0", "10.77.2.254");
