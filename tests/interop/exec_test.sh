@@ -97,7 +97,7 @@ cases=(setup
 	cleanup)
 echo "1..${#cases[@]}"
 
-# ok, not_ok, say, skip_rest, poll
+# ok, not_ok, say, skip_rest, poll, has_line and the like
 . "$here/lib/tap.sh"
 
 cleanup() {
@@ -139,11 +139,26 @@ finish() {
 	wait "$1" || rc=$?
 }
 
+# The checks the polls repeat read a namespace's /proc/net through a
+# process that setup leaves in it (nspid), with the shell's builtins,
+# instead of starting `ip netns exec` and awk for each look.
+declare -A nspid
+in_ns() { [ "$(readlink /proc/${nspid[$1]}/ns/net)" != "$(readlink /proc/self/ns/net)" ]; }
+# net_of NS: /proc/net of namespace NS ("" is init_net) in $net.
+net_of() {
+	net=/proc/$$/net
+	[ -z "$1" ] || net=/proc/${nspid[$1]}/net
+}
+
 # A softcm listener on PORT in namespace NS (its listing: "state" is the
 # 4th column, "local" the 5th).
 sc_listening() {
-	ip netns exec "$1" awk -v p=":$2" '$4 == "LISTEN" && substr($5, length($5) - length(p) + 1) == p { f = 1 }
-		END { exit !f }' /proc/net/softcm
+	local net id fam st loc rest
+	net_of "$1"
+	while read -r id fam _ st loc rest; do
+		[ "$st" = LISTEN ] && [ "${loc%:$2}" != "$loc" ] && return 0
+	done <"$net/softcm"
+	return 1
 }
 # An rdma_cm listener on rxe (`rdma` writes "src-addr 10.91.0.1:7471").
 rxe_listening() {
@@ -161,6 +176,13 @@ setup() {
 	modprobe -a rdma_rxe rdma_ucm ib_uverbs || return 1
 	[ -e /sys/module/softcm ] || insmod "$SOFTCM_KO" || return 1
 	ip netns add $nsa && ip netns add $nsb || return 1
+	for i in $nsa $nsb; do
+		ip netns exec $i sleep 100000 &
+		nspid[$i]=$!
+		pids+=($!)
+	done
+	poll $((50 * slow)) in_ns $nsa && poll $((50 * slow)) in_ns $nsb ||
+		{ echo "no process in $nsa or $nsb"; return 1; }
 	ip link add x0 netns $nsa type veth peer name x1 netns $nsb || return 1
 	ip link add xr0 type veth peer name xr1 netns $nsb || return 1
 	ip -n $nsa addr add $ip_a/24 dev x0 && ip -n $nsb addr add $ip_b/24 dev x1 &&
@@ -232,7 +254,11 @@ run_ucmatose() {
 # sc_stat NAME [NS]: counter NAME of softcm in NS (default $nsb, the
 # namespace against rxe).
 sc_stat() {
-	ip netns exec "${2:-$nsb}" awk -v k="$1" '$1 == k { print $2 }' /proc/net/softcm_stats
+	local net k v
+	net_of "${2:-$nsb}"
+	while read -r k v; do
+		[ "$k" = "$1" ] && { echo "$v"; return; }
+	done <"$net/softcm_stats"
 }
 
 # cmtime's server never exits: it serves until stopped, once the client
@@ -291,8 +317,14 @@ loader_error() {
 # byte of each page it received (the client writes 0 there, over the
 # buffer's 0x7b) and prints "invalid data" for any other.
 tcp_listening() {
-	ip netns exec "$1" awk -v p=":$2" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-		END { exit !f }' /proc/net/tcp /proc/net/tcp6
+	local net f sl loc rem st rest
+	net_of "$1"
+	for f in "$net/tcp" "$net/tcp6"; do
+		while read -r sl loc rem st rest; do
+			[ "$st" = 0A ] && [ "${loc%:$2}" != "$loc" ] && return 0
+		done <"$f"
+	done
+	return 1
 }
 run_rc_pingpong() {
 	local name=$1 port=$2 iters=$3 srv=$tmp/rc.server cli=$tmp/rc.client gs gc crc
@@ -554,8 +586,12 @@ lat_verdict() {
 # refused with REJ 8 gets one more try on another port, said in the
 # output; any other failure, or a second REJ 8, fails the case.
 lat_running() {
-	ip netns exec "$1" awk '$3 == "RTS" && $12 >= 40 { f = 1 } END { exit !f }' \
-		/proc/net/softcm_qps
+	local net f
+	net_of "$1"
+	while read -r -a f; do
+		[ "${f[2]}" = RTS ] && [[ ${f[11]} =~ ^[0-9]+$ ]] && [ "${f[11]}" -ge 40 ] && return 0
+	done <"$net/softcm_qps"
+	return 1
 }
 # netem_sent NS DEV: the packets DEV's root qdisc has sent.
 netem_sent() {
@@ -670,7 +706,7 @@ capture_start() {
 	tcpdump -Z root -i xr0 -U -w "$pcap" "$@" 2>"$log" &
 	capture_pid=$!
 	pids+=("$capture_pid")
-	poll $((100 * slow)) grep -q "listening on xr0" "$log"
+	poll $((100 * slow)) has_text "$log" "listening on xr0"
 }
 data_capture_start() {
 	printf '%s\n' "rxe $ip_rxe" "softcm $ip_sc" >"${data_pcap%.pcap}.hosts"
@@ -699,8 +735,9 @@ rxe_gid_index() {
 }
 # A TCP listener on PORT in WHERE ("": init_net), IPv4 or IPv6.
 tcp_listening_at() {
-	at "$1" awk -v p=":$(printf %04X "$2")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-		END { exit !f }' /proc/net/tcp /proc/net/tcp6
+	local p
+	printf -v p %04X "$2"
+	tcp_listening "$1" "$p"
 }
 # Any rdma_cm listener on rxe's port PORT (perftest's server binds no address).
 rxe_listening_port() {
@@ -1072,7 +1109,7 @@ peers_up() {
 	spid=$!
 	pids+=("$spid")
 	exec 7>"$tmp/sgo"
-	if ! poll $((100 * slow)) grep -qx listening "$srv"; then
+	if ! poll $((100 * slow)) has_line "$srv" listening; then
 		not_ok "$name" "$srv"
 		exec 7>&-
 		finish "$spid"
@@ -1083,8 +1120,8 @@ peers_up() {
 	cpid=$!
 	pids+=("$cpid")
 	exec 8>"$tmp/cgo"
-	poll $((200 * slow)) grep -qx established "$srv" &&
-		poll $((200 * slow)) grep -qx established "$cli" ||
+	poll $((200 * slow)) has_line "$srv" established &&
+		poll $((200 * slow)) has_line "$cli" established ||
 		{ say "not established on both sides"; return 2; }
 	say "server: $(grep '^qp ' "$srv")"
 	say "client: $(grep '^qp ' "$cli")"
@@ -1173,8 +1210,8 @@ run_rnr() {
 	fi
 	# the server's receive now (if a side is gone, no SIGPIPE here)
 	(echo post >&7) 2>/dev/null
-	[ $ok = 1 ] && { poll $((300 * slow)) grep -q '^send status' "$cli" &&
-		poll $((300 * slow)) grep -q '^recv status' "$srv" ||
+	[ $ok = 1 ] && { poll $((300 * slow)) has_prefix "$cli" "send status" &&
+		poll $((300 * slow)) has_prefix "$srv" "recv status" ||
 		{ ok=0; say "the SEND did not complete on both ends"; }; }
 	grep -qx 'send status 0' "$cli" && grep -qx 'recv status 0 bytes 64 data ok' "$srv" ||
 		{ ok=0; say "client: $(grep '^send' "$cli"); server: $(grep '^recv' "$srv")"; }
@@ -1210,8 +1247,8 @@ run_tail() {
 	while [ $ok = 1 ] && [ $r -lt 4 ]; do
 		r=$((r + 1)) k=$((k + 16))
 		(echo send >&8) 2>/dev/null
-		poll $((100 * slow)) grep -qx "posted $k" "$cli" &&
-			poll $((100 * slow)) grep -qx "recv $k ok" "$srv" ||
+		poll $((100 * slow)) has_line "$cli" "posted $k" &&
+			poll $((100 * slow)) has_line "$srv" "recv $k ok" ||
 			{ ok=0; say "round $r: the 16 SENDs not posted and received"; break; }
 		# the round after the probe: its post waited for the tail's ACK
 		[ $probed = 1 ] && break

@@ -92,7 +92,7 @@ cleanup() {
 }
 
 # A softcm server says "listening on" once its id listens.
-sc_listening() { grep -q '^listening on' "$1"; }
+sc_listening() { has_prefix "$1" 'listening on'; }
 # An rdma_cm server (rxe) does not say it: its id shows in LISTEN state
 # (`rdma` writes the address unbracketed, IPv6 too: "src-addr fd90::1:7471").
 rxe_listening() {
@@ -139,7 +139,7 @@ capture_start() {
 	tcpdump -Z root -i r0 -s 0 -U --immediate-mode -w "$pcap" udp port 4791 \
 		2>"$tmp/tcpdump" &
 	capture_pid=$!
-	poll $((100 * slow)) grep -q "listening on r0" "$tmp/tcpdump"
+	poll $((100 * slow)) has_text "$tmp/tcpdump" "listening on r0"
 }
 capture_stop() {
 	[ -n "$capture_pid" ] || return 0
@@ -289,7 +289,7 @@ hostport() { case $1 in *:*) echo "[$1]:$2" ;; *) echo "$1:$2" ;; esac; }
 # A regular expression for ADDR with any port.
 addr_re() { case $1 in *:*) echo "\\[$1\\]:[0-9]+" ;; *) echo "$1:[0-9]+" ;; esac; }
 
-peer_listening() { grep -q '^listening on' "$1"; }
+peer_listening() { has_prefix "$1" 'listening on'; }
 # has FILE REGEX: a line of FILE matches the extended REGEX; else say which.
 has() {
 	grep -qE -- "$2" "$1" && return 0
@@ -337,7 +337,7 @@ sc_to_peer() {
 			-d "$data" "$addr" <"$tmp/go" >"$cli" 2>&1 &
 		cpid=$!
 		exec 8>"$tmp/go"
-		poll $((100 * slow)) grep -q '^\[1\] established' "$srv" ||
+		poll $((100 * slow)) has_prefix "$srv" '[1] established' ||
 			say "the rdma_cm server did not report ESTABLISHED"
 		echo go >&8
 		exec 8>&-
@@ -624,7 +624,7 @@ gone_before_rtu() {
 			$addr >"$cli" 2>&1 &
 	fi
 	cpid=$!
-	poll $((100 * slow)) grep -qE "$est" "$cli" || { ok=0; say "the client did not establish"; }
+	poll $((100 * slow)) has_match "$cli" "$est" || { ok=0; say "the client did not establish"; }
 	echo go >&8
 	exec 8>&-
 	crc=0
@@ -713,7 +713,7 @@ stale_qpn() {
 		-d first $addr <"$tmp/go" >"$cli1" 2>&1 &
 	cpid=$!
 	exec 8>"$tmp/go"
-	poll $((100 * slow)) grep -q '^\[1\] established' "$srv" ||
+	poll $((100 * slow)) has_prefix "$srv" '[1] established' ||
 		{ ok=0; say "the rdma_cm server did not report ESTABLISHED"; }
 	crc2=0
 	ip netns exec $ns timeout $T softcm ping -q 0x42 -p $port -d second $addr \

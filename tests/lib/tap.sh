@@ -45,3 +45,38 @@ poll() {
 	done
 	return 1
 }
+
+# What the polls look for in a program's output, read by the shell itself:
+# on the debug kernel every program a check starts costs about half a
+# second of CPU.  has_line FILE LINE: FILE has LINE, whole; has_prefix
+# FILE TEXT: a line that begins with TEXT; has_text FILE TEXT: a line
+# with TEXT; has_match FILE ERE: a line that matches the extended
+# regular expression ERE.
+has_line() {
+	local l
+	while IFS= read -r l; do
+		[ "$l" = "$2" ] && return 0
+	done <"$1"
+	return 1
+}
+has_prefix() {
+	local l
+	while IFS= read -r l; do
+		[ "${l#"$2"}" != "$l" ] && return 0
+	done <"$1"
+	return 1
+}
+has_text() {
+	local l
+	while IFS= read -r l; do
+		[ "${l#*"$2"}" != "$l" ] && return 0
+	done <"$1"
+	return 1
+}
+has_match() {
+	local l
+	while IFS= read -r l; do
+		[[ $l =~ $2 ]] && return 0
+	done <"$1"
+	return 1
+}
