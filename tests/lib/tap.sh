@@ -52,31 +52,19 @@ poll() {
 # FILE TEXT: a line that begins with TEXT; has_text FILE TEXT: a line
 # with TEXT; has_match FILE ERE: a line that matches the extended
 # regular expression ERE.
-has_line() {
+file_has() {
 	local l
-	while IFS= read -r l; do
-		[ "$l" = "$2" ] && return 0
-	done <"$1"
+	while IFS= read -r l || [ -n "$l" ]; do
+		case $1 in
+		line) [ "$l" = "$3" ] ;;
+		prefix) [ "${l#"$3"}" != "$l" ] ;;
+		text) [ "${l#*"$3"}" != "$l" ] ;;
+		*) [[ $l =~ $3 ]] ;;
+		esac && return 0
+	done <"$2"
 	return 1
 }
-has_prefix() {
-	local l
-	while IFS= read -r l; do
-		[ "${l#"$2"}" != "$l" ] && return 0
-	done <"$1"
-	return 1
-}
-has_text() {
-	local l
-	while IFS= read -r l; do
-		[ "${l#*"$2"}" != "$l" ] && return 0
-	done <"$1"
-	return 1
-}
-has_match() {
-	local l
-	while IFS= read -r l; do
-		[[ $l =~ $2 ]] && return 0
-	done <"$1"
-	return 1
-}
+has_line() { file_has line "$@"; }
+has_prefix() { file_has prefix "$@"; }
+has_text() { file_has text "$@"; }
+has_match() { file_has match "$@"; }
