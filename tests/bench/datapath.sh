@@ -248,7 +248,7 @@ failed() {
 # bw CONFIG TEST SIZE: one bandwidth run.
 bw() {
 	local cfg=$1 t=$2 size=$3 iters a0 r0 p0 i0 w0 v0 ri0 rw0 to0 rr0 a1 r1 p1 i1 w1 v1 ri1 rw1 to1 rr1 bd0
-	local c0 tb0 rb0 c1 tb1 rb1
+	local c0 tb0 rb0 c1 tb1 rb1 cw0 cw1
 	local extra= tag
 	local t0=$SECONDS
 	iters=$(iters_for "$size")
@@ -264,6 +264,7 @@ bw() {
 		ri0=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw0=$(stat_sum rc_resp_work "${stat_ns[@]}")
 		c0=$(stat_sum rc_tx_copied "${stat_ns[@]}") tb0=$(stat_sum rc_tx_bytes "${stat_ns[@]}")
 		rb0=$(stat_sum rc_rx_bytes "${stat_ns[@]}")
+		cw0=$(stat_sum rc_resp_cpu_waits "${stat_ns[@]}")
 	fi
 	if ! perftest_retry "$cfg" "ib_${t}_bw" "$size" "$iters"; then
 		failed "$tag"
@@ -278,6 +279,7 @@ bw() {
 		ri1=$(stat_sum rc_resp_rcv "${stat_ns[@]}") rw1=$(stat_sum rc_resp_work "${stat_ns[@]}")
 		c1=$(stat_sum rc_tx_copied "${stat_ns[@]}") tb1=$(stat_sum rc_tx_bytes "${stat_ns[@]}")
 		rb1=$(stat_sum rc_rx_bytes "${stat_ns[@]}")
+		cw1=$(stat_sum rc_resp_cpu_waits "${stat_ns[@]}")
 		# ACKs on the wire: softcm <-> softcm counts each twice (sent
 		# and received), softcm <-> rxe once each way.
 		local acks=$(((a1 - a0) + (r1 - r0)))
@@ -296,6 +298,9 @@ bw() {
 		# softcm's retransmission timeouts, and READs it asked again for
 		# a gap in their responses, in the run
 		extra+=" timeouts=$((to1 - to0)) read_retries=$((rr1 - rr0))"
+		# times the responder waited for its packets sent from another
+		# CPU to leave the stack before it sent from this one
+		extra+=" resp_cpu_waits=$((cw1 - cw0))"
 		# softcm's copies of each payload byte it sent: into the packet
 		# (rc_tx_copied: inline, short or fragmented payloads) and out
 		# of it into the receiver's memory (every byte received is
