@@ -224,19 +224,21 @@ bool softcm_rc_resp_may_send(struct softcm_qp *qp)
 
 /*
  * Whether a packet of the responder's sent from this CPU now could
- * overtake one the stack holds from another: it then leaves from the
- * work that the last of those, freed, queues (@wait), or from the
- * sender on that CPU.  The caller stays on this CPU until it has sent
- * (softirq, or the per-CPU workqueue's work).
+ * overtake one the stack holds from another.  The caller stays on this
+ * CPU until it has sent (softirq, or the per-CPU workqueue's work).
  */
-bool softcm_rc_resp_elsewhere(struct softcm_qp *qp, bool wait)
+bool softcm_rc_resp_elsewhere(struct softcm_qp *qp)
 {
-	struct softcm_rc_held *h = qp->rc.held;
-	int cpu = smp_processor_id();
+	return held_over(qp->rc.held, INT_MAX, smp_processor_id());
+}
 
-	if (!wait)
-		return held_over(h, INT_MAX, cpu);
-	if (!held_wait(h, HELD_WAIT_NONE, INT_MAX, cpu))
+/*
+ * As softcm_rc_resp_elsewhere(); if so, the packet waits, to leave from
+ * the work that the last of those, freed, queues.
+ */
+bool softcm_rc_resp_wait_elsewhere(struct softcm_qp *qp)
+{
+	if (!held_wait(qp->rc.held, HELD_WAIT_NONE, INT_MAX, smp_processor_id()))
 		return false;
 	softcm_rc_count(qp, SOFTCM_RC_RESP_CPU_WAITS, 1);
 	return true;

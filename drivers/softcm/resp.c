@@ -248,7 +248,7 @@ static bool resp_queued(struct softcm_qp *qp)
 
 	rd_skip_done(rc);
 	return rc->resp_busy || rc->rd_cur != rc->rd_head || rc->pend_valid ||
-	       softcm_rc_resp_elsewhere(qp, false);
+	       softcm_rc_resp_elsewhere(qp);
 }
 
 /*
@@ -659,7 +659,7 @@ static bool resp_next(struct softcm_qp *qp, struct resp_pkt *p, bool held)
 	if (rc->rd_cur == rc->rd_head && !rc->pend_valid)
 		return false;
 	/* not ahead of what another CPU sent (rcxmit.c, "held") */
-	if (!held && softcm_rc_resp_elsewhere(qp, true))
+	if (!held && softcm_rc_resp_wait_elsewhere(qp))
 		return false;
 	memset(p, 0, sizeof(*p));
 	if (rc->rd_cur != rc->rd_head && rd_res(rc, rc->rd_cur)->atomic) {
