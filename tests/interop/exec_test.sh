@@ -254,11 +254,9 @@ run_ucmatose() {
 # sc_stat NAME [NS]: counter NAME of softcm in NS (default $nsb, the
 # namespace against rxe).
 sc_stat() {
-	local net k v
+	local net
 	net_of "${2:-$nsb}"
-	while read -r k v; do
-		[ "$k" = "$1" ] && { echo "$v"; return; }
-	done <"$net/softcm_stats"
+	value_of "$net/softcm_stats" "$1"
 }
 
 # cmtime's server never exits: it serves until stopped, once the client

@@ -299,12 +299,7 @@ has() {
 # A counter of softcm's in $ns, read through a process that lives there
 # ($nsproc, from setup) by the shell itself: the lost cases poll it, and
 # each program started costs the debug kernel half a second of CPU.
-sc_stat() {
-	local k v
-	while read -r k v; do
-		[ "$k" = "$1" ] && { echo "$v"; return; }
-	done </proc/$nsproc/net/softcm_stats
-}
+sc_stat() { value_of /proc/$nsproc/net/softcm_stats "$1"; }
 
 # softcm client in sc-i -> rdmacm_peer server on rxe, with DATA in the
 # REQ and REPLY in the REP.  FIRST says who disconnects: "peer" (the

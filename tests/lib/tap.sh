@@ -68,3 +68,11 @@ has_line() { file_has line "$@"; }
 has_prefix() { file_has prefix "$@"; }
 has_text() { file_has text "$@"; }
 has_match() { file_has match "$@"; }
+# value_of FILE KEY: the second column of FILE's line whose first is KEY
+# (a /proc/net/softcm_stats counter), by the shell itself.
+value_of() {
+	local k v
+	while read -r k v; do
+		[ "$k" = "$2" ] && { echo "$v"; return; }
+	done <"$1"
+}
