@@ -54,6 +54,8 @@ poll() {
 # regular expression ERE.
 file_has() {
 	local l
+	# A program's output file may not be there yet; that is a "no".
+	[ -r "$2" ] || return 1
 	while IFS= read -r l || [ -n "$l" ]; do
 		case $1 in
 		line) [ "$l" = "$3" ] ;;
