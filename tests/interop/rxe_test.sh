@@ -42,10 +42,11 @@ n=0
 # The debug kernel runs each kind of exchange with rxe once: every CM
 # message of rxe's reaches softcm's receive paths under KASAN, over IPv4
 # and, for a connection each way, IPv6.  The IPv6 repeats of the data,
-# disconnect and reject cases, the random loss (fault_test's chaos case
-# loses at random on debug) and the examples (their calls are
-# ucmatose's) run on the stock kernel only (testing.rst, "Which kernel
-# runs what").
+# disconnect and reject cases, the lost messages (connect_test's lost_*
+# and destroy_passive_before_rtu take softcm through the same timers,
+# duplicates and REJs on debug; fault_test's chaos case loses at random)
+# and the examples (their calls are ucmatose's) run on the stock kernel
+# only (testing.rst, "Which kernel runs what").
 every=1
 [ "${SOFTCM_KERNEL:-stock}" = debug ] && every=0
 # on_stock CMD...: CMD where every case runs
@@ -60,11 +61,11 @@ cases=(setup
 	ipv4/disconnect-softcm-client-first ipv4/disconnect-rdmacm-client-first
 	reject/rdmacm-server-rejects-softcm reject/softcm-server-rejects-rdmacm
 	reject/rxe-stale-qpn-rej-10
-	ipv4/ucmatose-2-connections-softcm-server
+	ipv4/ucmatose-2-connections-softcm-server)
+[ $every = 1 ] && cases+=(
 	lost/softcm-rep-rxe-retransmits-req lost/rxe-req-retransmitted
 	lost/rtu-rxe-server-gone-rej-to-established-softcm
-	lost/rtu-softcm-server-gone-rej-to-established-rxe)
-[ $every = 1 ] && cases+=(
+	lost/rtu-softcm-server-gone-rej-to-established-rxe
 	ipv6/data-softcm-client-rdmacm-server ipv6/data-rdmacm-client-softcm-server
 	ipv6/disconnect-softcm-client-first ipv6/disconnect-rdmacm-client-first
 	ipv6/reject-rdmacm-server-rejects-softcm ipv6/reject-softcm-server-rejects-rdmacm
@@ -109,8 +110,13 @@ finish() {
 		{
 			echo "still running; rdma_cm ids:"
 			rdma resource show cm_id
-			echo "softcm in $ns:"
-			ip netns exec $ns grep -vw 0 /proc/net/softcm_stats
+			echo "softcm's ids in $ns:"
+			cat /proc/$nsproc/net/softcm
+			echo "softcm's counters in $ns:"
+			grep -vw 0 /proc/$nsproc/net/softcm_stats
+			echo "qdiscs (a lost case's filter):"
+			tc -s qdisc show dev r0
+			ip netns exec $ns tc -s qdisc show dev r1
 		} >"$2" 2>&1
 		kill "$1" 2>/dev/null
 	fi
@@ -823,10 +829,10 @@ else
 	stale_qpn reject/rxe-stale-qpn-rej-10 $ip4_rxe 7483
 	rxe_two
 
-	lost_rep
-	lost_req
-	gone_before_rtu lost/rtu-rxe-server-gone-rej-to-established-softcm 0 7485
-	gone_before_rtu lost/rtu-softcm-server-gone-rej-to-established-rxe 1 7486
+	on_stock lost_rep
+	on_stock lost_req
+	on_stock gone_before_rtu lost/rtu-rxe-server-gone-rej-to-established-softcm 0 7485
+	on_stock gone_before_rtu lost/rtu-softcm-server-gone-rej-to-established-rxe 1 7486
 
 	on_stock sc_to_peer ipv6/data-softcm-client-rdmacm-server $ip6_rxe 7472 "six-req" "six-rep" peer
 	on_stock peer_to_sc ipv6/data-rdmacm-client-softcm-server $ip6_sc 7472 "six-req" "six-rep" softcm
