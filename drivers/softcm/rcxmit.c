@@ -835,9 +835,10 @@ void softcm_rc_batch_send(struct softcm_qp *qp, struct softcm_rc_batch *b,
 		return;
 	local_bh_disable();
 	n = batch_xmit(qp, b);
-	local_bh_enable();
+	/* before the softirqs local_bh_enable() runs answer the packets */
 	if (n)
 		softcm_rc_count(qp, via, n);
+	local_bh_enable();
 }
 
 /* An ACK or NAK the responder decided, @h's opcode, PSN and AETH set. */

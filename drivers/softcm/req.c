@@ -701,9 +701,10 @@ again:
 	}
 	local_bh_disable();
 	ret = softcm_rc_xmit(qp, skb);
-	local_bh_enable();
+	/* before the softirqs local_bh_enable() runs answer the packet */
 	if (!ret)
 		softcm_rc_count(qp, via, 1);
+	local_bh_enable();
 }
 
 /*
