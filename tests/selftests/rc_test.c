@@ -2191,9 +2191,7 @@ TEST_F(rc, post_on_idle_qp_sends_from_its_system_call)
 	EXPECT_EQ(ns_in0 + in1, stats_get(sa, "rc_tx_inline"));
 	if (!resent) {
 		/* the namespace's sum is added just after the QP's */
-		end = topo_now_ms() + WAIT_MS;
-		while (stats_get(sa, "rc_tx_work") != ns_wk0 + wk1 && topo_now_ms() < end)
-			;
+		EXPECT_EQ(0, stats_wait_above(sa, "rc_tx_work", ns_wk0 + wk1 - 1, WAIT_MS));
 		EXPECT_EQ(ns_wk0 + wk1, stats_get(sa, "rc_tx_work"));
 	}
 	close(qa);

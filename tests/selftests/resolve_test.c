@@ -684,6 +684,10 @@ TEST_F(net, device_down_and_address_removal)
  * of sc-a's own, d0 (10.77.9.1/24) and d1, on which nobody owns
  * 10.77.9.99, so the shared topology is left alone.
  */
+/* A pair within sc-a, made and removed by device_removed_during_resolution */
+static const struct topo_end d0 = { "sc-a", "d0", { "10.77.9.1/24" } };
+static const struct topo_end d1 = { "sc-a", "d1", { NULL } };
+
 TEST_F(net, device_removed_during_resolution)
 {
 	struct softcm_event ev;
@@ -699,10 +703,7 @@ TEST_F(net, device_removed_during_resolution)
 	for (try = 0; try < 6; try++) {
 		timeout_ms = 1000 << try;
 		link_change(ns, "d0", -1, 0, true);
-		ASSERT_EQ(0, veth_add(ns, "d0", ns, "d1"));
-		ASSERT_EQ(0, addr_add(ns, "d0", "10.77.9.1/24", false, false));
-		ASSERT_EQ(0, link_up(ns, "d1"));
-		ASSERT_EQ(0, link_up(ns, "d0"));
+		ASSERT_EQ(0, topo_link(&d0, &d1));
 		ASSERT_EQ(0, create_id(self->fd, SOFTCM_PS_TCP, 0x5c, &h));
 		ASSERT_EQ(0, resolve(self->fd, h, NULL, "10.77.9.99", 0, timeout_ms));
 		ASSERT_EQ(SOFTCM_STATE_ADDR_QUERY, state_of(self->fd, h));
