@@ -70,6 +70,10 @@ finish() {
 # Wall time in the guest (its clock follows the host's under TCG): each
 # program's is reported, so that the host can say where the time goes.
 now() { cut -d' ' -f1 /proc/uptime; }
+# nap SECONDS: as sleep(1), without a process (tests/lib/tap.sh's nap):
+# the waits below go round every 0.1 s.
+exec {nap_fd}<> <(:)
+nap() { read -r -t "$1" -u "$nap_fd"; return 0; }
 since() { awk -v t0="$1" -v t1="$(now)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
 
 # What a program cost the host, not only how long it took: the guest's
@@ -150,7 +154,7 @@ leftovers() {
 		names=($(shopt -s nullglob; cd /run/netns 2>/dev/null && echo *))
 		netns=${#names[@]}
 		[ "$ids$conns$files$refs$netns" = 00000 ] && break
-		sleep 0.1
+		nap 0.1
 	done
 	out "SOFTCM-LEFTOVERS $1 ids=$ids connections=$conns files=$files" \
 	    "module_refs=$refs netns=$netns" \
@@ -192,7 +196,7 @@ kill_stragglers() {
 	for ((i = 0; i < 100; i++)); do
 		user_processes
 		[ "$n" = 0 ] && break
-		sleep 0.1
+		nap 0.1
 	done
 	out "# init: $1 was killed; killed the $left process(es) it left running" \
 	    "($n still there)"
@@ -225,7 +229,7 @@ stamped() {
 	local i
 	for ((i = 0; i < 50; i++)); do
 		kill -0 "$stamper" 2>/dev/null || return 0
-		sleep 0.1
+		nap 0.1
 	done
 	# a killed program's are killed next
 	[ "$2" = 137 ] || out "# init: $1 left its output open; its case times may be cut short"
@@ -264,10 +268,16 @@ while next_program; do
 	cost_mark
 	exec 4> >(case_times "$t0" "$busy")
 	stamper=$!
+	# Input from /dev/null, not the console: glibc's ttyname(), which
+	# bash calls at every start when its input is a terminal, finds
+	# the console's name by a stat() of each of /dev's 600 entries
+	# (0.15 s of CPU per bash on the debug kernel).  Nor do the
+	# programs get the results port (fd 3) or the nap pipe.
 	if [ "$SOFTCM_TEST_TIMEOUT" = 0 ]; then
-		(cd /softcm/tests && "./$t") >&4 2>&1
+		(cd /softcm/tests && "./$t") >&4 2>&1 </dev/null 3>&- {nap_fd}>&-
 	else
-		(cd /softcm/tests && timeout -s KILL "$SOFTCM_TEST_TIMEOUT" "./$t") >&4 2>&1
+		(cd /softcm/tests && timeout -s KILL "$SOFTCM_TEST_TIMEOUT" "./$t") \
+			>&4 2>&1 </dev/null 3>&- {nap_fd}>&-
 	fi
 	rc=$?
 	exec 4>&-

@@ -250,6 +250,13 @@ boot_guest() {
 	done
 	[ "$status" = 124 ] && echo "# guest killed after ${timeout}s" >&2
 	echo "$(($(date +%s) - t0))" >"$dir/secs"
+	# What the guest cost the host: the CPU time of this subshell's
+	# children (QEMU above all, its dispatcher, the waits for it),
+	# which a loaded host's guest cannot see (under TCG its clock runs
+	# on while its vCPU waits for a host CPU).
+	times >"$dir/times"
+	awk 'NR == 2 { split($1, u, "m"); split($2, s, "m")
+		printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$dir/times" >"$dir/cpu"
 
 	# The guest's artifacts; parse.py checks each announced file
 	# arrived whole.
@@ -336,7 +343,8 @@ python3 "$here/parse.py" "$kernel" "${guest_logs[@]}" \
 	$([ "$kernel" = debug ] && echo --debug-kernel) \
 	$([ "$leak_scan" = 0 ] && echo --no-leak-scan) || rc=$?
 for ((g = 0; g < shards; g++)); do
-	echo "# time $kernel guest$([ "$shards" -gt 1 ] && echo $((g + 1))) $(cat "$run/g$g/secs") (limit $timeout)"
+	echo "# time $kernel guest$([ "$shards" -gt 1 ] && echo $((g + 1))) $(cat "$run/g$g/secs")" \
+		"(limit $timeout; host CPU $(cat "$run/g$g/cpu" 2>/dev/null) s)"
 done
 if [ "$rc" != 0 ] && [ "$keep" != -1 ]; then
 	for ((g = 0; g < shards; g++)); do
